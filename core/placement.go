@@ -1,0 +1,111 @@
+package core
+
+import "fmt"
+
+// LaneInfo is a read-only view of one lane, given to placements and to callers that
+// log memory snapshots. Memory is in MiB.
+type LaneInfo struct {
+	ID           int
+	Size         float64
+	Persistent   float64 // sum of the persistent memory of the lane's jobs
+	MaxEphemeral float64 // largest ephemeral peak among the lane's jobs
+	Jobs         int
+}
+
+// Used is the memory the lane's jobs can touch at once: every job's persistent memory
+// plus one iteration's ephemeral peak (only one iteration runs in a lane at a time).
+func (l LaneInfo) Used() float64 { return l.Persistent + l.MaxEphemeral }
+
+// Fits reports whether job j can join the lane without the lane overflowing.
+func (l LaneInfo) Fits(j Job) bool {
+	return l.Persistent+j.Persistent+max(l.MaxEphemeral, j.Ephemeral) <= l.Size
+}
+
+// Where is a placement's answer: join lane Lane, or open a new lane of NewSize MiB
+// when Lane is negative.
+type Where struct {
+	Lane    int
+	NewSize float64
+}
+
+// NewLane asks for a fresh lane of size MiB.
+func NewLane(size float64) Where { return Where{Lane: -1, NewSize: size} }
+
+// Placement decides lane admission. It is asked for each waiting job, in arrival
+// order, whenever memory may have become available.
+type Placement interface {
+	// Place returns where job j goes, or false to keep it waiting. free is the
+	// device memory not allocated to any lane.
+	Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool)
+	// Feasible returns an error when j could never be placed, even on an empty device.
+	Feasible(j Job, capacity float64) error
+}
+
+func needsAtMost(j Job, capacity float64) error {
+	if need := j.Persistent + j.Ephemeral; need > capacity {
+		return fmt.Errorf("job %q needs %.0f MiB (persistent %.0f + ephemeral %.0f) but the device has %.0f MiB usable: use a device with more memory or a smaller batch",
+			j.ID, need, j.Persistent, j.Ephemeral, capacity)
+	}
+	return nil
+}
+
+// Exclusive gives the whole device to one job at a time: no sharing.
+type Exclusive struct{}
+
+// Place opens one lane of the whole device when no job holds it.
+func (Exclusive) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool) {
+	if len(lanes) > 0 {
+		return Where{}, false
+	}
+	return NewLane(capacity), true
+}
+
+// Feasible checks that the job fits the device alone.
+func (Exclusive) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }
+
+// OneLane keeps every admitted job in a single lane the size of the device, as the
+// paper evaluated SRTF and FAIR.
+type OneLane struct{}
+
+// Place joins the one lane when the job's memory fits beside the others.
+func (OneLane) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool) {
+	if len(lanes) == 0 {
+		return NewLane(capacity), true
+	}
+	if lanes[0].Fits(j) {
+		return Where{Lane: lanes[0].ID}, true
+	}
+	return Where{}, false
+}
+
+// Feasible checks that the job fits the device alone.
+func (OneLane) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }
+
+// SalusLanes is the lane rule of Salus's published code: a new job gets a lane of
+// (1.1*persistent + ephemeral) * 1.05 MiB when that much is unallocated; otherwise it
+// joins the first lane where it fits; otherwise it waits.
+type SalusLanes struct{}
+
+// LaneSize is the size of the lane Salus opens for a job alone.
+func (SalusLanes) LaneSize(j Job) float64 { return (1.1*j.Persistent + j.Ephemeral) * 1.05 }
+
+// Place applies the published rule. When the device is empty and the padded size does
+// not fit but the job itself does, the job gets the whole device instead of waiting
+// forever (the published code would wait; a job that fits should run).
+func (s SalusLanes) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool) {
+	if size := s.LaneSize(j); size <= free {
+		return NewLane(size), true
+	}
+	for _, l := range lanes {
+		if l.Fits(j) {
+			return Where{Lane: l.ID}, true
+		}
+	}
+	if len(lanes) == 0 && j.Persistent+j.Ephemeral <= capacity {
+		return NewLane(capacity), true
+	}
+	return Where{}, false
+}
+
+// Feasible checks that the job fits the device alone.
+func (SalusLanes) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }

@@ -1,0 +1,46 @@
+package core
+
+// FIFO is the baseline without sharing: one job at a time, in arrival order, holding
+// the whole GPU from the start of its start-up to its last iteration.
+func FIFO() Policy {
+	return Policy{
+		Name:         "fifo",
+		Description:  "no sharing: one job at a time in arrival order (plain TensorFlow)",
+		Placement:    Exclusive{},
+		Less:         byArrival,
+		StartupOnGPU: true,
+	}
+}
+
+// SRTF runs, at every iteration boundary of its one lane, the ready job with the
+// least remaining declared time.
+func SRTF() Policy {
+	return Policy{
+		Name:        "srtf",
+		Description: "one lane; shortest remaining declared time first at every iteration boundary",
+		Placement:   OneLane{},
+		Less:        func(a, b JobView) bool { return a.Remaining() < b.Remaining() },
+	}
+}
+
+// Pack admits as many jobs as memory allows into Salus lanes; within a lane,
+// iteration requests are served in the order they were made.
+func Pack() Policy {
+	return Policy{
+		Name:        "pack",
+		Description: "Salus lanes, run side by side; requests served in order within a lane",
+		Placement:   SalusLanes{},
+		Less:        func(a, b JobView) bool { return a.RequestSeq < b.RequestSeq },
+	}
+}
+
+// Fair runs, at every iteration boundary of its one lane, the ready job that has
+// received the least GPU time.
+func Fair() Policy {
+	return Policy{
+		Name:        "fair",
+		Description: "one lane; least attained GPU time first at every iteration boundary",
+		Placement:   OneLane{},
+		Less:        func(a, b JobView) bool { return a.Attained < b.Attained },
+	}
+}

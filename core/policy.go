@@ -1,0 +1,75 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// JobView is what a policy may look at when it orders the ready jobs of a lane.
+type JobView struct {
+	ID         string
+	Seq        int     // arrival order, from 0
+	Arrival    float64 // seconds
+	Declared   float64 // declared total standalone time, seconds
+	Attained   float64 // GPU time received so far, seconds
+	Iterations int     // iterations completed
+	RequestSeq uint64  // order in which the pending iteration request was made
+	Priority   int
+}
+
+// Remaining is the declared time not yet received, as SRTF sees it.
+func (v JobView) Remaining() float64 { return v.Declared - v.Attained }
+
+// Policy is a scheduling policy: where jobs are admitted and who runs next.
+type Policy struct {
+	Name        string
+	Description string
+	Placement   Placement
+	// Less orders two ready jobs of one lane: true when a should run first. Ties
+	// (neither is less) go to the earlier arrival.
+	Less func(a, b JobView) bool
+	// StartupOnGPU is true when a job holds its lane from admission through its
+	// start-up, as plain TensorFlow does when jobs run one after another; otherwise
+	// start-up runs off the GPU from the job's arrival.
+	StartupOnGPU bool
+}
+
+var registry = map[string]func() Policy{
+	"fifo": FIFO,
+	"srtf": SRTF,
+	"pack": Pack,
+	"fair": Fair,
+}
+
+// Lookup returns the named policy.
+func Lookup(name string) (Policy, error) {
+	mk, ok := registry[strings.ToLower(name)]
+	if !ok {
+		return Policy{}, fmt.Errorf("unknown policy %q: choose one of %s", name, strings.Join(Names(), ", "))
+	}
+	return mk(), nil
+}
+
+// Names lists the registered policies in a stable order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	order := map[string]int{"fifo": 0, "srtf": 1, "pack": 2, "fair": 3}
+	sort.Slice(names, func(i, j int) bool {
+		oi, iok := order[names[i]]
+		oj, jok := order[names[j]]
+		switch {
+		case iok && jok:
+			return oi < oj
+		case iok != jok:
+			return iok
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+func byArrival(a, b JobView) bool { return a.Seq < b.Seq }

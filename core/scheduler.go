@@ -1,0 +1,388 @@
+package core
+
+import (
+	"fmt"
+	"math"
+)
+
+// Job is what the core needs to know of a job. Memory is in MiB, times in seconds.
+type Job struct {
+	ID         string
+	Arrival    float64
+	Persistent float64
+	Ephemeral  float64
+	Declared   float64 // total standalone running time; SRTF's estimate
+	Priority   int
+}
+
+// Action is the kind of a decision.
+type Action int
+
+// The decisions the core makes.
+const (
+	// Admit: the job is admitted into Lane (a new lane when NewLane is set).
+	Admit Action = iota + 1
+	// Start: the job's next iteration may start in Lane now.
+	Start
+)
+
+func (a Action) String() string {
+	switch a {
+	case Admit:
+		return "admit"
+	case Start:
+		return "start"
+	}
+	return fmt.Sprintf("action(%d)", int(a))
+}
+
+// Decision is one thing the caller must do.
+type Decision struct {
+	Action   Action
+	Job      string
+	Lane     int
+	LaneSize float64 // Admit: the lane's size in MiB
+	NewLane  bool    // Admit: the lane was opened for this job
+	// Start: Previous is the job the lane ran before, when it was another job (a
+	// switch at an iteration boundary); empty otherwise.
+	Previous string
+}
+
+type jobPhase int
+
+const (
+	waiting  jobPhase = iota // not admitted yet
+	idle                     // admitted, not asking for an iteration
+	ready                    // asking for an iteration
+	running                  // its iteration runs
+	holding                  // ended an iteration, has not said whether it wants another
+)
+
+func (p jobPhase) String() string {
+	return [...]string{"waiting for admission", "idle", "ready", "running an iteration", "between iterations"}[p]
+}
+
+type jobState struct {
+	view  JobView
+	job   Job
+	phase jobPhase
+	lane  *lane
+}
+
+type lane struct {
+	id     int
+	size   float64
+	jobs   []*jobState // admitted, in admission order
+	ready  []*jobState
+	holder *jobState // running or holding the lane
+	last   *jobState // the job that ran last
+}
+
+func (l *lane) info() LaneInfo {
+	li := LaneInfo{ID: l.id, Size: l.size, Jobs: len(l.jobs)}
+	for _, j := range l.jobs {
+		li.Persistent += j.job.Persistent
+		li.MaxEphemeral = max(li.MaxEphemeral, j.job.Ephemeral)
+	}
+	return li
+}
+
+// Scheduler is the scheduling state machine of one GPU. It is not safe for
+// concurrent use: the daemon serializes calls, the simulator is single-threaded.
+type Scheduler struct {
+	policy   Policy
+	capacity float64
+	jobs     map[string]*jobState
+	waiting  []*jobState // arrival order
+	lanes    []*lane     // by id
+	nextLane int
+	arrivals int
+	requests uint64
+	now      float64
+}
+
+// New returns a scheduler for one device with capacity MiB of usable memory.
+func New(p Policy, capacity float64) *Scheduler {
+	return &Scheduler{policy: p, capacity: capacity, jobs: map[string]*jobState{}}
+}
+
+// Policy returns the policy in force.
+func (s *Scheduler) Policy() Policy { return s.policy }
+
+// Capacity returns the usable device memory in MiB.
+func (s *Scheduler) Capacity() float64 { return s.capacity }
+
+// Arrive registers a job and admits whatever now fits.
+func (s *Scheduler) Arrive(now float64, j Job) ([]Decision, error) {
+	if j.ID == "" {
+		return nil, fmt.Errorf("job has no id")
+	}
+	if _, dup := s.jobs[j.ID]; dup {
+		return nil, fmt.Errorf("job %q already exists", j.ID)
+	}
+	for name, v := range map[string]float64{"persistent memory": j.Persistent, "ephemeral memory": j.Ephemeral, "declared time": j.Declared} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("job %q: %s is %v; it must be a finite number >= 0", j.ID, name, v)
+		}
+	}
+	if err := s.policy.Placement.Feasible(j, s.capacity); err != nil {
+		return nil, err
+	}
+	if err := s.tick(now); err != nil {
+		return nil, err
+	}
+	js := &jobState{job: j, phase: waiting, view: JobView{
+		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
+	}}
+	s.arrivals++
+	s.jobs[j.ID] = js
+	s.waiting = append(s.waiting, js)
+	return s.admit(), nil
+}
+
+// Request says the job asks to run its next iteration.
+func (s *Scheduler) Request(now float64, id string) ([]Decision, error) {
+	js, err := s.find(id, idle, holding)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.tick(now); err != nil {
+		return nil, err
+	}
+	l := js.lane
+	if l.holder == js {
+		l.holder = nil
+	}
+	s.requests++
+	js.view.RequestSeq = s.requests
+	js.phase = ready
+	l.ready = append(l.ready, js)
+	return s.dispatch(l, nil), nil
+}
+
+// IterationEnd records that the job's running iteration ended after gpuTime seconds
+// of GPU service. The lane stays with the job until it calls Request (it wants
+// another iteration: the policy then chooses among all ready jobs, this one
+// included), Yield or Leave.
+func (s *Scheduler) IterationEnd(now float64, id string, gpuTime float64) error {
+	js, err := s.find(id, running)
+	if err != nil {
+		return err
+	}
+	if gpuTime < 0 || math.IsNaN(gpuTime) || math.IsInf(gpuTime, 0) {
+		return fmt.Errorf("job %q: iteration time %v must be a finite number >= 0", id, gpuTime)
+	}
+	if err := s.tick(now); err != nil {
+		return err
+	}
+	js.view.Attained += gpuTime
+	js.view.Iterations++
+	js.phase = holding
+	return nil
+}
+
+// Yield releases the lane of a job that ended an iteration and does not ask for
+// another now (an inference job between requests, a worker loading data).
+func (s *Scheduler) Yield(now float64, id string) ([]Decision, error) {
+	js, err := s.find(id, holding)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.tick(now); err != nil {
+		return nil, err
+	}
+	js.phase = idle
+	js.lane.holder = nil
+	return s.dispatch(js.lane, nil), nil
+}
+
+// Leave removes a job, finished or lost, in any phase. Its memory goes back to the
+// device, waiting jobs are admitted where they now fit, and idle lanes start work.
+func (s *Scheduler) Leave(now float64, id string) ([]Decision, error) {
+	js, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown job %q", id)
+	}
+	if err := s.tick(now); err != nil {
+		return nil, err
+	}
+	delete(s.jobs, id)
+	if js.phase == waiting {
+		s.waiting = remove(s.waiting, js)
+		return s.admit(), nil
+	}
+	l := js.lane
+	l.jobs = remove(l.jobs, js)
+	l.ready = remove(l.ready, js)
+	if l.holder == js {
+		l.holder = nil
+	}
+	if l.last == js {
+		l.last = nil
+	}
+	if len(l.jobs) == 0 {
+		s.closeLane(l)
+	}
+	out := s.admit()
+	for _, l := range s.lanes {
+		out = s.dispatch(l, out)
+	}
+	return out, nil
+}
+
+// Lanes returns a snapshot of the lanes, by id.
+func (s *Scheduler) Lanes() []LaneInfo {
+	out := make([]LaneInfo, len(s.lanes))
+	for i, l := range s.lanes {
+		out[i] = l.info()
+	}
+	return out
+}
+
+// Free returns the device memory not allocated to any lane, in MiB.
+func (s *Scheduler) Free() float64 {
+	free := s.capacity
+	for _, l := range s.lanes {
+		free -= l.size
+	}
+	return free
+}
+
+// JobInfo returns what the scheduler knows of a job.
+func (s *Scheduler) JobInfo(id string) (view JobView, lane int, admitted bool, ok bool) {
+	js, ok := s.jobs[id]
+	if !ok {
+		return JobView{}, -1, false, false
+	}
+	if js.lane == nil {
+		return js.view, -1, false, true
+	}
+	return js.view, js.lane.id, true, true
+}
+
+// Waiting returns the ids of the jobs waiting for admission, in arrival order.
+func (s *Scheduler) Waiting() []string {
+	out := make([]string, len(s.waiting))
+	for i, j := range s.waiting {
+		out[i] = j.job.ID
+	}
+	return out
+}
+
+// ReadyCount returns how many jobs of lane id wait for their iteration to start.
+func (s *Scheduler) ReadyCount(id int) int {
+	for _, l := range s.lanes {
+		if l.id == id {
+			return len(l.ready)
+		}
+	}
+	return 0
+}
+
+// Jobs returns how many jobs the scheduler holds, admitted or waiting.
+func (s *Scheduler) Jobs() int { return len(s.jobs) }
+
+func (s *Scheduler) tick(now float64) error {
+	if now < s.now || math.IsNaN(now) {
+		return fmt.Errorf("time went backwards: %v after %v", now, s.now)
+	}
+	s.now = now
+	return nil
+}
+
+func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
+	js, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown job %q", id)
+	}
+	for _, p := range phases {
+		if js.phase == p {
+			return js, nil
+		}
+	}
+	return nil, fmt.Errorf("job %q is %s", id, js.phase)
+}
+
+// admit places waiting jobs in arrival order; a later job may pass an earlier one
+// that does not fit yet.
+func (s *Scheduler) admit() []Decision {
+	var out []Decision
+	kept := s.waiting[:0]
+	for _, js := range s.waiting {
+		infos := s.Lanes()
+		where, ok := s.policy.Placement.Place(js.job, infos, s.Free(), s.capacity)
+		if !ok {
+			kept = append(kept, js)
+			continue
+		}
+		var l *lane
+		if where.Lane < 0 {
+			l = &lane{id: s.nextLane, size: where.NewSize}
+			s.nextLane++
+			s.lanes = append(s.lanes, l)
+		} else {
+			l = s.lane(where.Lane)
+		}
+		l.jobs = append(l.jobs, js)
+		js.lane = l
+		js.phase = idle
+		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: where.Lane < 0})
+	}
+	clear(s.waiting[len(kept):])
+	s.waiting = kept
+	return out
+}
+
+func (s *Scheduler) lane(id int) *lane {
+	for _, l := range s.lanes {
+		if l.id == id {
+			return l
+		}
+	}
+	panic(fmt.Sprintf("core: placement chose lane %d, which does not exist", id))
+}
+
+func (s *Scheduler) closeLane(l *lane) {
+	s.lanes = remove(s.lanes, l)
+}
+
+// dispatch starts the best ready job of an idle lane.
+func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
+	if l.holder != nil || len(l.ready) == 0 {
+		return out
+	}
+	best := 0
+	for i := 1; i < len(l.ready); i++ {
+		if s.less(l.ready[i], l.ready[best]) {
+			best = i
+		}
+	}
+	js := l.ready[best]
+	l.ready = append(l.ready[:best], l.ready[best+1:]...)
+	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id}
+	if l.last != nil && l.last != js {
+		d.Previous = l.last.job.ID
+	}
+	l.holder, l.last = js, js
+	js.phase = running
+	return append(out, d)
+}
+
+func (s *Scheduler) less(a, b *jobState) bool {
+	if s.policy.Less(a.view, b.view) {
+		return true
+	}
+	if s.policy.Less(b.view, a.view) {
+		return false
+	}
+	return a.view.Seq < b.view.Seq
+}
+
+func remove[T comparable](xs []T, x T) []T {
+	for i, y := range xs {
+		if y == x {
+			return append(xs[:i], xs[i+1:]...)
+		}
+	}
+	return xs
+}

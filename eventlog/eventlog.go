@@ -1,0 +1,306 @@
+// Package eventlog defines the event log both engines write: JSON Lines, one event a
+// line, times in seconds from the start of the run. The metrics package reads it,
+// whichever engine wrote it. This package only encodes and decodes; it computes nothing.
+package eventlog
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The kinds of event.
+const (
+	Run       = "run"        // header: what ran (policy, mode, engine, device, trace)
+	Arrive    = "arrive"     // a job arrived (its memory, start-up, iterations)
+	Admit     = "admit"      // a job was admitted into a lane
+	IterStart = "iter_start" // an iteration started (Prev: the job the lane ran before, on a switch)
+	IterEnd   = "iter_end"   // an iteration ended (GPU: GPU time it received, seconds)
+	Memory    = "memory"     // a lane's memory after a change
+	Served    = "served"     // an inference request was served (Latency: seconds)
+	Finish    = "finish"     // a job finished all its iterations
+	Lost      = "lost"       // a job left without finishing (crash, lease expired)
+)
+
+// Event is one line of the log. Which fields are set depends on Kind.
+type Event struct {
+	T    float64 `json:"t"`
+	Kind string  `json:"ev"`
+	Job  string  `json:"job,omitempty"`
+	Lane int     `json:"lane,omitempty"`
+
+	// arrive
+	Model      string  `json:"model,omitempty"`
+	JobKind    string  `json:"kind,omitempty"`
+	Iterations int     `json:"iterations,omitempty"`
+	StartupS   float64 `json:"startup_s,omitempty"`
+	DeclaredS  float64 `json:"declared_s,omitempty"`
+	// arrive (the job's) and memory (the lane's sums), MiB
+	PersistentMiB float64 `json:"persistent_mib,omitempty"`
+	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
+	// admit, memory: the lane's size, MiB; admit: the job holds the whole GPU through start-up
+	LaneMiB  float64 `json:"lane_mib,omitempty"`
+	HoldsGPU bool    `json:"holds_gpu,omitempty"`
+	Jobs     int     `json:"jobs,omitempty"`
+	// iter_start
+	Prev string `json:"prev,omitempty"`
+	// iter_end
+	GPU float64 `json:"gpu_s,omitempty"`
+	// served
+	Latency float64 `json:"latency_s,omitempty"`
+	// lost
+	Reason string `json:"reason,omitempty"`
+	// run
+	Policy      string  `json:"policy,omitempty"`
+	Mode        string  `json:"mode,omitempty"`
+	Engine      string  `json:"engine,omitempty"`
+	Trace       string  `json:"trace,omitempty"`
+	Seed        int64   `json:"seed,omitempty"`
+	CapacityMiB float64 `json:"capacity_mib,omitempty"`
+}
+
+// Sink takes events in time order.
+type Sink interface {
+	Emit(Event)
+}
+
+// Sinks sends every event to each sink in turn.
+type Sinks []Sink
+
+// Emit forwards e.
+func (s Sinks) Emit(e Event) {
+	for _, k := range s {
+		k.Emit(e)
+	}
+}
+
+// Discard drops events.
+type Discard struct{}
+
+// Emit drops e.
+func (Discard) Emit(Event) {}
+
+// Writer encodes events as JSON Lines. It is safe for concurrent use. The encoding
+// is written by hand: a simulated run logs millions of iterations, and
+// encoding/json would dominate its time.
+type Writer struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer on w. Call Flush when done.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 1<<16)}
+}
+
+// Emit writes one line.
+func (w *Writer) Emit(e Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.buf = Append(w.buf[:0], e)
+	w.buf = append(w.buf, '\n')
+	_, w.err = w.w.Write(w.buf)
+}
+
+// Flush writes what is buffered and returns the first error met.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	return w.w.Flush()
+}
+
+// Append appends e's JSON encoding (no newline) to b.
+func Append(b []byte, e Event) []byte {
+	b = append(b, `{"t":`...)
+	b = appendFloat(b, e.T)
+	b = appendStr(b, "ev", e.Kind)
+	b = appendStr(b, "job", e.Job)
+	if e.Lane != 0 || hasLane(e.Kind) {
+		b = append(b, `,"lane":`...)
+		b = strconv.AppendInt(b, int64(e.Lane), 10)
+	}
+	b = appendStr(b, "model", e.Model)
+	b = appendStr(b, "kind", e.JobKind)
+	b = appendInt(b, "iterations", int64(e.Iterations))
+	b = appendNum(b, "startup_s", e.StartupS)
+	b = appendNum(b, "declared_s", e.DeclaredS)
+	b = appendNum(b, "persistent_mib", e.PersistentMiB)
+	b = appendNum(b, "ephemeral_mib", e.EphemeralMiB)
+	b = appendNum(b, "lane_mib", e.LaneMiB)
+	if e.HoldsGPU {
+		b = append(b, `,"holds_gpu":true`...)
+	}
+	b = appendInt(b, "jobs", int64(e.Jobs))
+	b = appendStr(b, "prev", e.Prev)
+	b = appendNum(b, "gpu_s", e.GPU)
+	b = appendNum(b, "latency_s", e.Latency)
+	b = appendStr(b, "reason", e.Reason)
+	b = appendStr(b, "policy", e.Policy)
+	b = appendStr(b, "mode", e.Mode)
+	b = appendStr(b, "engine", e.Engine)
+	b = appendStr(b, "trace", e.Trace)
+	b = appendInt(b, "seed", e.Seed)
+	b = appendNum(b, "capacity_mib", e.CapacityMiB)
+	return append(b, '}')
+}
+
+func hasLane(kind string) bool {
+	switch kind {
+	case Admit, IterStart, IterEnd, Memory:
+		return true
+	}
+	return false
+}
+
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	// Microsecond precision is plenty for both engines and keeps logs small.
+	return strconv.AppendFloat(b, math.Round(f*1e6)/1e6, 'f', -1, 64)
+}
+
+func appendNum(b []byte, key string, f float64) []byte {
+	if f == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return appendFloat(b, f)
+}
+
+func appendInt(b []byte, key string, n int64) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, n, 10)
+}
+
+func appendStr(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	if simple(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+func simple(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Read decodes a log, calling fn for each event in order. Errors name the line.
+func Read(r io.Reader, name string, fn func(Event) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal([]byte(text), &e); err != nil {
+			return fmt.Errorf("%s:%d: not an event: %v", name, line, err)
+		}
+		if e.Kind == "" {
+			return fmt.Errorf(`%s:%d: field "ev": missing; every event needs a kind`, name, line)
+		}
+		if err := fn(e); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return nil
+}
+
+// ReadFile reads a log file; a name ending in .gz is decompressed.
+func ReadFile(path string, fn func(Event) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	return Read(r, path, fn)
+}
+
+// File is a log being written to a file; a name ending in .gz is compressed.
+type File struct {
+	*Writer
+	f  *os.File
+	gz *gzip.Writer
+}
+
+// Create opens path for writing a log.
+func Create(path string) (*File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	lf := &File{f: f}
+	var w io.Writer = f
+	if strings.HasSuffix(path, ".gz") {
+		lf.gz, _ = gzip.NewWriterLevel(f, gzip.BestSpeed)
+		w = lf.gz
+	}
+	lf.Writer = NewWriter(w)
+	return lf, nil
+}
+
+// Close flushes and closes the file.
+func (f *File) Close() error {
+	err := f.Flush()
+	if f.gz != nil {
+		if e := f.gz.Close(); err == nil {
+			err = e
+		}
+	}
+	if e := f.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
