@@ -115,16 +115,25 @@ func simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, o
 
 // simulateNamed is simulate with the log named events-NAME.jsonl.gz.
 func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, outDir, name string) (Run, error) {
+	log := ""
+	if outDir != "" {
+		log = filepath.Join(outDir, "events-"+name+".jsonl.gz")
+	}
+	return Simulate(t, s, mp, dev, log)
+}
+
+// Simulate runs one scheme on a trace in the simulator and computes its metrics from
+// the event log, which it also writes to logPath when that is set.
+func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, logPath string) (Run, error) {
 	p, err := core.Compose(s.Mode, s.Policy, mp)
 	if err != nil {
 		return Run{}, err
 	}
 	c := metrics.NewCollector()
 	var sink eventlog.Sink = c
-	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
+	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
 	var file *eventlog.File
-	if outDir != "" {
-		run.Log = filepath.Join(outDir, "events-"+name+".jsonl.gz")
+	if logPath != "" {
 		var err error
 		if file, err = eventlog.Create(run.Log); err != nil {
 			return run, err
