@@ -228,9 +228,22 @@ func (s *Session) Begin() error {
 // End reports the end of the running iteration, which took d (0: let the daemon
 // measure it) and peaked at peakMiB of GPU memory (0: unknown).
 func (s *Session) End(d time.Duration, peakMiB float64) error {
+	return s.end(d, peakMiB, false)
+}
+
+// Next ends the running iteration like End and asks for the next one like Begin,
+// in one round trip; it returns when the next iteration may run.
+func (s *Session) Next(d time.Duration, peakMiB float64) error {
+	return s.end(d, peakMiB, true)
+}
+
+func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	s.nextID++
 	id := s.nextID
 	b := strconv.AppendInt([]byte(`{"op":"end","id":`), id, 10)
+	if next {
+		b = append(b, `,"next":true`...)
+	}
 	if d > 0 {
 		b = append(b, `,"duration_s":`...)
 		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)
