@@ -212,6 +212,14 @@ func (s *Session) read(id int64) ([]byte, error) {
 
 func (s *Session) call(body []byte, id int64) ([]byte, error) {
 	if err := s.send(body); err != nil {
+		// The daemon may have said why it closed the connection (shutdown, lost).
+		s.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, rerr := s.read(0); rerr != nil {
+			var e *Error
+			if errors.As(rerr, &e) {
+				return nil, e
+			}
+		}
 		return nil, fmt.Errorf("salus daemon connection: %w", err)
 	}
 	return s.read(id)

@@ -66,6 +66,11 @@ type TrainingOptions struct {
 	Modes   core.ModeParams
 	// OutDir, when set, receives each run's event log (events-SCHEME.jsonl.gz).
 	OutDir string
+	// Engine names the engine in the report (default "sim"). Runner, when set, runs
+	// each scheme instead of the simulator (the live engine), one at a time: live
+	// runs share one machine.
+	Engine string
+	Runner func(t *workload.Trace, s Scheme, p core.Policy, outDir string) (Run, error)
 }
 
 // Training runs the trace under each scheme in the simulator, in parallel.
@@ -76,9 +81,24 @@ func Training(o TrainingOptions) (*Report, error) {
 	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
 		Trace: TraceInfo{Name: o.Trace.Name, Jobs: len(o.Trace.Jobs), Seed: o.Trace.Seed}}
 	var err error
-	rep.Runs, err = parallel(len(o.Schemes), func(i int) (Run, error) {
-		return simulate(o.Trace, o.Schemes[i], o.Modes, o.Device, o.OutDir)
-	})
+	if o.Runner != nil {
+		rep.Engine = o.Engine
+		for _, s := range o.Schemes {
+			p, err := core.Compose(s.Mode, s.Policy, o.Modes)
+			if err != nil {
+				return nil, err
+			}
+			run, err := o.Runner(o.Trace, s, p, o.OutDir)
+			if err != nil {
+				return nil, err
+			}
+			rep.Runs = append(rep.Runs, run)
+		}
+	} else {
+		rep.Runs, err = parallel(len(o.Schemes), func(i int) (Run, error) {
+			return simulate(o.Trace, o.Schemes[i], o.Modes, o.Device, o.OutDir)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

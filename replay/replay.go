@@ -225,6 +225,17 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 // name). A --model with --batch takes the job's profile from the catalog; explicit
 // flags override it. --time-scale scales the profile's times, not explicit ones.
 func ParseWorker(args []string, cat *workload.Catalog) (*client.Worker, error) {
+	w, _, err := parseWorker(args, cat)
+	return w, err
+}
+
+// WorkerUsage describes the flags of `salus worker`.
+func WorkerUsage() string {
+	_, fs, _ := parseWorker(nil, nil)
+	return usage(fs)
+}
+
+func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.FlagSet, error) {
 	fs := flag.NewFlagSet("salus worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	w := &client.Worker{}
@@ -253,20 +264,23 @@ func ParseWorker(args []string, cat *workload.Catalog) (*client.Worker, error) {
 	fs.Float64Var(&declared, "declared-s", 0, "declared total time, seconds (default: start-up + iterations x iteration time)")
 	fs.IntVar(&w.Priority, "priority", 0, "priority")
 	fs.Int64Var(&openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
+	if cat == nil {
+		return nil, fs, nil
+	}
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("salus worker: %w\n%s", err, usage(fs))
+		return nil, fs, fmt.Errorf("salus worker: %w\n%s", err, usage(fs))
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("salus worker: unexpected arguments %q\n%s", fs.Args(), usage(fs))
+		return nil, fs, fmt.Errorf("salus worker: unexpected arguments %q\n%s", fs.Args(), usage(fs))
 	}
 	if w.Job == "" {
-		return nil, fmt.Errorf("salus worker: --job is required\n%s", usage(fs))
+		return nil, fs, fmt.Errorf("salus worker: --job is required\n%s", usage(fs))
 	}
 	w.Kind = kind
 	if model != "" {
 		p, err := lookup(cat, model, batch, kind)
 		if err != nil {
-			return nil, fmt.Errorf("salus worker: %w", err)
+			return nil, fs, fmt.Errorf("salus worker: %w", err)
 		}
 		w.Model = p.Model
 		w.IterS, w.StartupS = p.IterS*scale, p.StartupS*scale
@@ -282,7 +296,7 @@ func ParseWorker(args []string, cat *workload.Catalog) (*client.Worker, error) {
 		w.PersistentMiB, w.EphemeralMiB = pers, eph
 	}
 	if w.IterS <= 0 {
-		return nil, fmt.Errorf("salus worker: no iteration time: give --model (and --batch) or --iter-s")
+		return nil, fs, fmt.Errorf("salus worker: no iteration time: give --model (and --batch) or --iter-s")
 	}
 	w.DeclaredS = declared
 	if w.DeclaredS == 0 {
@@ -291,7 +305,7 @@ func ParseWorker(args []string, cat *workload.Catalog) (*client.Worker, error) {
 	if openAt > 0 {
 		w.OpenAt = time.Unix(0, openAt)
 	}
-	return w, nil
+	return w, fs, nil
 }
 
 // lookup finds a profile by model and batch; batch 0 takes the first listed.
@@ -319,3 +333,70 @@ type stringsBuilder struct{ b []byte }
 
 func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
 func (s *stringsBuilder) String() string              { return string(s.b) }
+
+// Unscale converts the times of a result measured on a trace shrunk by scale back
+// to the trace's own time, so live runs at any scale compare with simulated ones.
+func Unscale(r metrics.Result, scale float64) metrics.Result {
+	if scale <= 0 || scale == 1 {
+		return r
+	}
+	k := 1 / scale
+	r.MakespanS *= k
+	r.AvgJCTS *= k
+	r.P95JCTS *= k
+	r.AvgQueuingS *= k
+	r.Completion = slices.Clone(r.Completion)
+	for i := range r.Completion {
+		j := &r.Completion[i]
+		j.ArrivalS *= k
+		j.ServiceS *= k
+		j.EndS *= k
+		j.JCTS *= k
+		j.QueuingS *= k
+		j.GPUS *= k
+	}
+	return r
+}
+
+// RunRemote replays t on a daemon already running at addr (its fast-path
+// address) and computes the results from that daemon's event log at logPath
+// (salus serve --events), keeping only the events of t's jobs. The daemon flushes
+// its log every second, so RunRemote waits a little for the last events.
+func RunRemote(ctx context.Context, t *workload.Trace, addr, logPath string, o Options) (metrics.Result, string, error) {
+	ids := map[string]bool{}
+	for _, j := range t.Jobs {
+		ids[j.ID] = true
+	}
+	werr := Launch(ctx, t, addr, o)
+	var (
+		res    metrics.Result
+		policy string
+		err    error
+	)
+	for try := 0; try < 30; try++ { // up to 3 s for the daemon's periodic flush
+		col := metrics.NewCollector()
+		ended := 0
+		err = eventlog.ReadFile(logPath, func(e eventlog.Event) error {
+			switch {
+			case e.Kind == eventlog.Run:
+				policy = e.Policy
+			case e.Kind == eventlog.Memory:
+			case ids[e.Job]:
+				if e.Kind == eventlog.Finish || e.Kind == eventlog.Lost {
+					ended++
+				}
+				col.Emit(e)
+			}
+			return nil
+		})
+		if err == nil && ended >= len(ids) {
+			res, err = col.Result()
+			break
+		}
+		if err == nil {
+			err = fmt.Errorf("replay: the daemon's log %s records the end of %d of the trace's %d jobs: is it the log of the daemon at %s?", logPath, ended, len(ids), addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return res, policy, errors.Join(werr, err)
+}

@@ -17,6 +17,7 @@ type evalFlags struct {
 	engine   string
 	out      string
 	format   string
+	lf       liveFlags
 	tuning   eval.TuningOptions
 	infer    eval.InferenceOptions
 }
@@ -63,7 +64,8 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 	f.StringArrayVar(&ef.policies, "policy", nil, "policy to run (repeatable; default: every scheme of the suite)")
 	f.StringArrayVar(&ef.modes, "mode", nil, "sharing mode (repeatable): exclusive, salus, mps, timeslice, suspend")
 	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference or all")
-	f.StringVar(&ef.engine, "engine", "sim", "engine: sim")
+	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
+	ef.lf.register(cmd)
 	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
 	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
@@ -77,8 +79,11 @@ func (ef *evalFlags) run() (eval.Output, error) {
 	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil {
 		return nil, err
 	}
-	if ef.engine != "sim" {
-		return nil, fmt.Errorf("unknown --engine %q: choose sim", ef.engine)
+	switch {
+	case ef.engine == "live" && ef.suite != "training":
+		return nil, fmt.Errorf("--engine live runs the training suite only (not %q)", ef.suite)
+	case ef.engine != "sim" && ef.engine != "live":
+		return nil, fmt.Errorf("unknown --engine %q: choose sim or live", ef.engine)
 	}
 	if _, err := ef.df.device(); err != nil {
 		return nil, err
@@ -135,7 +140,13 @@ func (ef *evalFlags) training() (*eval.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return eval.Training(eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out})
+	o := eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}
+	if ef.engine == "live" {
+		if err := ef.lf.apply(&o, ef.policies, ef.modes); err != nil {
+			return nil, err
+		}
+	}
+	return eval.Training(o)
 }
 
 func (ef *evalFlags) tuningSuite() (*eval.TuningReport, error) {
