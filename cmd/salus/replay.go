@@ -42,7 +42,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 		return errors.New("--server needs --server-log: the results come from that daemon's event log")
 	}
 	if len(policies) == 0 && len(modes) == 0 {
-		s, err := eval.ResolveSchemes(core.Names(), nil, o.Modes)
+		s, err := eval.ResolveSchemes([]string{"fifo", "srtf", "pack", "fair"}, nil, o.Modes)
 		if err != nil {
 			return err
 		}
