@@ -214,6 +214,7 @@ func TestWorkerKilledMidIteration(t *testing.T) {
 	if killed.IsZero() || lostAt.IsZero() || freedAt.IsZero() {
 		t.Fatalf("killed %v, lost %v, memory reused %v", killed, lostAt, freedAt)
 	}
+	t.Logf("killed mid-iteration; lost after %v, memory reused after %v", lostAt.Sub(killed), freedAt.Sub(killed))
 	if d := freedAt.Sub(killed); d > 5*time.Second {
 		t.Errorf("memory came back %v after the kill, want < 5 s", d)
 	}

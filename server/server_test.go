@@ -137,6 +137,34 @@ func TestSessionLifecycleAndLog(t *testing.T) {
 	}
 }
 
+func TestFastPathOverTCP(t *testing.T) {
+	d := start(t, "pack", 1000, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.ServeFast(l) // returns at Shutdown, in start's cleanup
+	s, err := client.Open(context.Background(), l.Addr().String(), client.Options{Job: "tcp", PersistentMiB: 1, EphemeralMiB: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Next(time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.End(time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(d.log.kinds("tcp"), " "); got != "arrive admit iter_start iter_end iter_start iter_end finish" {
+		t.Errorf("events %q", got)
+	}
+}
+
 func TestFifoHoldsGPUThroughStartup(t *testing.T) {
 	d := start(t, "fifo", 14000, nil)
 	a := open(t, d, "a", 500, 1000, 1)

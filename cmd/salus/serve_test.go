@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +18,8 @@ import (
 	"github.com/salusgo/salus/workload"
 )
 
-// TestServeShutsDownCleanly runs the daemon's listeners, serves a job over the
-// Unix socket and over TCP, and stops it as SIGTERM does: the client still
+// TestServeShutsDownCleanly runs the daemon's listeners, serves jobs over the
+// Unix socket, and stops it as SIGTERM does: the client still
 // connected is told, the event log is complete and the socket file is gone.
 func TestServeShutsDownCleanly(t *testing.T) {
 	dir := t.TempDir()
@@ -37,7 +37,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "127.0.0.1:17370", sock, "127.0.0.1:17371")
+		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "")
 	}()
 	var s *client.Session
 	for i := 0; ; i++ {
@@ -56,17 +56,13 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	s.Begin()
 	s.End(0, 0)
 	s.Close(true)
-	b, err := client.Open(context.Background(), "127.0.0.1:17371", client.Options{Job: "b", PersistentMiB: 10, EphemeralMiB: 10})
+	b, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "b", PersistentMiB: 10, EphemeralMiB: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://127.0.0.1:17370/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "salus_sessions 1") {
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if body := rec.Body.String(); !strings.Contains(body, "salus_sessions 1") {
 		t.Errorf("/metrics: %s", body)
 	}
 	cancel() // what SIGTERM does
