@@ -58,6 +58,9 @@ paper's headline.`,
 				if err := rep.WriteResults(out); err != nil {
 					return err
 				}
+				if err := writeReport(out, rep, trace); err != nil {
+					return err
+				}
 			}
 			w := cmd.OutOrStdout()
 			switch format {
@@ -70,7 +73,7 @@ paper's headline.`,
 				return err
 			}
 			if out != "" {
-				fmt.Fprintf(w, "\nWrote event logs, results.json and results.csv to %s\n", out)
+				fmt.Fprintf(w, "\nWrote event logs, results.json, results.csv, plots and index.html to %s\n", out)
 			}
 			return nil
 		},
@@ -81,7 +84,7 @@ paper's headline.`,
 	f.StringArrayVar(&policies, "policy", nil, "policy to run (repeatable; default: fifo, srtf, pack, fair)")
 	f.StringVar(&suite, "suite", "training", "suite to run: training")
 	f.StringVar(&engine, "engine", "sim", "engine: sim")
-	f.StringVar(&out, "out", "", "directory for event logs, results.json and results.csv")
+	f.StringVar(&out, "out", "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
 	return cmd
 }

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"os"
+
+	"github.com/salusgo/salus/report"
+	"github.com/salusgo/salus/workload"
+)
+
+// writeReport draws the plots of eval's results and writes DIR/index.html.
+func writeReport(dir string, results any, trace *workload.Trace) error {
+	_, err := report.Write(report.Options{Dir: dir, Results: results, Trace: trace, Args: append([]string{"salus"}, os.Args[1:]...)})
+	return err
+}

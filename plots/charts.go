@@ -1,0 +1,198 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is a labelled list of values, e.g. one policy's JCTs.
+type Series struct {
+	Label  string
+	Values []float64
+}
+
+// CDF draws the empirical distribution of each series on one chart, x on a log
+// scale (JCTs span minutes to hours). Values are in seconds and drawn in minutes.
+func CDF(name, title, x string, series []Series) Figure {
+	p := newPlot(title, x, "fraction of jobs")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Left = false
+	p.Legend.Top = false
+	p.Legend.XOffs = -vg.Millimeter * 2
+	p.Legend.YOffs = vg.Millimeter * 2
+	for i, s := range series {
+		if len(s.Values) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, 0, 2*len(s.Values))
+		n := float64(len(s.Values))
+		for k, v := range s.Values {
+			m := math.Max(v/60, 1e-3)
+			pts = append(pts, plotter.XY{X: m, Y: float64(k) / n}, plotter.XY{X: m, Y: float64(k+1) / n})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			continue
+		}
+		line.Color, line.Width = Colour(i), vg.Points(1.8)
+		line.Dashes = dashes(i)
+		p.Add(line)
+		p.Legend.Add(s.Label, line)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+func dashes(i int) []vg.Length {
+	switch i % 4 {
+	case 1:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case 2:
+		return []vg.Length{vg.Points(2), vg.Points(2)}
+	case 3:
+		return []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}
+	}
+	return nil
+}
+
+// Panel is one bar chart of a row of them: a value per category, optionally in
+// groups (one bar per group member at each category).
+type Panel struct {
+	Title, Y   string
+	Categories []string
+	// Groups are the bars at each category, one value per category; with one
+	// group every bar gets its own colour.
+	Groups []Series
+	// Ref, when positive, draws a dashed reference line labelled RefLabel.
+	Ref      float64
+	RefLabel string
+	// Format prints the value above each bar; empty means "%.1f".
+	Format string
+}
+
+// Bars draws panels side by side as one figure.
+func Bars(name, title string, width vg.Length, panels ...Panel) Figure {
+	ps := make([]*plot.Plot, len(panels))
+	for i, pn := range panels {
+		ps[i] = barPlot(pn)
+	}
+	if len(ps) == 1 {
+		return Single(name, title, width, 4*vg.Inch, ps[0])
+	}
+	return Row(name, title, width, 4*vg.Inch, ps...)
+}
+
+func barPlot(pn Panel) *plot.Plot {
+	p := newPlot(pn.Title, "", pn.Y)
+	ng := max(1, len(pn.Groups))
+	w := vg.Points(math.Min(40, 180/float64(ng*max(1, len(pn.Categories)))+8))
+	format := pn.Format
+	if format == "" {
+		format = "%.1f"
+	}
+	var top float64
+	for g, s := range pn.Groups {
+		vals := make(plotter.Values, len(pn.Categories))
+		copy(vals, s.Values)
+		for k := range vals {
+			if math.IsNaN(vals[k]) || vals[k] < 0 {
+				vals[k] = 0
+			}
+			top = math.Max(top, vals[k])
+		}
+		offset := vg.Length(float64(g)-float64(ng-1)/2) * w
+		if ng == 1 {
+			// One series: each category in its own colour, as in the other charts.
+			for k := range vals {
+				one := make(plotter.Values, len(vals))
+				one[k] = vals[k]
+				addBars(p, one, w, offset, Colour(k))
+			}
+		} else {
+			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g)))
+		}
+		p.Add(valueLabels(vals, offset, format))
+	}
+	p.NominalX(pn.Categories...)
+	if len(pn.Categories) > 6 {
+		p.X.Tick.Label.Rotation = math.Pi / 4
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	if pn.Ref > 0 {
+		ref, _ := plotter.NewLine(plotter.XYs{{X: -0.5, Y: pn.Ref}, {X: float64(len(pn.Categories)) - 0.5, Y: pn.Ref}})
+		ref.Color, ref.Dashes = capacityC, []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(ref)
+		p.Legend.Add(pn.RefLabel, ref)
+		top = math.Max(top, pn.Ref)
+	}
+	p.Y.Min = 0
+	p.Y.Max = top * 1.25 // room for the labels and the legend
+	return p
+}
+
+func addBars(p *plot.Plot, vals plotter.Values, w, offset vg.Length, c color.Color) *plotter.BarChart {
+	bc, err := plotter.NewBarChart(vals, w)
+	if err != nil { // only for negative or NaN values, which callers remove
+		panic(err)
+	}
+	bc.LineStyle.Width = 0
+	bc.Offset, bc.Color = offset, c
+	p.Add(bc)
+	return bc
+}
+
+// valueLabels prints each bar's value above it.
+type labels struct {
+	vals   plotter.Values
+	offset vg.Length
+	format string
+}
+
+func valueLabels(vals plotter.Values, offset vg.Length, format string) *labels {
+	return &labels{vals: vals, offset: offset, format: format}
+}
+
+func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	sty := draw.TextStyle{Color: Colour(9), Font: p.X.Tick.Label.Font, XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: p.TextHandler}
+	sty.Font.Size = vg.Points(7)
+	for i, v := range l.vals {
+		if v <= 0 {
+			continue
+		}
+		pt := vg.Point{X: tx(float64(i)) + l.offset, Y: ty(v) + vg.Points(1)}
+		if c.Contains(pt) {
+			c.FillText(sty, pt, fmt.Sprintf(l.format, v))
+		}
+	}
+}
+
+// slug makes a file-name-safe name from a title's first words.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.':
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+// Slug is slug for callers naming files the way this package does.
+func Slug(s string) string { return slug(s) }
