@@ -77,6 +77,9 @@ type Panel struct {
 	RefLabel string
 	// Format prints the value above each bar; empty means "%.1f".
 	Format string
+	// FirstColour is the palette index of the first group, to keep a series'
+	// colour across panels that leave some series out.
+	FirstColour int
 }
 
 // Bars draws panels side by side as one figure.
@@ -118,7 +121,7 @@ func barPlot(pn Panel) *plot.Plot {
 				addBars(p, one, w, offset, Colour(k))
 			}
 		} else {
-			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g)))
+			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g+pn.FirstColour)))
 		}
 		p.Add(valueLabels(vals, offset, format))
 	}
@@ -171,9 +174,7 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 			continue
 		}
 		pt := vg.Point{X: tx(float64(i)) + l.offset, Y: ty(v) + vg.Points(1)}
-		if c.Contains(pt) {
-			c.FillText(sty, pt, fmt.Sprintf(l.format, v))
-		}
+		c.FillText(sty, pt, fmt.Sprintf(l.format, v))
 	}
 }
 

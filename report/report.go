@@ -241,10 +241,10 @@ func tuningBars(prefix string, runs []Run) (plots.Figure, bool) {
 		}
 		improvement[sc].Values[w] = imp
 	}
-	return plots.Bars(prefix+"tuning-bars", "Hyper-parameter exploration per scheme", 12*vg.Inch,
+	return plots.Bars(join(prefix, "tuning-bars"), "Hyper-parameter exploration per scheme", 12*vg.Inch,
 		plots.Panel{Title: "makespan", Y: "minutes", Categories: workloads, Groups: makespan, Format: "%.0f"},
 		plots.Panel{Title: "utilization improvement (one by one / scheme)", Y: "x", Categories: workloads, Groups: improvement,
-			Ref: 2.38, RefLabel: "paper (pack): 2.38x", Format: "%.2f"}), len(workloads) > 0
+			Ref: 2.38, RefLabel: "paper (pack): 2.38x", Format: "%.2f", FirstColour: 1}), len(workloads) > 0
 }
 
 // inferenceFigures draws GPUs needed per scheme and latency per model.
@@ -255,7 +255,7 @@ func inferenceFigures(prefix string, runs []Run) []plots.Figure {
 		schemes = append(schemes, schemeOf(r))
 		gpus = append(gpus, r.GPUsNeeded)
 	}
-	figs := []plots.Figure{plots.Bars(prefix+"inference-gpus", "GPUs needed to host every inference job", 6*vg.Inch,
+	figs := []plots.Figure{plots.Bars(join(prefix, "inference-gpus"), "GPUs needed to host every inference job", 6*vg.Inch,
 		plots.Panel{Title: "GPUs needed", Y: "GPUs", Categories: schemes, Groups: []plots.Series{{Values: gpus}}, Format: "%.0f"})}
 	var models []string
 	seen := map[string]bool{}
@@ -288,8 +288,16 @@ func inferenceFigures(prefix string, runs []Run) []plots.Figure {
 		}
 		groups = append(groups, s)
 	}
-	return append(figs, plots.Bars(prefix+"inference-latency", "Request latency per model, against the model alone", 14*vg.Inch,
+	return append(figs, plots.Bars(join(prefix, "inference-latency"), "Request latency per model, against the model alone", 14*vg.Inch,
 		plots.Panel{Title: "mean request latency", Y: "ms", Categories: models, Groups: groups, Format: "%.0f"}))
+}
+
+// join prefixes a figure's name with its suite's, unless the name already says it.
+func join(prefix, name string) string {
+	if strings.HasPrefix(name, prefix) {
+		return name
+	}
+	return prefix + name
 }
 
 func schemeOf(r Run) string {
