@@ -197,3 +197,63 @@ func slug(s string) string {
 
 // Slug is slug for callers naming files the way this package does.
 func Slug(s string) string { return slug(s) }
+
+// Curve is a line of points with a symmetric error bar at each.
+type Curve struct {
+	Label     string
+	X, Y, Err []float64
+}
+
+type curvePoints Curve
+
+func (c curvePoints) Len() int                    { return len(c.X) }
+func (c curvePoints) XY(i int) (float64, float64) { return c.X[i], c.Y[i] }
+func (c curvePoints) YError(i int) (float64, float64) {
+	return c.Err[i], c.Err[i]
+}
+
+// Lines draws curves with error bars on one chart.
+func Lines(name, title, x, y string, curves []Curve) Figure {
+	p := newPlot(title, x, y)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Millimeter * 2
+	var top float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		for _, x := range c.X {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	for i, c := range curves {
+		if len(c.X) == 0 {
+			continue
+		}
+		// Dodge the curves sideways a little so error bars at one x stay apart.
+		shift := (float64(i) - float64(len(curves)-1)/2) * 0.008 * (hi - lo)
+		c.X = append([]float64(nil), c.X...)
+		for k := range c.X {
+			c.X[k] += shift
+		}
+		pts := curvePoints(c)
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			continue
+		}
+		line.Color, line.Width, line.Dashes = Colour(i), vg.Points(1.6), dashes(i)
+		points.Color, points.Shape = Colour(i), draw.CircleGlyph{}
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			continue
+		}
+		bars.Color, bars.Width = Colour(i), vg.Points(1.2)
+		p.Add(line, points, bars)
+		p.Legend.Add(c.Label, line, points)
+		for k := range c.Y {
+			top = math.Max(top, c.Y[k]+c.Err[k])
+		}
+	}
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, top*1.35 // room for the legend
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}

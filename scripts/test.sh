@@ -9,7 +9,7 @@ if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
-    apt-get install -y -q --no-install-recommends chromium
+    apt-get install -y -q chromium
   else
     echo "scripts/test.sh: chromium is missing and cannot be installed here (needs apt-get as root); the report test will skip unless CI is set" >&2
   fi
