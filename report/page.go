@@ -122,6 +122,12 @@ func newSection(s Suite) suiteSection {
 		}
 	}
 	for _, k := range sortedKeys(s.Fields) {
+		if list, ok := s.Fields[k].([]any); ok {
+			if t, ok := listTable(k, list); ok {
+				sec.Tables = append(sec.Tables, t)
+			}
+			continue
+		}
 		obj, ok := s.Fields[k].(map[string]any)
 		if !ok {
 			continue
@@ -138,6 +144,35 @@ func newSection(s Suite) suiteSection {
 		sec.Params = append(sec.Params, t)
 	}
 	return sec
+}
+
+// listTable shows a list of objects (eval --suite all's headlines) as a table.
+func listTable(caption string, list []any) (table, bool) {
+	t := table{Caption: caption}
+	var keys []string
+	seen := map[string]bool{}
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			for _, k := range orderedKeys(m) {
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		t.Head = append(t.Head, header(k))
+	}
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		row := make([]string, len(keys))
+		for i, k := range keys {
+			row[i], _ = formatValue(k, m[k])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, len(keys) > 0
 }
 
 func latencyTable(runs []Run) (table, bool) {

@@ -105,7 +105,8 @@ func readLogs(suites []Suite) (map[string]*plots.RunLog, error) {
 	seen := map[string]bool{}
 	for _, s := range suites {
 		for _, r := range s.Runs {
-			if r.Log != "" && !seen[r.Log] {
+			// Only training runs are drawn from their logs (timelines, memory, CDF).
+			if r.Kind == KindTraining && r.Log != "" && !seen[r.Log] {
 				seen[r.Log] = true
 				paths = append(paths, r.Log)
 			}

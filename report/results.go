@@ -59,20 +59,19 @@ func Parse(results any) ([]Suite, error) {
 		return nil, fmt.Errorf("reading the results: %w", err)
 	}
 	var suites []Suite
-	walk(root, func(obj map[string]any, keys []string) {
-		runs, ok := obj["runs"].([]any)
-		if !ok {
-			return
-		}
+	walk(root, func(obj map[string]any) {
+		runs, _ := obj["runs"].([]any)
 		s := Suite{Name: str(obj["suite"]), Engine: str(obj["engine"]), Fields: map[string]any{}}
 		for k, v := range obj {
 			if k != "runs" {
 				s.Fields[k] = v
 			}
 		}
-		for _, r := range runs {
-			if m, ok := r.(map[string]any); ok {
-				s.Runs = append(s.Runs, parseRun(m, s.Name))
+		if !container(runs) {
+			for _, r := range runs {
+				if m, ok := r.(map[string]any); ok {
+					s.Runs = append(s.Runs, parseRun(m, s.Name))
+				}
 			}
 		}
 		labelRuns(s.Runs)
@@ -84,13 +83,17 @@ func Parse(results any) ([]Suite, error) {
 	return suites, nil
 }
 
-// walk calls fn for every object in v, outermost first; it does not descend into
-// an object that has runs (its runs are not suites).
-func walk(v any, fn func(map[string]any, []string)) {
+// walk calls fn for every object with "runs" in v, outermost first. An object
+// whose runs are themselves reports (eval --suite all) is passed with its own
+// fields (the headlines) and its reports follow it.
+func walk(v any, fn func(map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
-		fn(x, nil)
-		if _, ok := x["runs"]; ok {
+		if runs, ok := x["runs"].([]any); ok {
+			fn(x)
+			if container(runs) {
+				walk(runs, fn)
+			}
 			return
 		}
 		keys := make([]string, 0, len(x))
@@ -106,6 +109,18 @@ func walk(v any, fn func(map[string]any, []string)) {
 			walk(e, fn)
 		}
 	}
+}
+
+// container is true when runs are reports with runs of their own.
+func container(runs []any) bool {
+	for _, r := range runs {
+		if m, ok := r.(map[string]any); ok {
+			if _, nested := m["runs"]; nested {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func parseRun(m map[string]any, suite string) Run {
