@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
@@ -15,28 +15,32 @@ const DefaultMode = "default"
 // Metrics are the names of the metrics a simulated run reports, in table order.
 var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy"}
 
-// resolve returns the policy to run for a policy and sharing mode. Today every
-// policy has exactly one mode (fifo: exclusive, the others: salus lanes); when the
-// simulator gains modes this is the one place that maps (policy, mode) to a run.
-func resolve(policy, mode string) (core.Policy, error) {
+// resolve returns the scheme to run for a policy and sharing mode: "default" is
+// the policy's own mode (fifo: exclusive, the others: salus lanes); any other mode
+// goes through core.Compose, and a pair it refuses is not applicable.
+func resolve(policy, mode string) (eval.Scheme, error) {
 	p, err := core.Lookup(policy)
 	if err != nil {
-		return p, err
+		return eval.Scheme{}, err
 	}
-	if mode != DefaultMode && mode != p.Mode {
-		return p, fmt.Errorf("%s under %s: %w", policy, mode, ErrNotApplicable)
+	if mode == DefaultMode {
+		return eval.Scheme{Mode: p.Mode, Policy: p.Name}, nil
 	}
-	return p, nil
+	if _, err := core.Compose(mode, policy, core.DefaultModeParams()); err != nil {
+		return eval.Scheme{}, fmt.Errorf("%s under %s (%v): %w", policy, mode, err, ErrNotApplicable)
+	}
+	return eval.Scheme{Mode: mode, Policy: p.Name}, nil
 }
 
 // Applicable reports whether a policy runs in a mode, and the mode's name
 // ("default" becomes the policy's own mode).
 func Applicable(policy, mode string) (string, bool) {
-	p, err := resolve(policy, mode)
-	return p.Mode, err == nil
+	s, err := resolve(policy, mode)
+	return s.Mode, err == nil
 }
 
-// Check reports unknown policies (modes that fit no policy are found by Cells).
+// Check reports unknown policies and devices (modes that fit no policy are found
+// by Cells).
 func Check(g Grid) error {
 	for _, p := range g.Policies {
 		if _, err := core.Lookup(p); err != nil {
@@ -50,10 +54,11 @@ func Check(g Grid) error {
 }
 
 // SimRunner runs a cell in the simulator on the generated salus100 trace of the
-// grid's size at the cell's load, on the grid's device with the cell's capacity.
+// grid's size at the cell's load, on the grid's device with the cell's capacity,
+// through eval.Simulate (the same code path as salus eval).
 func SimRunner(g Grid) Runner {
 	return func(c Cell, seed int64) (map[string]float64, error) {
-		p, err := resolve(c.Policy, c.Mode)
+		s, err := resolve(c.Policy, c.Mode)
 		if err != nil {
 			return nil, err
 		}
@@ -68,11 +73,7 @@ func SimRunner(g Grid) Runner {
 		if err != nil {
 			return nil, err
 		}
-		col := metrics.NewCollector()
-		if err := sim.Run(t, sim.Options{Policy: p, Device: dev, Sink: col}); err != nil {
-			return nil, err
-		}
-		r, err := col.Result()
+		r, err := eval.Simulate(t, s, core.DefaultModeParams(), dev, "")
 		if err != nil {
 			return nil, err
 		}

@@ -68,10 +68,11 @@ func TestIntervalsShrinkWithSeeds(t *testing.T) {
 }
 
 func TestCellsSkipsModesAPolicyLacks(t *testing.T) {
-	g := Grid{Policies: []string{"fifo", "pack"}, Modes: []string{DefaultMode, "salus", "exclusive", "mps"}, Loads: []float64{1}, CapacitiesMiB: []float64{1}}
+	g := Grid{Policies: []string{"fifo", "pack"}, Modes: []string{DefaultMode, "salus", "exclusive", "mps", "suspend"}, Loads: []float64{1}, CapacitiesMiB: []float64{1}}
 	cells := g.Cells(Applicable)
-	want := []Cell{{Policy: "fifo", Mode: "exclusive", Load: 1, CapacityMiB: 1}, {Policy: "pack", Mode: "salus", Load: 1, CapacityMiB: 1}}
-	if len(cells) != len(want) || cells[0] != want[0] || cells[1] != want[1] {
+	want := []Cell{{Policy: "fifo", Mode: "exclusive", Load: 1, CapacityMiB: 1}, {Policy: "fifo", Mode: "mps", Load: 1, CapacityMiB: 1},
+		{Policy: "fifo", Mode: "suspend", Load: 1, CapacityMiB: 1}, {Policy: "pack", Mode: "salus", Load: 1, CapacityMiB: 1}}
+	if len(cells) != len(want) || cells[0] != want[0] || cells[1] != want[1] || cells[2] != want[2] || cells[3] != want[3] {
 		t.Errorf("cells %v, want %v", cells, want)
 	}
 }
