@@ -48,6 +48,18 @@ func CDF(name, title, x string, series []Series) Figure {
 		p.Legend.Add(s.Label, line)
 	}
 	p.Y.Min, p.Y.Max = 0, 1
+	// A log axis needs a positive range even when every value is the same.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s.Values {
+			lo, hi = math.Min(lo, math.Max(v/60, 1e-3)), math.Max(hi, math.Max(v/60, 1e-3))
+		}
+	}
+	if lo <= hi {
+		p.X.Min, p.X.Max = lo/1.2, hi*1.2
+	} else {
+		p.X.Min, p.X.Max = 0.1, 10
+	}
 	p.Add(plotter.NewGrid())
 	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
 }
