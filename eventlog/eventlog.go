@@ -5,6 +5,7 @@ package eventlog
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -233,12 +234,14 @@ func Read(r io.Reader, name string, fn func(Event) error) error {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal([]byte(text), &e); err != nil {
+		if decodeFast(text, &e) {
+			// the common case: a line as Append writes it
+		} else if err := json.Unmarshal(text, &e); err != nil {
 			return fmt.Errorf("%s:%d: not an event: %v", name, line, err)
 		}
 		if e.Kind == "" {

@@ -53,7 +53,7 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 				return err
 			}
 			if ef.out != "" {
-				fmt.Fprintf(w, "\nWrote event logs, results.json and results.csv to %s\n", ef.out)
+				fmt.Fprintf(w, "\nWrote event logs, results.json, results.csv, plots and index.html to %s\n", ef.out)
 			}
 			return nil
 		},
@@ -66,7 +66,7 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference or all")
 	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
 	ef.lf.register(cmd)
-	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
+	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
 	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
 	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 500, "tuning: iterations per job")
@@ -124,6 +124,9 @@ func (ef *evalFlags) run() (eval.Output, error) {
 	}
 	if ef.out != "" {
 		if err := eval.WriteResults(ef.out, rep); err != nil {
+			return nil, err
+		}
+		if err := writeReport(ef.out, rep, ef.reportTrace()); err != nil {
 			return nil, err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 func newTraceCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "trace", Short: "Generate and validate traces"}
-	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd())
+	cmd := &cobra.Command{Use: "trace", Short: "Generate, validate and summarize traces"}
+	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd())
 	return cmd
 }
 

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/sweep"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func init() { extraCommands = append(extraCommands, newSweepCmd) }
+
+func newSweepCmd() *cobra.Command {
+	var (
+		g       sweep.Grid
+		seeds   int
+		out     string
+		resume  string
+		workers int
+	)
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Run a grid of simulations over seeds and report means with 95% confidence intervals",
+		Long: `Run every policy x sharing mode x load x device memory, each over several seeds
+of the generated salus100 trace, in parallel on all cores. Reports each metric
+as the mean and 95% confidence interval (Student's t) across seeds, and writes
+sweep.csv, sweep.json and sweep-METRIC.png/.svg (metric against load) to --out.
+
+Finished runs are appended to DIR/samples.jsonl as they complete: Ctrl-C keeps
+and reports them, and --resume DIR runs only what is missing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var done []sweep.Sample
+			if resume != "" {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "jobs", "out"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
+					}
+				}
+				var err error
+				if g, done, err = sweep.Load(resume); err != nil {
+					return err
+				}
+				out = resume
+			} else {
+				if seeds < 1 {
+					return fmt.Errorf("--seeds %d: need at least 1", seeds)
+				}
+				g.Seeds = nil
+				for s := 1; s <= seeds; s++ {
+					g.Seeds = append(g.Seeds, int64(s))
+				}
+				if len(g.CapacitiesMiB) == 0 {
+					dev, err := sim.Preset(g.Device)
+					if err != nil {
+						return err
+					}
+					g.CapacitiesMiB = []float64{dev.CapacityMiB}
+				}
+			}
+			if err := sweep.Check(g); err != nil {
+				return err
+			}
+			return runSweep(cmd, g, done, out, workers)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&g.Policies, "policy", []string{"fifo", "srtf", "pack", "fair"}, "policies (comma-separated or repeated)")
+	f.StringSliceVar(&g.Modes, "mode", []string{sweep.DefaultMode}, `sharing modes; "default" runs each policy in its own`)
+	f.IntVar(&seeds, "seeds", 10, "seeds per cell (1..N)")
+	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
+	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
+	f.StringVar(&g.Device, "device", "p100", "device preset")
+	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace")
+	f.StringVar(&out, "out", "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
+	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
+	return cmd
+}
+
+func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int) error {
+	cells := g.Cells(sweep.Applicable)
+	if len(cells) == 0 {
+		return fmt.Errorf("no policy runs under the modes %v", g.Modes)
+	}
+	tasks := g.Tasks(cells, done)
+	if err := createOut(out); err != nil {
+		return err
+	}
+	if err := sweep.WriteGrid(out, g); err != nil {
+		return err
+	}
+	journal, err := sweep.OpenJournal(out)
+	if err != nil {
+		return err
+	}
+	defer journal.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	planned := len(done) + len(tasks)
+	var bar *progressbar.ProgressBar
+	if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar = progressbar.NewOptions(planned, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("sweep"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+		bar.Set(len(done))
+	}
+	var journalErr error
+	start := time.Now()
+	samples, runErr := sweep.Run(ctx, tasks, workers, sweep.SimRunner(g), func(s sweep.Sample) {
+		if err := journal.Add(s); err != nil && journalErr == nil {
+			journalErr = err
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+	})
+	stop()
+	if bar != nil {
+		bar.Finish()
+	}
+	if journalErr != nil {
+		return fmt.Errorf("recording finished runs in %s: %w", out, journalErr)
+	}
+	all := append(done, samples...)
+	interrupted := errors.Is(runErr, context.Canceled)
+	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted, Cells: sweep.SummarizeCells(cells, all)}
+	if err := sweep.WriteResults(out, res); err != nil {
+		return err
+	}
+	if _, err := sweep.Plot(out, res.Cells); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	printSweep(w, res)
+	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s and sweep-*.png/svg to %s\n",
+		len(all), len(samples), time.Since(start).Seconds(), workers, sweep.CSVFile, sweep.JSONFile, out)
+	if interrupted {
+		return fmt.Errorf("interrupted: %d of %d runs done and kept; continue with: salus sweep --resume %s", len(all), planned, out)
+	}
+	return nil
+}
+
+func printSweep(w io.Writer, r sweep.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\t")
+	ci := func(s sweep.Stat, scale float64, prec int) string {
+		return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean*scale, prec, s.CI95*scale)
+	}
+	for _, c := range r.Cells {
+		runs := fmt.Sprint(c.Runs)
+		if c.Failed > 0 {
+			runs += fmt.Sprintf(" (%d failed)", c.Failed)
+		}
+		m := c.Metrics
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
+			ci(m["avg_jct_s"], 1.0/60, 1), ci(m["p95_jct_s"], 1.0/60, 1), ci(m["makespan_s"], 1.0/60, 0),
+			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%")
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nmean ± half width of the 95% confidence interval across seeds (Student's t)")
+}

@@ -1,0 +1,271 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is a labelled list of values, e.g. one policy's JCTs.
+type Series struct {
+	Label  string
+	Values []float64
+}
+
+// CDF draws the empirical distribution of each series on one chart, x on a log
+// scale (JCTs span minutes to hours). Values are in seconds and drawn in minutes.
+func CDF(name, title, x string, series []Series) Figure {
+	p := newPlot(title, x, "fraction of jobs")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Left = false
+	p.Legend.Top = false
+	p.Legend.XOffs = -vg.Millimeter * 2
+	p.Legend.YOffs = vg.Millimeter * 2
+	for i, s := range series {
+		if len(s.Values) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, 0, 2*len(s.Values))
+		n := float64(len(s.Values))
+		for k, v := range s.Values {
+			m := math.Max(v/60, 1e-3)
+			pts = append(pts, plotter.XY{X: m, Y: float64(k) / n}, plotter.XY{X: m, Y: float64(k+1) / n})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			continue
+		}
+		line.Color, line.Width = Colour(i), vg.Points(1.8)
+		line.Dashes = dashes(i)
+		p.Add(line)
+		p.Legend.Add(s.Label, line)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	// A log axis needs a positive range even when every value is the same.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s.Values {
+			lo, hi = math.Min(lo, math.Max(v/60, 1e-3)), math.Max(hi, math.Max(v/60, 1e-3))
+		}
+	}
+	if lo <= hi {
+		p.X.Min, p.X.Max = lo/1.2, hi*1.2
+	} else {
+		p.X.Min, p.X.Max = 0.1, 10
+	}
+	p.Add(plotter.NewGrid())
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+func dashes(i int) []vg.Length {
+	switch i % 4 {
+	case 1:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case 2:
+		return []vg.Length{vg.Points(2), vg.Points(2)}
+	case 3:
+		return []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}
+	}
+	return nil
+}
+
+// Panel is one bar chart of a row of them: a value per category, optionally in
+// groups (one bar per group member at each category).
+type Panel struct {
+	Title, Y   string
+	Categories []string
+	// Groups are the bars at each category, one value per category; with one
+	// group every bar gets its own colour.
+	Groups []Series
+	// Ref, when positive, draws a dashed reference line labelled RefLabel.
+	Ref      float64
+	RefLabel string
+	// Format prints the value above each bar; empty means "%.1f".
+	Format string
+	// FirstColour is the palette index of the first group, to keep a series'
+	// colour across panels that leave some series out.
+	FirstColour int
+}
+
+// Bars draws panels side by side as one figure.
+func Bars(name, title string, width vg.Length, panels ...Panel) Figure {
+	ps := make([]*plot.Plot, len(panels))
+	for i, pn := range panels {
+		ps[i] = barPlot(pn)
+	}
+	if len(ps) == 1 {
+		return Single(name, title, width, 4*vg.Inch, ps[0])
+	}
+	return Row(name, title, width, 4*vg.Inch, ps...)
+}
+
+func barPlot(pn Panel) *plot.Plot {
+	p := newPlot(pn.Title, "", pn.Y)
+	ng := max(1, len(pn.Groups))
+	w := vg.Points(math.Min(40, 180/float64(ng*max(1, len(pn.Categories)))+8))
+	format := pn.Format
+	if format == "" {
+		format = "%.1f"
+	}
+	var top float64
+	for g, s := range pn.Groups {
+		vals := make(plotter.Values, len(pn.Categories))
+		copy(vals, s.Values)
+		for k := range vals {
+			if math.IsNaN(vals[k]) || vals[k] < 0 {
+				vals[k] = 0
+			}
+			top = math.Max(top, vals[k])
+		}
+		offset := vg.Length(float64(g)-float64(ng-1)/2) * w
+		if ng == 1 {
+			// One series: each category in its own colour, as in the other charts.
+			for k := range vals {
+				one := make(plotter.Values, len(vals))
+				one[k] = vals[k]
+				addBars(p, one, w, offset, Colour(k))
+			}
+		} else {
+			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g+pn.FirstColour)))
+		}
+		p.Add(valueLabels(vals, offset, format))
+	}
+	p.NominalX(pn.Categories...)
+	if len(pn.Categories) > 6 {
+		p.X.Tick.Label.Rotation = math.Pi / 4
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	if pn.Ref > 0 {
+		ref, _ := plotter.NewLine(plotter.XYs{{X: -0.5, Y: pn.Ref}, {X: float64(len(pn.Categories)) - 0.5, Y: pn.Ref}})
+		ref.Color, ref.Dashes = capacityC, []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(ref)
+		p.Legend.Add(pn.RefLabel, ref)
+		top = math.Max(top, pn.Ref)
+	}
+	p.Y.Min = 0
+	p.Y.Max = top * 1.25 // room for the labels and the legend
+	return p
+}
+
+func addBars(p *plot.Plot, vals plotter.Values, w, offset vg.Length, c color.Color) *plotter.BarChart {
+	bc, err := plotter.NewBarChart(vals, w)
+	if err != nil { // only for negative or NaN values, which callers remove
+		panic(err)
+	}
+	bc.LineStyle.Width = 0
+	bc.Offset, bc.Color = offset, c
+	p.Add(bc)
+	return bc
+}
+
+// valueLabels prints each bar's value above it.
+type labels struct {
+	vals   plotter.Values
+	offset vg.Length
+	format string
+}
+
+func valueLabels(vals plotter.Values, offset vg.Length, format string) *labels {
+	return &labels{vals: vals, offset: offset, format: format}
+}
+
+func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	sty := draw.TextStyle{Color: Colour(9), Font: p.X.Tick.Label.Font, XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: p.TextHandler}
+	sty.Font.Size = vg.Points(7)
+	for i, v := range l.vals {
+		if v <= 0 {
+			continue
+		}
+		pt := vg.Point{X: tx(float64(i)) + l.offset, Y: ty(v) + vg.Points(1)}
+		c.FillText(sty, pt, fmt.Sprintf(l.format, v))
+	}
+}
+
+// slug makes a file-name-safe name from a title's first words.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.':
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+// Slug is slug for callers naming files the way this package does.
+func Slug(s string) string { return slug(s) }
+
+// Curve is a line of points with a symmetric error bar at each.
+type Curve struct {
+	Label     string
+	X, Y, Err []float64
+}
+
+type curvePoints Curve
+
+func (c curvePoints) Len() int                    { return len(c.X) }
+func (c curvePoints) XY(i int) (float64, float64) { return c.X[i], c.Y[i] }
+func (c curvePoints) YError(i int) (float64, float64) {
+	return c.Err[i], c.Err[i]
+}
+
+// Lines draws curves with error bars on one chart.
+func Lines(name, title, x, y string, curves []Curve) Figure {
+	p := newPlot(title, x, y)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Millimeter * 2
+	var top float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		for _, x := range c.X {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	for i, c := range curves {
+		if len(c.X) == 0 {
+			continue
+		}
+		// Dodge the curves sideways a little so error bars at one x stay apart.
+		shift := (float64(i) - float64(len(curves)-1)/2) * 0.008 * (hi - lo)
+		c.X = append([]float64(nil), c.X...)
+		for k := range c.X {
+			c.X[k] += shift
+		}
+		pts := curvePoints(c)
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			continue
+		}
+		line.Color, line.Width, line.Dashes = Colour(i), vg.Points(1.6), dashes(i)
+		points.Color, points.Shape = Colour(i), draw.CircleGlyph{}
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			continue
+		}
+		bars.Color, bars.Width = Colour(i), vg.Points(1.2)
+		p.Add(line, points, bars)
+		p.Legend.Add(c.Label, line, points)
+		for k := range c.Y {
+			top = math.Max(top, c.Y[k]+c.Err[k])
+		}
+	}
+	p.Add(plotter.NewGrid())
+	p.Y.Min, p.Y.Max = 0, top*1.35 // room for the legend
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}

@@ -1,0 +1,215 @@
+package plots
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/salusgo/salus/eventlog"
+)
+
+// RunLog is what the pictures need from one run's event log: each job's waiting,
+// start-up and running stretches, and each lane's memory over time. Build it with
+// ReadLog, or feed a Recorder as an eventlog.Sink.
+type RunLog struct {
+	Policy, Mode, Engine, Trace, Device string
+	CapacityMiB                         float64
+	// Jobs in arrival order.
+	Jobs []*JobTrace
+	// Memory is every lane memory change, in time order.
+	Memory []MemSample
+	// Slots is how many lanes were ever open at once.
+	Slots int
+}
+
+// JobTrace is one job's life.
+type JobTrace struct {
+	ID, Model string
+	ArrivalS  float64
+	EndS      float64 // finish (or loss); 0 while running
+	Lost      bool
+	// StartupFromS and StartupToS bound its start-up: off the GPU from arrival
+	// under sharing, holding the GPU from admission under exclusive runs.
+	StartupFromS, StartupToS float64
+	Stretches                []Stretch
+	startupS                 float64
+	open                     bool // an iteration is running
+}
+
+// Stretch is a run of back-to-back iterations of one job in one lane.
+type Stretch struct {
+	FromS, ToS float64
+	// Slot is the lane's colour index: the smallest index free when the lane
+	// opened, so lanes open at the same time never share one.
+	Slot int
+}
+
+// MemSample is one lane's memory after a change; a closed lane has zero size.
+type MemSample struct {
+	T                           float64
+	Slot                        int
+	PersistentMiB, EphemeralMiB float64
+	LaneMiB                     float64
+}
+
+// Recorder builds a RunLog from events; it is an eventlog.Sink.
+type Recorder struct {
+	log   RunLog
+	jobs  map[string]*JobTrace
+	slots map[int]int // open lane -> slot
+	used  []bool      // slot in use
+	err   error
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{jobs: map[string]*JobTrace{}, slots: map[int]int{}}
+}
+
+// ReadLog reads an event log file (gzip when its name ends in .gz).
+func ReadLog(path string) (*RunLog, error) {
+	r := NewRecorder()
+	if err := eventlog.ReadFile(path, func(e eventlog.Event) error {
+		r.Emit(e)
+		return r.err
+	}); err != nil {
+		return nil, err
+	}
+	return r.Log()
+}
+
+// Log returns what was recorded, or the first inconsistency met.
+func (r *Recorder) Log() (*RunLog, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(r.log.Jobs) == 0 {
+		return nil, fmt.Errorf("the log has no jobs")
+	}
+	return &r.log, nil
+}
+
+// slot returns the open lane's slot, opening it when it is new.
+func (r *Recorder) slot(lane int) int {
+	if s, ok := r.slots[lane]; ok {
+		return s
+	}
+	s := 0
+	for s < len(r.used) && r.used[s] {
+		s++
+	}
+	if s == len(r.used) {
+		r.used = append(r.used, false)
+	}
+	r.used[s] = true
+	r.slots[lane] = s
+	r.log.Slots = max(r.log.Slots, len(r.used))
+	return s
+}
+
+func (r *Recorder) closeLane(lane int) {
+	if s, ok := r.slots[lane]; ok {
+		r.used[s] = false
+		delete(r.slots, lane)
+	}
+}
+
+// Emit takes one event; events must come in time order.
+func (r *Recorder) Emit(e eventlog.Event) {
+	if r.err != nil {
+		return
+	}
+	switch e.Kind {
+	case eventlog.Run:
+		r.log.Policy, r.log.Mode, r.log.Engine, r.log.Trace, r.log.Device = e.Policy, e.Mode, e.Engine, e.Trace, e.Device
+		r.log.CapacityMiB = e.CapacityMiB
+		return
+	case eventlog.Memory:
+		s := r.slot(e.Lane)
+		r.log.Memory = append(r.log.Memory, MemSample{T: e.T, Slot: s,
+			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, LaneMiB: e.LaneMiB})
+		if e.LaneMiB == 0 {
+			r.closeLane(e.Lane)
+		}
+		return
+	case eventlog.Arrive:
+		if _, dup := r.jobs[e.Job]; dup {
+			r.err = fmt.Errorf("job %q arrives twice", e.Job)
+			return
+		}
+		j := &JobTrace{ID: e.Job, Model: e.Model, ArrivalS: e.T, startupS: e.StartupS,
+			StartupFromS: e.T, StartupToS: e.T + e.StartupS}
+		r.jobs[e.Job] = j
+		r.log.Jobs = append(r.log.Jobs, j)
+		return
+	}
+	j, ok := r.jobs[e.Job]
+	if !ok {
+		if e.Job == "" {
+			return // an event kind this package does not draw
+		}
+		r.err = fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
+		return
+	}
+	switch e.Kind {
+	case eventlog.Admit:
+		if e.HoldsGPU {
+			j.StartupFromS, j.StartupToS = e.T, e.T+j.startupS
+		}
+	case eventlog.IterStart:
+		s := r.slot(e.Lane)
+		j.open = true
+		if n := len(j.Stretches); n > 0 && j.Stretches[n-1].ToS == e.T && j.Stretches[n-1].Slot == s {
+			return // back to back: the stretch goes on
+		}
+		j.Stretches = append(j.Stretches, Stretch{FromS: e.T, ToS: e.T, Slot: s})
+	case eventlog.IterEnd:
+		r.endIteration(j, e.T)
+	case eventlog.Finish, eventlog.Lost:
+		r.endIteration(j, e.T)
+		j.EndS, j.Lost = e.T, e.Kind == eventlog.Lost
+	}
+}
+
+func (r *Recorder) endIteration(j *JobTrace, t float64) {
+	if !j.open {
+		return
+	}
+	j.open = false
+	j.Stretches[len(j.Stretches)-1].ToS = t
+}
+
+// EndS is when the last job ended.
+func (l *RunLog) EndS() float64 {
+	var end float64
+	for _, j := range l.Jobs {
+		end = max(end, j.EndS)
+	}
+	return end
+}
+
+// JCTs returns the completion times of the finished jobs, sorted, in seconds.
+func (l *RunLog) JCTs() []float64 {
+	var out []float64
+	for _, j := range l.Jobs {
+		if j.EndS > 0 && !j.Lost {
+			out = append(out, j.EndS-j.ArrivalS)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// Merge joins stretches of one job in one slot separated by less than gap
+// seconds: at a picture's resolution, a job that alternates with others in its
+// lane iteration by iteration is running there.
+func Merge(ss []Stretch, gap float64) []Stretch {
+	var out []Stretch
+	for _, s := range ss {
+		if n := len(out); n > 0 && out[n-1].Slot == s.Slot && s.FromS-out[n-1].ToS < gap {
+			out[n-1].ToS = max(out[n-1].ToS, s.ToS)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}

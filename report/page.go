@@ -1,0 +1,294 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/salusgo/salus/workload"
+)
+
+type page struct {
+	Title, Version, Command, GoVersion string
+	Suites                             []suiteSection
+	TraceSummary                       string
+	Models                             *table
+}
+
+type suiteSection struct {
+	Name, Engine string
+	Tables       []table
+	Params       []table
+	Figures      []image
+}
+
+type table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+// column says how a well-known run field is shown.
+type column struct {
+	head  string
+	scale float64 // multiply by this
+	unit  string  // "%", "x" or "" (a plain number)
+	prec  int
+}
+
+var columns = map[string]column{
+	"makespan_s":               {"makespan (min)", 1.0 / 60, "", 1},
+	"sequential_makespan_s":    {"one by one (min)", 1.0 / 60, "", 1},
+	"avg_jct_s":                {"avg JCT (min)", 1.0 / 60, "", 1},
+	"p95_jct_s":                {"p95 JCT (min)", 1.0 / 60, "", 1},
+	"avg_queuing_s":            {"avg queuing (min)", 1.0 / 60, "", 1},
+	"gpu_busy":                 {"GPU busy", 100, "%", 0},
+	"peak_memory_mib":          {"peak memory (GiB)", 1.0 / 1024, "", 1},
+	"avg_jct_speedup_vs_fifo":  {"avg JCT vs fifo", 1, "x", 2},
+	"makespan_speedup_vs_fifo": {"makespan vs fifo", 1, "x", 2},
+	"improvement":              {"improvement", 1, "x", 2},
+	"gpus_needed":              {"GPUs needed", 1, "", 0},
+}
+
+func formatValue(key string, v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case bool:
+		return fmt.Sprint(x), true
+	case float64:
+		if c, ok := columns[key]; ok {
+			if x == 0 && c.unit == "x" {
+				return "-", true
+			}
+			return fmt.Sprintf("%.*f%s", c.prec, x*c.scale, c.unit), true
+		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return fmt.Sprintf("%.0f", x), true
+		}
+		return fmt.Sprintf("%.4g", x), true
+	case nil:
+		return "", true
+	}
+	return "", false // objects and arrays are shown elsewhere
+}
+
+func header(key string) string {
+	if c, ok := columns[key]; ok {
+		return c.head
+	}
+	return strings.ReplaceAll(key, "_", " ")
+}
+
+// newSection tabulates a suite: one table per kind of run, per-model latencies,
+// and its other fields (trace, device, paper) as parameter tables.
+func newSection(s Suite) suiteSection {
+	sec := suiteSection{Name: s.Name, Engine: s.Engine}
+	for _, kind := range []string{KindTraining, KindTuning, KindInference, KindOther} {
+		runs := runsOf(s, kind)
+		if len(runs) == 0 {
+			continue
+		}
+		var keys []string
+		seen := map[string]bool{"log": true, "suite": true}
+		for _, r := range runs {
+			for _, k := range r.Keys {
+				if _, scalar := formatValue(k, r.Fields[k]); scalar && !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+		t := table{Caption: kind + " runs"}
+		for _, k := range keys {
+			t.Head = append(t.Head, header(k))
+		}
+		for _, r := range runs {
+			row := make([]string, len(keys))
+			for i, k := range keys {
+				row[i], _ = formatValue(k, r.Fields[k])
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		sec.Tables = append(sec.Tables, t)
+		if kind == KindInference {
+			if lt, ok := latencyTable(runs); ok {
+				sec.Tables = append(sec.Tables, lt)
+			}
+		}
+	}
+	for _, k := range sortedKeys(s.Fields) {
+		if list, ok := s.Fields[k].([]any); ok {
+			if t, ok := listTable(k, list); ok {
+				sec.Tables = append(sec.Tables, t)
+			}
+			continue
+		}
+		obj, ok := s.Fields[k].(map[string]any)
+		if !ok {
+			continue
+		}
+		t := table{Caption: k, Head: []string{"parameter", "value"}}
+		for _, f := range sortedKeys(obj) {
+			v, scalar := formatValue("", obj[f])
+			if !scalar {
+				b, _ := json.Marshal(obj[f])
+				v = string(b)
+			}
+			t.Rows = append(t.Rows, []string{f, v})
+		}
+		sec.Params = append(sec.Params, t)
+	}
+	return sec
+}
+
+// listTable shows a list of objects (eval --suite all's headlines) as a table.
+func listTable(caption string, list []any) (table, bool) {
+	t := table{Caption: caption}
+	var keys []string
+	seen := map[string]bool{}
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			for _, k := range orderedKeys(m) {
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		t.Head = append(t.Head, header(k))
+	}
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		row := make([]string, len(keys))
+		for i, k := range keys {
+			row[i], _ = formatValue(k, m[k])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, len(keys) > 0
+}
+
+func latencyTable(runs []Run) (table, bool) {
+	t := table{Caption: "request latency per model (ms)", Head: []string{"model", "alone"}}
+	var models []string
+	rows := map[string][]string{}
+	for _, r := range runs {
+		if len(r.Latency) == 0 {
+			continue
+		}
+		t.Head = append(t.Head, schemeOf(r)+" mean", schemeOf(r)+" p99")
+	}
+	col := 0
+	for _, r := range runs {
+		if len(r.Latency) == 0 {
+			continue
+		}
+		for _, l := range r.Latency {
+			row, ok := rows[l.Model]
+			if !ok {
+				models = append(models, l.Model)
+				row = make([]string, len(t.Head))
+				row[0] = l.Model
+			}
+			if l.AloneS > 0 {
+				row[1] = fmt.Sprintf("%.1f", l.AloneS*1000)
+			}
+			row[2+2*col], row[3+2*col] = fmt.Sprintf("%.1f", l.MeanS*1000), fmt.Sprintf("%.1f", l.P99S*1000)
+			rows[l.Model] = row
+		}
+		col++
+	}
+	for _, m := range models {
+		t.Rows = append(t.Rows, rows[m])
+	}
+	return t, len(models) > 0
+}
+
+// addTrace adds the trace's summary and the parameters of the models it uses.
+func (p *page) addTrace(t *workload.Trace) {
+	var buf bytes.Buffer
+	workload.TraceStats(t).Write(&buf)
+	p.TraceSummary = buf.String()
+	jobs := map[string]int{}
+	profiles := map[string]workload.Profile{}
+	for _, j := range t.Jobs {
+		jobs[j.Profile.Key()]++
+		profiles[j.Profile.Key()] = j.Profile
+	}
+	keys := make([]string, 0, len(profiles))
+	for k := range profiles {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tb := &table{Caption: "model parameters (profiles the trace uses)",
+		Head: []string{"model", "batch", "kind", "jobs", "iteration (ms)", "start-up (s)", "persistent (MiB)", "ephemeral (MiB)", "peak (MiB)", "compute demand", "times"}}
+	for _, k := range keys {
+		pr := profiles[k]
+		times := "measured"
+		if pr.Estimated {
+			times = "estimated"
+		}
+		tb.Rows = append(tb.Rows, []string{pr.Model, fmt.Sprint(pr.Batch), pr.Kind, fmt.Sprint(jobs[k]),
+			fmt.Sprintf("%.1f", pr.IterS*1000), fmt.Sprintf("%.1f", pr.StartupS), fmt.Sprintf("%.0f", pr.PersistentMiB),
+			fmt.Sprintf("%.0f", pr.EphemeralMiB), fmt.Sprintf("%.0f", pr.PeakMiB), fmt.Sprintf("%.2f", pr.Demand), times})
+	}
+	p.Models = tb
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1150px; padding: 0 1em; color: #222; }
+h1 { margin-bottom: 0.2em; }
+.meta { color: #555; font-size: 0.9em; }
+code, pre { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.88em; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.7em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f2f2f2; }
+figure { margin: 1.5em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+.params { display: flex; flex-wrap: wrap; gap: 2em; }
+nav a { margin-right: 1em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="meta">salus {{.Version}} ({{.GoVersion}})<br>Command: <code>{{.Command}}</code></p>
+<nav>{{range .Suites}}<a href="#suite-{{.Name}}">{{.Name}}</a>{{end}}{{if .TraceSummary}}<a href="#trace">trace</a>{{end}}{{if .Models}}<a href="#models">models</a>{{end}}</nav>
+{{range .Suites}}
+<section id="suite-{{.Name}}">
+<h2>Suite {{.Name}}{{if .Engine}} ({{.Engine}}){{end}}</h2>
+{{range .Tables}}{{template "table" .}}{{end}}
+{{range .Figures}}
+<figure id="fig-{{.Name}}">
+<img src="{{.DataURI}}" alt="{{.Title}}">
+<figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>
+</figure>
+{{end}}
+<h3>Parameters</h3>
+<div class="params">{{range .Params}}{{template "table" .}}{{end}}</div>
+</section>
+{{end}}
+{{if .TraceSummary}}<section id="trace"><h2>Trace</h2><pre>{{.TraceSummary}}</pre></section>{{end}}
+{{if .Models}}<section id="models"><h2>Models</h2>{{template "table" .Models}}</section>{{end}}
+</body>
+</html>
+{{define "table"}}<table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+`))

@@ -1,0 +1,154 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// The files of a sweep directory.
+const (
+	GridFile    = "grid.json"     // the grid, written first (what --resume reads)
+	SamplesFile = "samples.jsonl" // one finished run a line, appended as runs finish
+	CSVFile     = "sweep.csv"     // one line per cell: mean and CI95 of each metric
+	JSONFile    = "sweep.json"    // the grid and every cell's statistics
+)
+
+// Journal appends finished samples to DIR/samples.jsonl, one line each, so
+// nothing finished is lost when the sweep stops.
+type Journal struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenJournal opens (creating or appending to) the sample journal in dir. A last
+// line cut short by a killed sweep is removed first, so appends start on a line
+// of their own.
+func OpenJournal(dir string) (*Journal, error) {
+	path := filepath.Join(dir, SamplesFile)
+	if data, err := os.ReadFile(path); err == nil && len(data) > 0 && data[len(data)-1] != '\n' {
+		if err := os.Truncate(path, int64(bytes.LastIndexByte(data, '\n')+1)); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &Journal{f: f}, nil
+}
+
+// Add appends one sample.
+func (j *Journal) Add(s Sample) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, err = j.f.Write(append(b, '\n'))
+	return err
+}
+
+// Close closes the journal.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// WriteGrid writes DIR/grid.json.
+func WriteGrid(dir string, g Grid) error {
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, GridFile), append(b, '\n'), 0o644)
+}
+
+// Load reads a sweep directory's grid and the samples finished so far. A last
+// line cut short (the sweep was killed while writing it) is ignored; any other
+// bad line is an error naming it.
+func Load(dir string) (Grid, []Sample, error) {
+	var g Grid
+	b, err := os.ReadFile(filepath.Join(dir, GridFile))
+	if err != nil {
+		return g, nil, fmt.Errorf("%s is not a sweep directory: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		return g, nil, fmt.Errorf("%s: %w", filepath.Join(dir, GridFile), err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, SamplesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return g, nil, nil
+	}
+	if err != nil {
+		return g, nil, err
+	}
+	var samples []Sample
+	lines := bytes.Split(data, []byte("\n"))
+	for i, text := range lines {
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
+		}
+		var s Sample
+		if err := json.Unmarshal(text, &s); err != nil {
+			if i == len(lines)-1 {
+				break // the last line, cut short: that run is done again
+			}
+			return g, nil, fmt.Errorf("%s:%d: %v", filepath.Join(dir, SamplesFile), i+1, err)
+		}
+		samples = append(samples, s)
+	}
+	return g, samples, nil
+}
+
+// Result is what sweep.json holds.
+type Result struct {
+	Grid        Grid      `json:"grid"`
+	Runs        int       `json:"runs"`
+	Planned     int       `json:"planned"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Cells       []Summary `json:"cells"`
+}
+
+// WriteResults writes sweep.json and sweep.csv into dir.
+func WriteResults(dir string, r Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JSONFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, r.Cells); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, CSVFile), buf.Bytes(), 0o644)
+}
+
+// WriteCSV writes one line per cell: its coordinates, its runs, and for each
+// metric its mean, CI95 half width, and the interval's bounds.
+func WriteCSV(w io.Writer, cells []Summary) error {
+	cw := csv.NewWriter(w)
+	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed"}
+	for _, m := range Metrics {
+		head = append(head, m+"_mean", m+"_ci95", m+"_low", m+"_high")
+	}
+	cw.Write(head)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+	for _, c := range cells {
+		row := []string{c.Policy, c.Mode, f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed)}
+		for _, m := range Metrics {
+			s := c.Metrics[m]
+			row = append(row, f(s.Mean), f(s.CI95), f(s.Low), f(s.High))
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}

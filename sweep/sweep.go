@@ -1,0 +1,200 @@
+// Package sweep runs a grid of simulations (policies x sharing modes x load x
+// device memory, each over several seeds) in parallel, and summarizes every metric
+// per cell as a mean with a 95% confidence interval across seeds. Finished runs
+// can be appended to a file as they complete, so an interrupted sweep keeps them
+// and a later one resumes. It composes workload, sim and metrics and holds no
+// scheduling logic.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Grid is what a sweep covers.
+type Grid struct {
+	Policies []string `json:"policies"`
+	// Modes are sharing modes; "default" runs each policy in its own mode.
+	Modes         []string  `json:"modes"`
+	Seeds         []int64   `json:"seeds"`
+	Loads         []float64 `json:"loads"`
+	CapacitiesMiB []float64 `json:"capacities_mib"`
+	// Device is the device preset; Jobs the generated trace's size.
+	Device string `json:"device"`
+	Jobs   int    `json:"jobs"`
+}
+
+// Cell is one point of the grid, all seeds together.
+type Cell struct {
+	Policy      string  `json:"policy"`
+	Mode        string  `json:"mode"`
+	Load        float64 `json:"load"`
+	CapacityMiB float64 `json:"capacity_mib"`
+}
+
+func (c Cell) String() string {
+	return fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.Mode, c.Load, c.CapacityMiB)
+}
+
+// Sample is one finished run: a cell at one seed.
+type Sample struct {
+	Cell
+	Seed    int64              `json:"seed"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Err says why the run failed (for example, a job that cannot fit the
+	// device); failed runs are reported and left out of the statistics.
+	Err string `json:"error,omitempty"`
+}
+
+// ErrNotApplicable is what a Runner returns for a policy and mode that do not go
+// together (fifo under salus lanes, say); such cells are left out of the sweep.
+var ErrNotApplicable = errors.New("policy and mode do not go together")
+
+// Runner runs one cell at one seed and returns its metrics.
+type Runner func(c Cell, seed int64) (map[string]float64, error)
+
+// Task is a run to do.
+type Task struct {
+	Cell
+	Seed int64
+}
+
+func (t Task) key() string { return fmt.Sprintf("%s|%d", t.Cell, t.Seed) }
+
+// Cells lists the grid's cells that can run, in grid order. applicable says
+// whether a policy runs in a mode, and under which name (a policy's default mode
+// is named by the policy's own); a cell named twice is listed once.
+func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell {
+	var cells []Cell
+	seen := map[Cell]bool{}
+	for _, p := range g.Policies {
+		for _, mode := range g.Modes {
+			m, ok := applicable(p, mode)
+			if !ok {
+				continue
+			}
+			for _, c := range g.CapacitiesMiB {
+				for _, l := range g.Loads {
+					cell := Cell{Policy: p, Mode: m, Load: l, CapacityMiB: c}
+					if !seen[cell] {
+						seen[cell] = true
+						cells = append(cells, cell)
+					}
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// Tasks lists every cell at every seed, less those already done.
+func (g Grid) Tasks(cells []Cell, done []Sample) []Task {
+	skip := map[string]bool{}
+	for _, s := range done {
+		skip[Task{Cell: s.Cell, Seed: s.Seed}.key()] = true
+	}
+	var tasks []Task
+	for _, c := range cells {
+		for _, seed := range g.Seeds {
+			t := Task{Cell: c, Seed: seed}
+			if !skip[t.key()] {
+				tasks = append(tasks, t)
+			}
+		}
+	}
+	return tasks
+}
+
+// Run does the tasks on workers goroutines, calling done (from one goroutine at
+// a time) with each finished sample. When ctx is cancelled it starts nothing
+// new, waits for the runs in flight, and returns what finished with ctx's error.
+func Run(ctx context.Context, tasks []Task, workers int, run Runner, done func(Sample)) ([]Sample, error) {
+	workers = max(1, min(workers, len(tasks)))
+	todo := make(chan Task)
+	results := make(chan Sample)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range todo {
+				s := Sample{Cell: t.Cell, Seed: t.Seed}
+				m, err := run(t.Cell, t.Seed)
+				if err != nil {
+					s.Err = err.Error()
+				} else {
+					s.Metrics = m
+				}
+				results <- s
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, t := range tasks {
+			select {
+			case <-ctx.Done():
+				return
+			case todo <- t:
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var out []Sample
+	for s := range results {
+		out = append(out, s)
+		if done != nil {
+			done(s)
+		}
+	}
+	return out, ctx.Err()
+}
+
+// Summary is one cell's statistics.
+type Summary struct {
+	Cell
+	Runs    int             `json:"runs"`
+	Failed  int             `json:"failed"`
+	Errors  []string        `json:"errors,omitempty"`
+	Metrics map[string]Stat `json:"metrics"`
+}
+
+// SummarizeCells groups samples by cell, in the order of cells, and computes each
+// metric's mean and confidence interval over the cell's seeds.
+func SummarizeCells(cells []Cell, samples []Sample) []Summary {
+	by := map[Cell][]Sample{}
+	for _, s := range samples {
+		by[s.Cell] = append(by[s.Cell], s)
+	}
+	var out []Summary
+	for _, c := range cells {
+		ss := by[c]
+		if len(ss) == 0 {
+			continue
+		}
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Seed < ss[j].Seed })
+		sum := Summary{Cell: c, Metrics: map[string]Stat{}}
+		values := map[string][]float64{}
+		for _, s := range ss {
+			if s.Err != "" {
+				sum.Failed++
+				if len(sum.Errors) < 3 {
+					sum.Errors = append(sum.Errors, fmt.Sprintf("seed %d: %s", s.Seed, s.Err))
+				}
+				continue
+			}
+			sum.Runs++
+			for k, v := range s.Metrics {
+				values[k] = append(values[k], v)
+			}
+		}
+		for k, vs := range values {
+			sum.Metrics[k] = Summarize(vs)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
