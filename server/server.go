@@ -122,12 +122,12 @@ type BeginReply struct {
 type phase int
 
 const (
-	pWaiting  phase = iota // waiting for admission
-	pIdle                  // admitted, not asking
-	pReady                 // asked to begin, waiting for the grant
-	pRunning               // iteration runs
-	pHolding               // iteration ended, within the grace window
-	pGone                  // closed or lost
+	pWaiting phase = iota // waiting for admission
+	pIdle                 // admitted, not asking
+	pReady                // asked to begin, waiting for the grant
+	pRunning              // iteration runs
+	pHolding              // iteration ended, within the grace window
+	pGone                 // closed or lost
 )
 
 var phaseNames = [...]string{"waiting", "idle", "ready", "running", "holding", "gone"}
@@ -150,7 +150,7 @@ type Session struct {
 	granted      time.Time // when the running iteration was granted
 	gen          uint64    // counts iteration ends; stale grace timers check it
 	grace        *time.Timer
-	owes         bool  // the client owes a message: the lease applies
+	owes         bool // the client owes a message: the lease applies
 	lastSeen     atomic.Int64
 	drop         func(code, msg string) // transport hook: close the client's connection
 }
