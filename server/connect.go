@@ -68,9 +68,9 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	kind := ""
 	switch m.Kind {
 	case salusv1.JobKind_JOB_KIND_TRAINING:
-		kind = "training"
+		kind = "train"
 	case salusv1.JobKind_JOB_KIND_INFERENCE:
-		kind = "inference"
+		kind = "infer"
 	}
 	type result struct {
 		r   OpenReply

@@ -258,10 +258,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	switch req.Kind {
 	case "":
-		req.Kind = "training"
-	case "training", "inference":
+		req.Kind = "train"
+	case "train", "infer", "training", "inference":
 	default:
-		return nil, errorf(CodeBadRequest, "open %q: kind %q: use training or inference", req.Job, req.Kind)
+		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
 	}
 
 	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done}
