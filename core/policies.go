@@ -6,6 +6,7 @@ func FIFO() Policy {
 	return Policy{
 		Name:         "fifo",
 		Description:  "no sharing: one job at a time in arrival order (plain TensorFlow)",
+		Mode:         "exclusive",
 		Placement:    Exclusive{},
 		Less:         byArrival,
 		StartupOnGPU: true,
@@ -18,6 +19,7 @@ func SRTF() Policy {
 	return Policy{
 		Name:        "srtf",
 		Description: "one lane; shortest remaining declared time first at every iteration boundary",
+		Mode:        "salus",
 		Placement:   OneLane{},
 		Less:        func(a, b JobView) bool { return a.Remaining() < b.Remaining() },
 	}
@@ -29,6 +31,7 @@ func Pack() Policy {
 	return Policy{
 		Name:        "pack",
 		Description: "Salus lanes, run side by side; requests served in order within a lane",
+		Mode:        "salus",
 		Placement:   SalusLanes{},
 		Less:        func(a, b JobView) bool { return a.RequestSeq < b.RequestSeq },
 	}
@@ -40,6 +43,7 @@ func Fair() Policy {
 	return Policy{
 		Name:        "fair",
 		Description: "one lane; least attained GPU time first at every iteration boundary",
+		Mode:        "salus",
 		Placement:   OneLane{},
 		Less:        func(a, b JobView) bool { return a.Attained < b.Attained },
 	}

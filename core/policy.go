@@ -25,7 +25,9 @@ func (v JobView) Remaining() float64 { return v.Declared - v.Attained }
 type Policy struct {
 	Name        string
 	Description string
-	Placement   Placement
+	// Mode names how the device is shared: "exclusive" (no sharing) or "salus" (lanes).
+	Mode      string
+	Placement Placement
 	// Less orders two ready jobs of one lane: true when a should run first. Ties
 	// (neither is less) go to the earlier arrival.
 	Less func(a, b JobView) bool

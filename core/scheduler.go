@@ -51,11 +51,11 @@ type Decision struct {
 type jobPhase int
 
 const (
-	waiting  jobPhase = iota // not admitted yet
-	idle                     // admitted, not asking for an iteration
-	ready                    // asking for an iteration
-	running                  // its iteration runs
-	holding                  // ended an iteration, has not said whether it wants another
+	waiting jobPhase = iota // not admitted yet
+	idle                    // admitted, not asking for an iteration
+	ready                   // asking for an iteration
+	running                 // its iteration runs
+	holding                 // ended an iteration, has not said whether it wants another
 )
 
 func (p jobPhase) String() string {

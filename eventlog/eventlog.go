@@ -62,6 +62,7 @@ type Event struct {
 	Mode        string  `json:"mode,omitempty"`
 	Engine      string  `json:"engine,omitempty"`
 	Trace       string  `json:"trace,omitempty"`
+	Device      string  `json:"device,omitempty"`
 	Seed        int64   `json:"seed,omitempty"`
 	CapacityMiB float64 `json:"capacity_mib,omitempty"`
 }
@@ -154,6 +155,7 @@ func Append(b []byte, e Event) []byte {
 	b = appendStr(b, "mode", e.Mode)
 	b = appendStr(b, "engine", e.Engine)
 	b = appendStr(b, "trace", e.Trace)
+	b = appendStr(b, "device", e.Device)
 	b = appendInt(b, "seed", e.Seed)
 	b = appendNum(b, "capacity_mib", e.CapacityMiB)
 	return append(b, '}')

@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Worker is an emulated training job for machines without a GPU: it opens a
+// session and runs its iterations, each taking IterS seconds of wall time (a sleep
+// finished by a short spin, so iterations of a few milliseconds stay accurate).
+type Worker struct {
+	Options
+	// Addr is the daemon's fast-path address (see Dial).
+	Addr string
+	// IterS is one iteration's time, seconds, already scaled.
+	IterS float64
+	// OpenAt, when set, is the wall-clock time to open the session at: a launcher
+	// starts the process a little early so process start-up does not skew arrivals.
+	OpenAt time.Time
+	// Log, when set, is told what the worker does.
+	Log func(format string, args ...any)
+}
+
+// spinWindow is how much of each wait is spun rather than slept: sleeps overshoot
+// by tens of microseconds, which adds up over thousands of short iterations.
+const spinWindow = 300 * time.Microsecond
+
+// Wait blocks for d: a sleep, then a spin for the last spinWindow.
+func Wait(d time.Duration) { WaitUntil(time.Now().Add(d)) }
+
+// WaitUntil blocks until t.
+func WaitUntil(t time.Time) {
+	if d := time.Until(t) - spinWindow; d > 0 {
+		time.Sleep(d)
+	}
+	for time.Now().Before(t) {
+	}
+}
+
+// Run runs the job: open, start-up (on the GPU after admission when the policy says
+// so, otherwise overlapping the wait for admission), the iterations, close.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.Iterations <= 0 {
+		return fmt.Errorf("worker %q: %d iterations: give at least 1", w.Job, w.Iterations)
+	}
+	if !w.OpenAt.IsZero() {
+		WaitUntil(w.OpenAt)
+	}
+	arrived := time.Now()
+	s, err := Open(ctx, w.Addr, w.Options)
+	if err != nil {
+		return fmt.Errorf("worker %q: %w", w.Job, err)
+	}
+	defer s.Abort()
+	startup := time.Duration(w.StartupS * float64(time.Second))
+	if s.StartupOnGPU {
+		Wait(startup)
+	} else {
+		WaitUntil(arrived.Add(startup))
+	}
+	if w.Log != nil {
+		w.Log("worker %s: admitted to lane %d (%.0f MiB) under %s", w.Job, s.Lane, s.LaneMiB, s.Policy)
+	}
+	iter := time.Duration(w.IterS * float64(time.Second))
+	for i := 0; i < w.Iterations; i++ {
+		if err := ctx.Err(); err != nil {
+			s.Close(false)
+			return fmt.Errorf("worker %q: stopped after %d iterations: %w", w.Job, i, err)
+		}
+		if err := s.Begin(); err != nil {
+			return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)
+		}
+		Wait(iter)
+		// Report the emulated GPU time, as a real job would report what the device
+		// did, not the scheduling noise of this machine.
+		if err := s.End(iter, 0); err != nil {
+			return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)
+		}
+	}
+	if err := s.Close(true); err != nil {
+		return fmt.Errorf("worker %q: close: %w", w.Job, err)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/workload"
+	"github.com/spf13/cobra"
+)
+
+// deviceFlags are the device-model flags every simulating command takes.
+type deviceFlags struct {
+	preset       string
+	capacityMiB  float64
+	iterOverhead float64
+	switchCost   float64
+}
+
+func (d *deviceFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&d.preset, "device", "p100", "device preset: p100, v100, a100, a100-40g, h100, h200")
+	f.Float64Var(&d.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
+	f.Float64Var(&d.iterOverhead, "iter-overhead", 0, "scheduling overhead added to every iteration, seconds")
+	f.Float64Var(&d.switchCost, "switch-cost", 0, "cost of switching jobs in a lane at an iteration boundary, seconds")
+}
+
+func (d *deviceFlags) device() (sim.Device, error) {
+	dev, err := sim.Preset(d.preset)
+	if err != nil {
+		return dev, err
+	}
+	if d.capacityMiB < 0 || d.iterOverhead < 0 || d.switchCost < 0 {
+		return dev, fmt.Errorf("--capacity-mib, --iter-overhead and --switch-cost must not be negative")
+	}
+	if d.capacityMiB > 0 {
+		dev.CapacityMiB = d.capacityMiB
+	}
+	dev.IterOverheadS, dev.SwitchS = d.iterOverhead, d.switchCost
+	return dev, nil
+}
+
+// traceFlags choose a trace: a file, or the generated salus100.
+type traceFlags struct {
+	file string
+	seed int64
+	load float64
+}
+
+func (t *traceFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated salus100 trace")
+	f.Int64Var(&t.seed, "seed", 1, "seed of the generated trace")
+	f.Float64Var(&t.load, "load", 1, "arrival-rate multiplier of the generated trace")
+}
+
+func (t *traceFlags) trace() (*workload.Trace, error) {
+	if t.file != "" {
+		return workload.ReadTraceFile(t.file, workload.Default())
+	}
+	return workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
+}
+
+func checkFormat(format string, allowed ...string) error {
+	for _, a := range allowed {
+		if format == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown --format %q: choose %s", format, strings.Join(allowed, ", "))
+}
+
+// createOut creates the output directory, refusing a path that is a file.
+func createOut(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--out %s is a file, not a directory", dir)
+	}
+	return os.MkdirAll(dir, 0o755)
+}

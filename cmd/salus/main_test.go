@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestEvalDefaultPrintsTheTable(t *testing.T) {
+	out, err := run(t, "eval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fifo", "srtf", "pack", "fair", "avg JCT vs fifo", "3.19x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEvalJSON(t *testing.T) {
+	out, err := run(t, "eval", "--format", "json", "--policy", "fifo", "--policy", "srtf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ Runs []struct{ Policy string } }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Runs) != 2 {
+		t.Fatalf("json %v: %s", err, out)
+	}
+}
+
+func TestBadTraceFailsWithLineAndFieldAndNoResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(path, []byte("job_id,model,batch_size,iterations,arrival_s\na,resnet50,50,10,0\nb,resnet50,50,x,1\n"), 0o644)
+	for _, args := range [][]string{{"trace", "validate", path}, {"eval", "--trace", path}, {"simulate", "--trace", path}} {
+		out, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "bad.csv:3: field \"iterations\"") {
+			t.Errorf("%v: error %v", args, err)
+		}
+		if strings.Contains(out, "makespan") {
+			t.Errorf("%v printed results despite the error:\n%s", args, out)
+		}
+	}
+}
+
+func TestTraceGenValidates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if _, err := run(t, "trace", "gen", "--seed", "9", "--format", "jsonl", "-o", path); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "trace", "validate", path)
+	if err != nil || !strings.Contains(out, "ok, 100 jobs") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
+func TestModelsJSON(t *testing.T) {
+	out, err := run(t, "models", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []map[string]any
+	if err := json.Unmarshal([]byte(out), &ps); err != nil || len(ps) < 47 {
+		t.Fatalf("%v, %d profiles", err, len(ps))
+	}
+}

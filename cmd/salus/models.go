@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/salusgo/salus/workload"
+	"github.com/spf13/cobra"
+)
+
+func newModelsCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the workload catalog: per-iteration time, start-up, memory and compute demand",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			profiles := workload.Default().Profiles()
+			w := cmd.OutOrStdout()
+			if format == "json" {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(profiles)
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "MODEL\tBATCH\tKIND\tITER (ms)\tSTART-UP (s)\tPEAK (MiB)\tPERSISTENT\tEPHEMERAL\tDEMAND\tTIMES")
+			for _, p := range profiles {
+				times := "measured"
+				if p.Estimated {
+					times = "estimated"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.0f\t%.2f\t%s\n", p.Model, p.Batch, p.Kind,
+					p.IterS*1e3, p.StartupS, p.PeakMiB, p.PersistentMiB, p.EphemeralMiB, p.Demand, times)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "\nWhere each figure comes from: salus models --format json (field \"source\").")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	return cmd
+}

@@ -1,0 +1,120 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/workload"
+)
+
+func salus100(t testing.TB, seed int64) *workload.Trace {
+	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestTrainingSuiteOrdersPoliciesAsTheyShould(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3} {
+		rep, err := Training(TrainingOptions{Trace: salus100(t, seed), Device: sim.DefaultDevice()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := map[string]Run{}
+		for _, r := range rep.Runs {
+			runs[r.Policy] = r
+			if r.Finished != 100 {
+				t.Errorf("seed %d %s: %d of 100 jobs finished", seed, r.Policy, r.Finished)
+			}
+		}
+		if !(runs["srtf"].AvgJCTS < runs["fifo"].AvgJCTS) {
+			t.Errorf("seed %d: srtf avg JCT %.0f not below fifo's %.0f", seed, runs["srtf"].AvgJCTS, runs["fifo"].AvgJCTS)
+		}
+		if !(runs["pack"].MakespanS <= runs["fifo"].MakespanS) {
+			t.Errorf("seed %d: pack makespan %.0f above fifo's %.0f", seed, runs["pack"].MakespanS, runs["fifo"].MakespanS)
+		}
+		if rep.Paper.Measured != runs["srtf"].JCTSpeedup || rep.Paper.Value != 3.19 {
+			t.Errorf("paper comparison %+v", rep.Paper)
+		}
+	}
+}
+
+func TestJSONCarriesTheFields(t *testing.T) {
+	rep, err := Training(TrainingOptions{Trace: salus100(t, 1), Device: sim.DefaultDevice()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.JSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Suite string
+		Trace struct {
+			Name string
+			Jobs int
+			Seed int64
+		}
+		Runs []map[string]any
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Suite != "training" || got.Trace.Name != "salus100" || got.Trace.Jobs != 100 || got.Trace.Seed != 1 || len(got.Runs) != 4 {
+		t.Fatalf("report header %+v", got)
+	}
+	for i, want := range []string{"fifo", "srtf", "pack", "fair"} {
+		r := got.Runs[i]
+		if r["policy"] != want {
+			t.Errorf("run %d is %v, want %s", i, r["policy"], want)
+		}
+		for _, k := range []string{"jobs", "makespan_s", "avg_jct_s", "p95_jct_s", "avg_queuing_s"} {
+			if _, ok := r[k].(float64); !ok {
+				t.Errorf("run %s lacks %s", want, k)
+			}
+		}
+	}
+}
+
+func TestOutDirHoldsLogsAndResults(t *testing.T) {
+	dir := t.TempDir()
+	tr, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 4, Jobs: 10})
+	rep, err := Training(TrainingOptions{Trace: tr, Policies: []string{"fifo", "pack"}, Device: sim.DefaultDevice(), OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteResults(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"events-fifo.jsonl.gz", "events-pack.jsonl.gz", "results.json", "results.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	// The written log gives the same metrics as the in-memory run.
+	for _, run := range rep.Runs {
+		again, err := metrics.FromFile(run.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(again.AvgJCTS-run.AvgJCTS) > 1e-4 || math.Abs(again.MakespanS-run.MakespanS) > 1e-4 {
+			t.Errorf("%s: from file %+v, in memory %+v", run.Policy, again, run.Result)
+		}
+	}
+}
+
+func BenchmarkTrainingSuite(b *testing.B) {
+	tr := salus100(b, 1)
+	for b.Loop() {
+		if _, err := Training(TrainingOptions{Trace: tr, Device: sim.DefaultDevice()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

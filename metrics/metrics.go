@@ -1,0 +1,251 @@
+// Package metrics computes a run's results from its event log, whichever engine
+// wrote it: makespan, average and p95 job completion time, queuing, GPU busy time,
+// inference latency. It is the only place these are computed; it reads events and
+// never schedules.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/salusgo/salus/eventlog"
+)
+
+// JobResult is one job's outcome.
+type JobResult struct {
+	ID       string  `json:"job_id"`
+	Model    string  `json:"model"`
+	ArrivalS float64 `json:"arrival_s"`
+	// ServiceS is when the job first got the GPU: when it took the whole GPU
+	// (exclusive runs), otherwise its first iteration's start less its start-up.
+	ServiceS float64 `json:"service_s"`
+	EndS     float64 `json:"end_s"`
+	JCTS     float64 `json:"jct_s"`
+	QueuingS float64 `json:"queuing_s"`
+	GPUS     float64 `json:"gpu_s"`
+	Lost     bool    `json:"lost,omitempty"`
+}
+
+// Result is what one run achieved.
+type Result struct {
+	Jobs        int     `json:"jobs"`
+	Finished    int     `json:"finished"`
+	Lost        int     `json:"lost"`
+	MakespanS   float64 `json:"makespan_s"`
+	AvgJCTS     float64 `json:"avg_jct_s"`
+	P95JCTS     float64 `json:"p95_jct_s"`
+	AvgQueuingS float64 `json:"avg_queuing_s"`
+	// GPUBusy is the fraction of the makespan during which at least one iteration ran.
+	GPUBusy float64 `json:"gpu_busy"`
+	// PeakMemoryMiB is the most memory allocated to lanes at once.
+	PeakMemoryMiB float64 `json:"peak_memory_mib"`
+	// Completion lists the jobs in the order they finished.
+	Completion []JobResult `json:"-"`
+	// Latency summarizes served inference requests per model.
+	Latency map[string]Latency `json:"-"`
+}
+
+// Latency summarizes the request latencies of one model.
+type Latency struct {
+	Requests int     `json:"requests"`
+	MeanS    float64 `json:"mean_s"`
+	P99S     float64 `json:"p99_s"`
+}
+
+type jobRec struct {
+	JobResult
+	startupS float64
+	holdsGPU bool
+	admitted bool
+	started  bool
+	running  bool
+}
+
+// Collector accumulates a log event by event; it is an eventlog.Sink, so an engine
+// can feed it directly without the log ever being written out.
+type Collector struct {
+	jobs      map[string]*jobRec
+	order     []*jobRec
+	running   int
+	busySince float64
+	busy      float64
+	lanes     map[int]float64
+	memory    float64
+	peakMem   float64
+	latencies map[string][]float64
+	err       error
+}
+
+// NewCollector returns an empty collector.
+func NewCollector() *Collector {
+	return &Collector{jobs: map[string]*jobRec{}, lanes: map[int]float64{}, latencies: map[string][]float64{}}
+}
+
+// Emit takes one event. Events must come in time order.
+func (c *Collector) Emit(e eventlog.Event) {
+	if c.err != nil {
+		return
+	}
+	if e.Kind == eventlog.Run || e.Kind == eventlog.Memory {
+		if e.Kind == eventlog.Memory {
+			c.memory += e.LaneMiB - c.lanes[e.Lane]
+			c.lanes[e.Lane] = e.LaneMiB
+			c.peakMem = math.Max(c.peakMem, c.memory)
+		}
+		return
+	}
+	if e.Kind == eventlog.Arrive {
+		if _, dup := c.jobs[e.Job]; dup {
+			c.err = fmt.Errorf("job %q arrives twice", e.Job)
+			return
+		}
+		r := &jobRec{JobResult: JobResult{ID: e.Job, Model: e.Model, ArrivalS: e.T}, startupS: e.StartupS}
+		c.jobs[e.Job] = r
+		return
+	}
+	r, ok := c.jobs[e.Job]
+	if !ok {
+		c.err = fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
+		return
+	}
+	switch e.Kind {
+	case eventlog.Admit:
+		r.admitted, r.holdsGPU = true, e.HoldsGPU
+		if e.HoldsGPU {
+			r.ServiceS, r.started = e.T, true
+		}
+	case eventlog.IterStart:
+		if !r.started {
+			r.ServiceS, r.started = math.Max(r.ArrivalS, e.T-r.startupS), true
+		}
+		if c.running == 0 {
+			c.busySince = e.T
+		}
+		c.running++
+		r.running = true
+	case eventlog.IterEnd:
+		c.stopRunning(r, e.T)
+		r.GPUS += e.GPU
+	case eventlog.Served:
+		c.latencies[r.Model] = append(c.latencies[r.Model], e.Latency)
+	case eventlog.Finish, eventlog.Lost:
+		c.stopRunning(r, e.T)
+		r.EndS, r.Lost = e.T, e.Kind == eventlog.Lost
+		if !r.started {
+			r.ServiceS = e.T
+		}
+		r.JCTS = r.EndS - r.ArrivalS
+		r.QueuingS = r.ServiceS - r.ArrivalS
+		c.order = append(c.order, r)
+	}
+}
+
+func (c *Collector) stopRunning(r *jobRec, t float64) {
+	if !r.running {
+		return
+	}
+	r.running = false
+	c.running--
+	if c.running == 0 {
+		c.busy += t - c.busySince
+	}
+}
+
+// Result computes the results over the finished jobs. It fails when the log was
+// inconsistent or a job never ended.
+func (c *Collector) Result() (Result, error) {
+	if c.err != nil {
+		return Result{}, c.err
+	}
+	res := Result{Jobs: len(c.jobs), PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	if len(c.order) < len(c.jobs) {
+		var missing []string
+		for id, r := range c.jobs {
+			if r.EndS == 0 && !contains(c.order, r) {
+				missing = append(missing, id)
+			}
+		}
+		sort.Strings(missing)
+		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), len(c.jobs), missing[0])
+	}
+	if len(c.order) == 0 {
+		return res, fmt.Errorf("the log has no jobs")
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	var jcts []float64
+	var sumQ float64
+	for _, r := range c.order {
+		res.Completion = append(res.Completion, r.JobResult)
+		first = math.Min(first, r.ArrivalS)
+		last = math.Max(last, r.EndS)
+		if r.Lost {
+			res.Lost++
+			continue
+		}
+		res.Finished++
+		jcts = append(jcts, r.JCTS)
+		sumQ += r.QueuingS
+	}
+	res.MakespanS = last - first
+	if res.MakespanS > 0 {
+		res.GPUBusy = c.busy / res.MakespanS
+	}
+	if n := len(jcts); n > 0 {
+		res.AvgJCTS = mean(jcts)
+		res.P95JCTS = Percentile(jcts, 0.95)
+		res.AvgQueuingS = sumQ / float64(n)
+	}
+	for model, ls := range c.latencies {
+		res.Latency[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
+	}
+	return res, nil
+}
+
+func contains(rs []*jobRec, r *jobRec) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Percentile returns the value at index int(q*n) of the sorted values (the paper's
+// definition), clamped to the last one.
+func Percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(q * float64(len(s)))
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+// FromFile computes the results of a log file.
+func FromFile(path string) (Result, error) {
+	c := NewCollector()
+	if err := eventlog.ReadFile(path, func(e eventlog.Event) error {
+		c.Emit(e)
+		return c.err
+	}); err != nil {
+		return Result{}, err
+	}
+	res, err := c.Result()
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}

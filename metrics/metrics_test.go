@@ -1,0 +1,67 @@
+package metrics
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/eventlog"
+)
+
+func TestResultFromAHandWrittenLog(t *testing.T) {
+	// Job a holds the GPU from 0 (exclusive); b arrives at 1, starts up 2 s off the GPU
+	// and gets its first iteration at 10: its queuing is 10 - 2 - 1 = 7.
+	log := `{"t":0,"ev":"arrive","job":"a","startup_s":1}
+{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100,"holds_gpu":true}
+{"t":0,"ev":"memory","lane":0,"lane_mib":100,"jobs":1}
+{"t":1,"ev":"arrive","job":"b","startup_s":2}
+{"t":1,"ev":"iter_start","job":"a","lane":0}
+{"t":5,"ev":"iter_end","job":"a","lane":0,"gpu_s":4}
+{"t":5,"ev":"finish","job":"a"}
+{"t":5,"ev":"admit","job":"b","lane":1,"lane_mib":50}
+{"t":5,"ev":"memory","lane":1,"lane_mib":50,"jobs":1}
+{"t":10,"ev":"iter_start","job":"b","lane":1}
+{"t":12,"ev":"iter_end","job":"b","lane":1,"gpu_s":2}
+{"t":12,"ev":"finish","job":"b"}
+`
+	c := NewCollector()
+	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, got, want float64) {
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	check("makespan", r.MakespanS, 12)
+	check("avg JCT", r.AvgJCTS, (5+11)/2.0)
+	check("p95 JCT", r.P95JCTS, 11) // index int(0.95*2) = 1 of [5, 11]
+	check("avg queuing", r.AvgQueuingS, (0+7)/2.0)
+	check("GPU busy", r.GPUBusy, 6.0/12)
+	check("peak memory", r.PeakMemoryMiB, 150)
+	if r.Completion[0].ID != "a" || r.Completion[1].ID != "b" {
+		t.Errorf("completion order %v", r.Completion)
+	}
+}
+
+func TestPercentileIsThePapersIndex(t *testing.T) {
+	xs := []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}
+	if got := Percentile(xs, 0.95); got != 10 { // index int(9.5) = 9
+		t.Errorf("p95 = %v", got)
+	}
+	if got := Percentile(xs, 0.5); got != 6 { // index 5
+		t.Errorf("p50 = %v", got)
+	}
+}
+
+func TestUnfinishedRunIsAnError(t *testing.T) {
+	c := NewCollector()
+	c.Emit(eventlog.Event{Kind: eventlog.Arrive, Job: "a"})
+	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "never finished") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -1,0 +1,115 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/salusgo/salus/client"
+)
+
+// BenchmarkRoundTrip measures a begin+end round trip on the Unix-socket fast path,
+// with 1 and 64 concurrent clients, each in its own lane (pack, ample memory) so
+// that the figure is the daemon's overhead, not time spent waiting for the lane.
+// It reports the median and p99 round trip and the grants per second.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+			d := start(b, "pack", 1e9, nil)
+			sessions := make([]*client.Session, n)
+			for i := range sessions {
+				sessions[i] = open(b, d, fmt.Sprintf("j%d", i), 1, 1, 1)
+			}
+			per := max(b.N/n, 1)
+			lat := make([][]time.Duration, n)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			t0 := time.Now()
+			for i, s := range sessions {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := make([]time.Duration, 0, per)
+					for k := 0; k < per; k++ {
+						t := time.Now()
+						if err := s.Begin(); err != nil {
+							b.Error(err)
+							return
+						}
+						if err := s.End(time.Microsecond, 0); err != nil {
+							b.Error(err)
+							return
+						}
+						l = append(l, time.Since(t))
+					}
+					lat[i] = l
+				}()
+			}
+			wg.Wait()
+			el := time.Since(t0)
+			b.StopTimer()
+			var all []time.Duration
+			for _, l := range lat {
+				all = append(all, l...)
+			}
+			slices.Sort(all)
+			b.ReportMetric(float64(all[len(all)/2].Microseconds()), "median-µs")
+			b.ReportMetric(float64(all[int(0.99*float64(len(all)))].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(len(all))/el.Seconds(), "grants/s")
+			for _, s := range sessions {
+				s.Close(true)
+			}
+		})
+	}
+}
+
+// BenchmarkSwitch measures the switch latency: two jobs share one lane under fair,
+// so every iteration boundary hands the lane to the other job; the latency runs from
+// one job calling end until the other job's begin returns.
+func BenchmarkSwitch(b *testing.B) {
+	d := start(b, "fair", 1e6, nil)
+	a := open(b, d, "a", 1, 1, 1)
+	c := open(b, d, "c", 1, 1, 1)
+	var endAt atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	per := max(b.N/2, 1)
+	b.ResetTimer()
+	for _, s := range []*client.Session{a, c} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < per; k++ {
+				if err := s.Begin(); err != nil {
+					b.Error(err)
+					return
+				}
+				if e := endAt.Load(); e != 0 {
+					mu.Lock()
+					lat = append(lat, time.Duration(time.Now().UnixNano()-e))
+					mu.Unlock()
+				}
+				endAt.Store(time.Now().UnixNano())
+				if err := s.End(time.Microsecond, 0); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+			s.Close(true) // lets the other job finish its last iterations
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "median-µs")
+		b.ReportMetric(float64(lat[int(0.99*float64(len(lat)))].Microseconds()), "p99-µs")
+	}
+	if st := d.Stats(); st.Switches == 0 && b.N > 2 {
+		b.Errorf("no switches: %+v", st)
+	}
+}

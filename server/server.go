@@ -1,0 +1,610 @@
+// Package server is the salus daemon: it drives the scheduling core (package core)
+// with the wall clock and real worker processes.
+//
+// It turns calls (open a session, begin and end an iteration, close) into core calls
+// and the core's decisions into replies: an Admit completes the job's pending open, a
+// Start completes its pending begin. It must hold no policy logic of its own; the only
+// timing it adds is the grace window after an iteration ends (so a job that asks for
+// its next iteration at once competes for the lane at the boundary) and the lease
+// that declares silent clients lost.
+//
+// Two transports reach the same Server: the framed fast path of docs/protocol.md
+// (fast.go) and the connect API of api/salus/v1 (connect.go). The server writes the
+// same event log as the simulator, with engine "live".
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+)
+
+// Error codes, shared by both transports (see docs/protocol.md).
+const (
+	CodeBadFrame    = "bad_frame"
+	CodeBadRequest  = "bad_request"
+	CodeNotOpen     = "not_open"
+	CodeAlreadyOpen = "already_open"
+	CodeBusy        = "busy"
+	CodeWrongPhase  = "wrong_phase"
+	CodeRejected    = "rejected"
+	CodeLost        = "lost"
+	CodeShutdown    = "shutdown"
+	CodeUnknown     = "unknown_session"
+)
+
+// Error is a failed call: a code from the list above and a sentence for people.
+type Error struct {
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of err, CodeBadRequest for errors that carry none.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeBadRequest
+}
+
+// Model is what the daemon knows of a named workload profile, to fill in what a
+// client did not declare.
+type Model struct {
+	PersistentMiB float64
+	EphemeralMiB  float64
+	IterS         float64
+	StartupS      float64
+}
+
+// Config sets up a Server.
+type Config struct {
+	Policy      core.Policy
+	CapacityMiB float64
+	// Grace is how long the lane stays with a job after its iteration ended, waiting
+	// for its next begin, before it is yielded to the others. Default 5 ms.
+	Grace time.Duration
+	// Lease is how long a client may stay silent while it owes the daemon a
+	// message before its session is lost. Default 10 s.
+	Lease time.Duration
+	// Log receives the event log; nil discards it.
+	Log eventlog.Sink
+	// Models resolves a model name given at open; nil knows no models.
+	Models func(name string) (Model, bool)
+	// Logger for structured logs; nil uses slog.Default().
+	Logger *slog.Logger
+	// Trace names the trace in the log header, when there is one.
+	Trace string
+}
+
+// OpenRequest is a job asking to be scheduled.
+type OpenRequest struct {
+	Job           string
+	Model         string
+	PersistentMiB float64
+	EphemeralMiB  float64
+	DeclaredS     float64
+	Priority      int
+	Kind          string
+	Iterations    int
+	StartupS      float64
+}
+
+// OpenReply says where the job was admitted.
+type OpenReply struct {
+	Session      string
+	Lane         int
+	LaneMiB      float64
+	StartupOnGPU bool
+	LeaseMS      int64
+	Policy       string
+}
+
+// BeginReply says the job may run its iteration.
+type BeginReply struct {
+	Lane   int
+	WaitUS int64
+}
+
+type phase int
+
+const (
+	pWaiting phase = iota // waiting for admission
+	pIdle                 // admitted, not asking
+	pReady                // asked to begin, waiting for the grant
+	pRunning              // iteration runs
+	pHolding              // iteration ended, within the grace window
+	pGone                 // closed or lost
+)
+
+var phaseNames = [...]string{"waiting", "idle", "ready", "running", "holding", "gone"}
+
+// Session is one job's connection to the daemon. Its fields are guarded by the
+// server's mutex except lastSeen.
+type Session struct {
+	id        string
+	job       core.Job
+	model     string
+	kind      string
+	transport string
+
+	phase        phase
+	lane         int
+	laneMiB      float64
+	pendingOpen  func(OpenReply, error)
+	pendingBegin func(BeginReply, error)
+	asked        time.Time // when begin was asked
+	granted      time.Time // when the running iteration was granted
+	gen          uint64    // counts iteration ends; stale grace timers check it
+	grace        *time.Timer
+	owes         bool // the client owes a message: the lease applies
+	lastSeen     atomic.Int64
+	drop         func(code, msg string) // transport hook: close the client's connection
+}
+
+// ID returns the session id (the job name).
+func (ss *Session) ID() string { return ss.id }
+
+func (ss *Session) touch() { ss.lastSeen.Store(time.Now().UnixNano()) }
+
+// Server is the daemon's scheduling state: one core.Scheduler behind one mutex.
+type Server struct {
+	cfg    Config
+	log    eventlog.Sink
+	logger *slog.Logger
+	start  time.Time
+	met    *metrics
+
+	mu       sync.Mutex
+	sched    *core.Scheduler
+	sessions map[string]*Session
+	closing  bool
+	stats    struct{ iterations, finished, lost, switches int64 }
+
+	tr         tracker
+	stopReaper chan struct{}
+	reaperDone chan struct{}
+}
+
+// New starts a Server; call Shutdown to stop it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Policy.Placement == nil || cfg.Policy.Less == nil {
+		return nil, errors.New("server: no policy given: pass one from core.Lookup")
+	}
+	if !(cfg.CapacityMiB > 0) || math.IsInf(cfg.CapacityMiB, 0) {
+		return nil, fmt.Errorf("server: device memory %v MiB: give a positive number", cfg.CapacityMiB)
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 5 * time.Millisecond
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 10 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = eventlog.Discard{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Log, logger: cfg.Logger, start: time.Now(),
+		sched:      core.New(cfg.Policy, cfg.CapacityMiB),
+		sessions:   map[string]*Session{},
+		stopReaper: make(chan struct{}),
+		reaperDone: make(chan struct{}),
+	}
+	s.met = newMetrics(s)
+	s.log.Emit(eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: "salus", Engine: "live",
+		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB})
+	go s.reaper()
+	return s, nil
+}
+
+// Policy returns the policy in force.
+func (s *Server) Policy() core.Policy { return s.cfg.Policy }
+
+// Lease returns the lease duration.
+func (s *Server) Lease() time.Duration { return s.cfg.Lease }
+
+// now is the core's clock: seconds since the daemon started. Called under s.mu, so
+// successive values never go backwards.
+func (s *Server) now() float64 { return time.Since(s.start).Seconds() }
+
+// Open registers a job. done is called once, outside the server's lock, when the job
+// is admitted (possibly before Open returns) or when the session ends before that.
+// A rejected request returns an error and done is never called.
+func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg string), done func(OpenReply, error)) (*Session, error) {
+	if req.Job == "" {
+		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
+	}
+	if req.Model != "" {
+		m, ok := Model{}, false
+		if s.cfg.Models != nil {
+			m, ok = s.cfg.Models(req.Model)
+		}
+		if !ok {
+			return nil, errorf(CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
+		}
+		if req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
+			req.PersistentMiB, req.EphemeralMiB = m.PersistentMiB, m.EphemeralMiB
+		}
+		if req.StartupS == 0 {
+			req.StartupS = m.StartupS
+		}
+		if req.DeclaredS == 0 && req.Iterations > 0 {
+			req.DeclaredS = m.StartupS + float64(req.Iterations)*m.IterS
+		}
+	}
+	for name, v := range map[string]float64{"persistent_mib": req.PersistentMiB, "ephemeral_mib": req.EphemeralMiB, "declared_s": req.DeclaredS, "startup_s": req.StartupS} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errorf(CodeBadRequest, "open %q: %s is %v: give a finite number >= 0", req.Job, name, v)
+		}
+	}
+	if req.Iterations < 0 {
+		return nil, errorf(CodeBadRequest, "open %q: iterations is %d: give a number >= 0", req.Job, req.Iterations)
+	}
+	switch req.Kind {
+	case "":
+		req.Kind = "train"
+	case "train", "infer", "training", "inference":
+	default:
+		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
+	}
+
+	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done}
+	ss.touch()
+	var out []func()
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, errorf(CodeShutdown, "open %q: the daemon is shutting down", req.Job)
+	}
+	if _, dup := s.sessions[req.Job]; dup {
+		s.mu.Unlock()
+		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
+	}
+	now := s.now()
+	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: req.DeclaredS, Priority: req.Priority}
+	ds, err := s.sched.Arrive(now, ss.job)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, errorf(CodeRejected, "open: %v", err)
+	}
+	s.sessions[req.Job] = ss
+	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
+		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS,
+		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB})
+	s.apply(now, ds, &out)
+	s.mu.Unlock()
+	s.logger.Info("session opened", "job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
+		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "transport", transport)
+	run(out)
+	return ss, nil
+}
+
+// Begin asks for the session's next iteration. done is called once, outside the
+// lock, when the iteration is granted or the session ends first.
+func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
+	var out []func()
+	s.mu.Lock()
+	if err := s.usable(ss); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	switch ss.phase {
+	case pWaiting:
+		s.mu.Unlock()
+		return errorf(CodeWrongPhase, "begin %q: the job is not admitted yet: wait for the open reply", ss.id)
+	case pReady:
+		s.mu.Unlock()
+		return errorf(CodeBusy, "begin %q: a begin is already waiting for its grant", ss.id)
+	case pRunning:
+		s.mu.Unlock()
+		return errorf(CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
+	}
+	now := s.now()
+	ds, err := s.sched.Request(now, ss.id)
+	if err != nil { // cannot happen when the phases agree; say so rather than hide it
+		s.mu.Unlock()
+		return errorf(CodeWrongPhase, "begin %q: %v", ss.id, err)
+	}
+	ss.gen++ // a pending grace timer is now stale
+	ss.phase = pReady
+	ss.owes = false
+	ss.asked = time.Now()
+	ss.pendingBegin = done
+	s.apply(now, ds, &out)
+	s.mu.Unlock()
+	run(out)
+	return nil
+}
+
+// End reports that the session's iteration ended; durS is the measured iteration
+// time (0: the daemon measures it from the grant).
+func (s *Server) End(ss *Session, durS, peakMiB float64) error {
+	if durS < 0 || math.IsNaN(durS) || math.IsInf(durS, 0) {
+		return errorf(CodeBadRequest, "end %q: duration_s is %v: give a finite number >= 0", ss.id, durS)
+	}
+	if peakMiB < 0 || math.IsNaN(peakMiB) || math.IsInf(peakMiB, 0) {
+		return errorf(CodeBadRequest, "end %q: peak_mib is %v: give a finite number >= 0", ss.id, peakMiB)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ss); err != nil {
+		return err
+	}
+	if ss.phase != pRunning {
+		return errorf(CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
+	}
+	now := s.now()
+	if durS == 0 {
+		durS = time.Since(ss.granted).Seconds()
+	}
+	if err := s.sched.IterationEnd(now, ss.id, durS); err != nil {
+		return errorf(CodeWrongPhase, "end %q: %v", ss.id, err)
+	}
+	s.stats.iterations++
+	s.met.iterations.Inc()
+	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: durS})
+	ss.phase = pHolding
+	ss.owes = true
+	ss.gen++
+	gen := ss.gen
+	if ss.grace != nil {
+		ss.grace.Stop()
+	}
+	// A new timer each time: a Reset timer whose function already started would
+	// not know which iteration end it was armed for.
+	ss.grace = time.AfterFunc(s.cfg.Grace, func() { s.graceOver(ss, gen) })
+	return nil
+}
+
+// graceOver yields the lane of a job that did not ask for its next iteration within
+// the grace window.
+func (s *Server) graceOver(ss *Session, gen uint64) {
+	var out []func()
+	s.mu.Lock()
+	if ss.phase != pHolding || ss.gen != gen {
+		s.mu.Unlock()
+		return
+	}
+	now := s.now()
+	ds, err := s.sched.Yield(now, ss.id)
+	if err != nil {
+		s.logger.Error("core refused a yield", "job", ss.id, "err", err)
+	} else {
+		ss.phase = pIdle
+		s.apply(now, ds, &out)
+	}
+	s.mu.Unlock()
+	run(out)
+}
+
+// Close ends a session. finished false logs it as lost with the reason given.
+func (s *Server) Close(ss *Session, finished bool, reason string) error {
+	var out []func()
+	s.mu.Lock()
+	if err := s.usable(ss); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.leave(ss, finished, reason, &out)
+	s.mu.Unlock()
+	run(out)
+	return nil
+}
+
+// Heartbeat renews the session's lease.
+func (s *Server) Heartbeat(ss *Session) { ss.touch() }
+
+// Lose ends a session that went away (its connection closed, its client gave up).
+// It does nothing when the session already ended.
+func (s *Server) Lose(ss *Session, reason string) {
+	var out []func()
+	s.mu.Lock()
+	if ss.phase != pGone {
+		s.leave(ss, false, reason, &out)
+	}
+	s.mu.Unlock()
+	run(out)
+}
+
+// Lookup finds a session by id.
+func (s *Server) Lookup(id string) (*Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[id]
+	if !ok {
+		return nil, errorf(CodeUnknown, "unknown session %q: open a session first (or it was closed or lost)", id)
+	}
+	return ss, nil
+}
+
+func (s *Server) usable(ss *Session) error {
+	if ss.phase == pGone {
+		return errorf(CodeLost, "session %q has ended (closed or lost): open a new session", ss.id)
+	}
+	if s.closing {
+		return errorf(CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+	}
+	return nil
+}
+
+// leave removes ss from the core, logs it and fails whatever it was waiting for.
+func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
+	now := s.now()
+	ds, err := s.sched.Leave(now, ss.id)
+	if err != nil {
+		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
+	}
+	lane, wasIn := ss.lane, ss.phase != pWaiting
+	ss.phase = pGone
+	ss.gen++
+	delete(s.sessions, ss.id)
+	if ss.grace != nil {
+		ss.grace.Stop()
+	}
+	if finished {
+		s.stats.finished++
+		s.met.finished.Inc()
+		s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Finish, Job: ss.id})
+		s.logger.Info("session finished", "job", ss.id)
+	} else {
+		s.stats.lost++
+		s.met.lost.Inc()
+		s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Lost, Job: ss.id, Reason: reason})
+		s.logger.Warn("session lost", "job", ss.id, "reason", reason)
+	}
+	if wasIn {
+		s.emitMemory(now, lane)
+	}
+	gone := errorf(CodeLost, "session %q ended: %s", ss.id, reason)
+	if s.closing {
+		gone = errorf(CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+	}
+	if f := ss.pendingOpen; f != nil {
+		ss.pendingOpen = nil
+		*out = append(*out, func() { f(OpenReply{}, gone) })
+	}
+	if f := ss.pendingBegin; f != nil {
+		ss.pendingBegin = nil
+		*out = append(*out, func() { f(BeginReply{}, gone) })
+	}
+	s.apply(now, ds, out)
+}
+
+// apply carries out the core's decisions: it logs them and queues the replies they
+// complete, to be sent once the lock is released.
+func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
+	if s.closing { // every session is leaving: admit and start nothing more
+		return
+	}
+	for _, d := range ds {
+		ss := s.sessions[d.Job]
+		if ss == nil {
+			s.logger.Error("core decided for a job the server does not know", "job", d.Job, "action", d.Action)
+			continue
+		}
+		switch d.Action {
+		case core.Admit:
+			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
+			ss.owes = true
+			ss.touch()
+			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
+			s.emitMemory(now, d.Lane)
+			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
+				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name}
+			if f := ss.pendingOpen; f != nil {
+				ss.pendingOpen = nil
+				*out = append(*out, func() { f(rep, nil) })
+			}
+		case core.Start:
+			ss.phase = pRunning
+			ss.owes = true
+			ss.touch()
+			ss.granted = time.Now()
+			wait := ss.granted.Sub(ss.asked)
+			s.met.grant.Observe(wait.Seconds())
+			if d.Previous != "" {
+				s.stats.switches++
+				s.met.switches.Inc()
+			}
+			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds()}
+			if f := ss.pendingBegin; f != nil {
+				ss.pendingBegin = nil
+				*out = append(*out, func() { f(rep, nil) })
+			}
+		}
+	}
+}
+
+func (s *Server) emitMemory(now float64, lane int) {
+	for _, l := range s.sched.Lanes() {
+		if l.ID == lane {
+			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Memory, Lane: l.ID, PersistentMiB: l.Persistent,
+				EphemeralMiB: l.MaxEphemeral, LaneMiB: l.Size, Jobs: l.Jobs})
+			return
+		}
+	}
+	// The lane closed: it holds nothing now.
+	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Memory, Lane: lane})
+}
+
+func run(fs []func()) {
+	for _, f := range fs {
+		f()
+	}
+}
+
+// reaper loses sessions whose client stayed silent past the lease while it owed the
+// daemon a message.
+func (s *Server) reaper() {
+	defer close(s.reaperDone)
+	every := max(s.cfg.Lease/4, 5*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopReaper:
+			return
+		case <-t.C:
+		}
+		cut := time.Now().Add(-s.cfg.Lease).UnixNano()
+		var expired []*Session
+		s.mu.Lock()
+		for _, ss := range s.sessions {
+			if ss.owes && ss.lastSeen.Load() < cut {
+				expired = append(expired, ss)
+			}
+		}
+		s.mu.Unlock()
+		for _, ss := range expired {
+			reason := fmt.Sprintf("lease expired: silent for more than %v", s.cfg.Lease)
+			s.Lose(ss, reason)
+			if ss.drop != nil {
+				ss.drop(CodeLost, fmt.Sprintf("session %q lost: %s", ss.id, reason))
+			}
+		}
+	}
+}
+
+// Shutdown ends every session (each is logged as lost with reason "daemon shut
+// down"), answers what they were waiting for with code shutdown, tells every
+// fast-path connection, closes the fast-path listeners and stops the reaper. The
+// caller shuts its HTTP server down itself.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.closing = true
+	var out []func()
+	var drops []*Session
+	for _, ss := range s.sessions {
+		drops = append(drops, ss)
+	}
+	for _, ss := range drops {
+		s.leave(ss, false, "daemon shut down", &out)
+	}
+	s.mu.Unlock()
+	run(out)
+	s.closeTransports()
+	close(s.stopReaper)
+	<-s.reaperDone
+	s.logger.Info("daemon stopped", "sessions_ended", len(drops))
+}

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/workload"
+)
+
+// randomTrace draws a small trace: random profiles, arrivals and lengths.
+func randomTrace(seed uint64, jobs int) *workload.Trace {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	profiles := workload.Default().Profiles()
+	t := &workload.Trace{Name: fmt.Sprintf("random-%d", seed)}
+	now := 0.0
+	for i := 0; i < jobs; i++ {
+		now += rng.ExpFloat64() * 5
+		p := profiles[rng.IntN(len(profiles))]
+		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("j%02d", i), Model: p.Model, Batch: p.Batch, Kind: p.Kind,
+			Iterations: 1 + rng.IntN(40), ArrivalS: now, Profile: p})
+	}
+	return t
+}
+
+// checker verifies the invariants of a log as it is written.
+type checker struct {
+	t         *testing.T
+	capacity  float64
+	lanes     map[int]float64 // lane sizes
+	busyLanes map[int]string  // lane -> job running there
+	finished  map[string]bool
+	gpu       map[string]float64
+	admitted  map[string]bool
+	exclusive bool
+	last      float64
+}
+
+func newChecker(t *testing.T, capacity float64, exclusive bool) *checker {
+	return &checker{t: t, capacity: capacity, exclusive: exclusive, lanes: map[int]float64{}, busyLanes: map[int]string{},
+		finished: map[string]bool{}, gpu: map[string]float64{}, admitted: map[string]bool{}}
+}
+
+func (c *checker) Emit(e eventlog.Event) {
+	t := c.t
+	t.Helper()
+	if e.T < c.last {
+		t.Fatalf("time went backwards: %v after %v", e.T, c.last)
+	}
+	c.last = e.T
+	switch e.Kind {
+	case eventlog.Memory:
+		if e.Jobs == 0 {
+			delete(c.lanes, e.Lane)
+		} else {
+			c.lanes[e.Lane] = e.LaneMiB
+		}
+		if e.PersistentMiB+e.EphemeralMiB > e.LaneMiB+1e-6 {
+			t.Fatalf("lane %d holds %.1f MiB in %.1f", e.Lane, e.PersistentMiB+e.EphemeralMiB, e.LaneMiB)
+		}
+		var sum float64
+		for _, s := range c.lanes {
+			sum += s
+		}
+		if sum > c.capacity+1e-6 {
+			t.Fatalf("lanes allocate %.1f MiB of %.1f", sum, c.capacity)
+		}
+	case eventlog.Admit:
+		c.admitted[e.Job] = true
+		if c.exclusive && len(c.admitted) > 1 {
+			t.Fatalf("exclusive mode admitted a second job %s", e.Job)
+		}
+	case eventlog.IterStart:
+		if other, busy := c.busyLanes[e.Lane]; busy {
+			t.Fatalf("lane %d starts %s while %s runs", e.Lane, e.Job, other)
+		}
+		c.busyLanes[e.Lane] = e.Job
+	case eventlog.IterEnd:
+		if c.busyLanes[e.Lane] != e.Job {
+			t.Fatalf("lane %d ends %s, which was not running", e.Lane, e.Job)
+		}
+		delete(c.busyLanes, e.Lane)
+		c.gpu[e.Job] += e.GPU
+	case eventlog.Finish:
+		c.finished[e.Job] = true
+		delete(c.admitted, e.Job)
+	}
+}
+
+func TestInvariantsOverRandomTraces(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		trace := randomTrace(seed, 25)
+		for _, name := range core.Names() {
+			p, _ := core.Lookup(name)
+			dev := DefaultDevice()
+			dev.SwitchS = float64(seed%3) * 0.001
+			dev.IterOverheadS = float64(seed%2) * 0.0005
+			c := newChecker(t, dev.CapacityMiB, p.Mode == "exclusive")
+			if err := Run(trace, Options{Policy: p, Device: dev, Sink: c}); err != nil {
+				t.Fatalf("seed %d %s: %v", seed, name, err)
+			}
+			for _, j := range trace.Jobs {
+				if !c.finished[j.ID] {
+					t.Fatalf("seed %d %s: job %s never finished", seed, name, j.ID)
+				}
+				want := float64(j.Iterations) * j.Profile.IterS
+				if math.Abs(c.gpu[j.ID]-want) > 1e-6*want {
+					t.Fatalf("seed %d %s: job %s attained %v, want %v", seed, name, j.ID, c.gpu[j.ID], want)
+				}
+			}
+		}
+	}
+}
+
+func TestAJobAloneTakesItsStandaloneTime(t *testing.T) {
+	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
+	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}}}
+	for _, name := range core.Names() {
+		pol, _ := core.Lookup(name)
+		var end float64
+		var log bytes.Buffer
+		w := eventlog.NewWriter(&log)
+		sink := eventlog.Sinks{w, sinkFunc(func(e eventlog.Event) {
+			if e.Kind == eventlog.Finish {
+				end = e.T
+			}
+		})}
+		if err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: sink}); err != nil {
+			t.Fatal(err)
+		}
+		if want := 3 + p.StandaloneS(100); math.Abs(end-want) > 1e-6 {
+			t.Errorf("%s: a job alone ends at %v, want %v (arrival + start-up + 100 iterations)", name, end, want)
+		}
+	}
+}
+
+func TestConcurrentLanesShareComputeByDemand(t *testing.T) {
+	// Two resnet50/25 jobs (demand 0.80 each) get their own lanes under pack and run
+	// side by side: each is slowed by the sum of the demands.
+	p, _ := workload.Default().Lookup("resnet50", 25, workload.Train)
+	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{
+		{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
+	pol, _ := core.Lookup("pack")
+	ends := map[string]float64{}
+	err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {
+		if e.Kind == eventlog.Finish {
+			ends[e.Job] = e.T
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.StartupS + 50*p.IterS*math.Max(1, 2*p.Demand)
+	for id, end := range ends {
+		if math.Abs(end-want) > 1e-6 {
+			t.Errorf("job %s ends at %v, want %v", id, end, want)
+		}
+	}
+}
+
+func TestSameSeedSameLog(t *testing.T) {
+	logOf := func(seed int64) []byte {
+		trace, err := workload.Generate(workload.Default(), workload.GenOptions{Seed: seed, Jobs: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w := eventlog.NewWriter(&buf)
+		pol, _ := core.Lookup("pack")
+		if err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: w}); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		return buf.Bytes()
+	}
+	a, b := logOf(5), logOf(5)
+	if !bytes.Equal(a, b) {
+		t.Fatal("the same seed gave different event logs")
+	}
+	if bytes.Equal(a, logOf(6)) {
+		t.Fatal("different seeds gave the same event log")
+	}
+}
+
+type sinkFunc func(eventlog.Event)
+
+func (f sinkFunc) Emit(e eventlog.Event) { f(e) }
+
+func BenchmarkSimulateSalus100(b *testing.B) {
+	trace, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 1})
+	iters := 0
+	for _, j := range trace.Jobs {
+		iters += j.Iterations
+	}
+	for _, name := range core.Names() {
+		b.Run(name, func(b *testing.B) {
+			pol, _ := core.Lookup(name)
+			for b.Loop() {
+				if err := Run(trace, Options{Policy: pol, Device: DefaultDevice()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(iters)*float64(b.N)/b.Elapsed().Seconds(), "iterations/s")
+		})
+	}
+}

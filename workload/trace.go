@@ -1,0 +1,325 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Job is one job of a trace, with its catalog profile resolved.
+type Job struct {
+	ID         string  `json:"job_id"`
+	Model      string  `json:"model"`
+	Batch      int     `json:"batch_size"`
+	Iterations int     `json:"iterations"`
+	ArrivalS   float64 `json:"arrival_s"`
+	// DeclaredS is the total running time the job declares (SRTF's estimate); zero
+	// means "not given", and Declared then returns the standalone time.
+	DeclaredS float64 `json:"declared_s,omitempty"`
+	Kind      string  `json:"kind,omitempty"`
+	Priority  int     `json:"priority,omitempty"`
+	Profile   Profile `json:"-"`
+}
+
+// Declared is the job's declared total time, its standalone time when none was given.
+func (j Job) Declared() float64 {
+	if j.DeclaredS > 0 {
+		return j.DeclaredS
+	}
+	return j.Profile.StandaloneS(j.Iterations)
+}
+
+// Trace is an ordered list of jobs.
+type Trace struct {
+	Name string `json:"name"`
+	Seed int64  `json:"seed,omitempty"`
+	Jobs []Job  `json:"jobs"`
+}
+
+// Columns of the trace formats: the required ones first.
+var (
+	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
+	optionalColumns = []string{"declared_s", "kind", "priority"}
+)
+
+// FieldError is a problem with one field of one line of a trace file.
+type FieldError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: field %q: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// ReadTraceFile reads a trace in CSV (with a header) or JSON Lines, chosen by the
+// file's extension (.csv, .jsonl, .json) or, failing that, by its first character.
+func ReadTraceFile(path string, cat *Catalog) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return ParseTrace(data, path, name, cat)
+}
+
+// ParseTrace parses trace data; file names the source in errors.
+func ParseTrace(data []byte, file, name string, cat *Catalog) (*Trace, error) {
+	var rows []row
+	var err error
+	switch ext := strings.ToLower(filepath.Ext(file)); {
+	case ext == ".csv":
+		rows, err = csvRows(data, file)
+	case ext == ".jsonl" || ext == ".json" || ext == ".ndjson":
+		rows, err = jsonRows(data, file)
+	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")):
+		rows, err = jsonRows(data, file)
+	default:
+		rows, err = csvRows(data, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, &FieldError{File: file, Line: 1, Msg: "the trace has no jobs"}
+	}
+	t := &Trace{Name: name}
+	ids := map[string]int{}
+	for _, r := range rows {
+		j, err := r.job(file, cat)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := ids[j.ID]; dup {
+			return nil, &FieldError{File: file, Line: r.line, Field: "job_id", Msg: fmt.Sprintf("duplicate id %q (first on line %d): give every job its own id", j.ID, first)}
+		}
+		ids[j.ID] = r.line
+		if n := len(t.Jobs); n > 0 && j.ArrivalS < t.Jobs[n-1].ArrivalS {
+			return nil, &FieldError{File: file, Line: r.line, Field: "arrival_s", Msg: fmt.Sprintf("%v is earlier than the previous job's %v: sort the rows by arrival_s", j.ArrivalS, t.Jobs[n-1].ArrivalS)}
+		}
+		t.Jobs = append(t.Jobs, j)
+	}
+	return t, nil
+}
+
+type row struct {
+	line   int
+	fields map[string]string
+}
+
+func csvRows(data []byte, file string) ([]row, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comment = '#'
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, &FieldError{File: file, Line: 1, Msg: "empty file: a trace needs a header line (" + strings.Join(requiredColumns, ",") + ") and one line per job"}
+	}
+	if err != nil {
+		return nil, csvError(file, err)
+	}
+	line, _ := r.FieldPos(0)
+	seen := map[string]bool{}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		header[i] = h
+		if !known(h) {
+			return nil, &FieldError{File: file, Line: line, Field: h, Msg: "unknown column; known columns are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+		}
+		if seen[h] {
+			return nil, &FieldError{File: file, Line: line, Field: h, Msg: "column appears twice"}
+		}
+		seen[h] = true
+	}
+	for _, c := range requiredColumns {
+		if !seen[c] {
+			return nil, &FieldError{File: file, Line: line, Field: c, Msg: "missing column: the header must name " + strings.Join(requiredColumns, ", ")}
+		}
+	}
+	r.FieldsPerRecord = len(header)
+	var rows []row
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, csvError(file, err)
+		}
+		line, _ := r.FieldPos(0)
+		fields := map[string]string{}
+		for i, h := range header {
+			fields[h] = strings.TrimSpace(rec[i])
+		}
+		rows = append(rows, row{line: line, fields: fields})
+	}
+}
+
+func csvError(file string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &FieldError{File: file, Line: pe.Line, Msg: pe.Err.Error() + ": every line needs one value per header column"}
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+func jsonRows(data []byte, file string) ([]row, error) {
+	var rows []row
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(text, &obj); err != nil {
+			return nil, &FieldError{File: file, Line: line, Msg: "not a JSON object: " + err.Error()}
+		}
+		fields := map[string]string{}
+		for k, v := range obj {
+			if !known(k) {
+				return nil, &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				s = string(v) // a number, or something the field parser will reject
+			}
+			fields[k] = s
+		}
+		for _, c := range requiredColumns {
+			if _, ok := fields[c]; !ok {
+				return nil, &FieldError{File: file, Line: line, Field: c, Msg: "missing field: every job needs " + strings.Join(requiredColumns, ", ")}
+			}
+		}
+		rows = append(rows, row{line: line, fields: fields})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &FieldError{File: file, Line: line + 1, Msg: err.Error()}
+	}
+	return rows, nil
+}
+
+func known(col string) bool {
+	for _, c := range append(append([]string{}, requiredColumns...), optionalColumns...) {
+		if c == col {
+			return true
+		}
+	}
+	return false
+}
+
+func (r row) job(file string, cat *Catalog) (Job, error) {
+	bad := func(field, msg string) error {
+		return &FieldError{File: file, Line: r.line, Field: field, Msg: msg}
+	}
+	j := Job{ID: r.fields["job_id"], Model: r.fields["model"], Kind: strings.ToLower(r.fields["kind"])}
+	if j.ID == "" {
+		return j, bad("job_id", "empty: every job needs an id")
+	}
+	if j.Model == "" {
+		return j, bad("model", "empty: name a model from `salus models`")
+	}
+	var err error
+	if j.Batch, err = positiveInt(r.fields["batch_size"]); err != nil {
+		return j, bad("batch_size", err.Error())
+	}
+	if j.Iterations, err = positiveInt(r.fields["iterations"]); err != nil {
+		return j, bad("iterations", err.Error())
+	}
+	if j.ArrivalS, err = nonNegative(r.fields["arrival_s"]); err != nil {
+		return j, bad("arrival_s", err.Error())
+	}
+	if s := r.fields["declared_s"]; s != "" {
+		if j.DeclaredS, err = nonNegative(s); err != nil {
+			return j, bad("declared_s", err.Error())
+		}
+	}
+	if s := r.fields["priority"]; s != "" {
+		if j.Priority, err = strconv.Atoi(s); err != nil {
+			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
+		}
+	}
+	switch j.Kind {
+	case "":
+		j.Kind = Train
+	case Train, Infer:
+	default:
+		return j, bad("kind", fmt.Sprintf("%q is neither train nor infer", j.Kind))
+	}
+	if j.Profile, err = cat.Lookup(j.Model, j.Batch, j.Kind); err != nil {
+		field := "model"
+		if strings.Contains(err.Error(), "batch size") {
+			field = "batch_size"
+		}
+		return j, bad(field, err.Error())
+	}
+	return j, nil
+}
+
+func positiveInt(s string) (int, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e12 {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if f < 1 {
+		return 0, fmt.Errorf("%s must be at least 1", s)
+	}
+	return int(f), nil
+}
+
+func nonNegative(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a number (seconds)", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%s is negative; times are seconds from the start of the trace, >= 0", s)
+	}
+	return f, nil
+}
+
+// WriteCSV writes the trace as CSV with a header.
+func (t *Trace) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(append(append([]string{}, requiredColumns...), optionalColumns...))
+	for _, j := range t.Jobs {
+		declared := ""
+		if j.DeclaredS > 0 {
+			declared = formatFloat(j.DeclaredS)
+		}
+		cw.Write([]string{j.ID, j.Model, strconv.Itoa(j.Batch), strconv.Itoa(j.Iterations),
+			formatFloat(j.ArrivalS), declared, j.Kind, strconv.Itoa(j.Priority)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSONL writes the trace as JSON Lines, one job a line.
+func (t *Trace) WriteJSONL(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, j := range t.Jobs {
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,120 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+const header = "job_id,model,batch_size,iterations,arrival_s\n"
+
+func TestTraceErrorsNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, file, data, want string
+	}{
+		{"unknown model", "t.csv", header + "a,resnet50,50,10,0\nb,gpt5,50,10,1\n", `t.csv:3: field "model": unknown model "gpt5"`},
+		{"bad number", "t.csv", header + "a,resnet50,50,ten,0\n", `t.csv:2: field "iterations": "ten" is not a whole number`},
+		{"negative time", "t.csv", header + "a,resnet50,50,10,-1\n", `t.csv:2: field "arrival_s": -1 is negative`},
+		{"duplicate id", "t.csv", header + "a,resnet50,50,10,0\na,resnet50,50,10,1\n", `t.csv:3: field "job_id": duplicate id "a" (first on line 2)`},
+		{"unsorted", "t.csv", header + "a,resnet50,50,10,5\nb,resnet50,50,10,1\n", `t.csv:3: field "arrival_s": 1 is earlier than the previous job's 5`},
+		{"missing column", "t.csv", "job_id,model,batch_size,arrival_s\na,resnet50,50,0\n", `t.csv:1: field "iterations": missing column`},
+		{"unknown column", "t.csv", "job_id,model,batch_size,iterations,arrival_s,colour\n", `t.csv:1: field "colour": unknown column`},
+		{"bad batch", "t.csv", header + "a,resnet50,64,10,0\n", `t.csv:2: field "batch_size": model "resnet50" has no train profile at batch size 64`},
+		{"short row", "t.csv", header + "a,resnet50,50\n", `t.csv:2: wrong number of fields`},
+		{"bad kind", "t.csv", "job_id,model,batch_size,iterations,arrival_s,kind\na,resnet50,50,10,0,serve\n", `t.csv:2: field "kind"`},
+		{"jsonl missing", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"arrival_s":0}` + "\n", `t.jsonl:1: field "iterations": missing field`},
+		{"jsonl unknown", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0,"x":1}` + "\n", `t.jsonl:1: field "x": unknown field`},
+		{"jsonl garbage", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0}` + "\nnope\n", `t.jsonl:2: not a JSON object`},
+		{"jsonl negative", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":-2}` + "\n", `t.jsonl:1: field "arrival_s"`},
+		{"empty", "t.csv", "", `t.csv:1: empty file`},
+		{"no jobs", "t.csv", header, `t.csv:1: the trace has no jobs`},
+	}
+	for _, c := range cases {
+		_, err := ParseTrace([]byte(c.data), c.file, "t", Default())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestTraceFormatsRoundTrip(t *testing.T) {
+	tr, err := Generate(Default(), GenOptions{Seed: 3, Jobs: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Jobs[2].DeclaredS, tr.Jobs[3].Priority = 99.5, 2
+	for _, format := range []string{"csv", "jsonl"} {
+		var buf bytes.Buffer
+		if format == "csv" {
+			err = tr.WriteCSV(&buf)
+		} else {
+			err = tr.WriteJSONL(&buf)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseTrace(buf.Bytes(), "x."+format, tr.Name, Default())
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		for i := range tr.Jobs {
+			a, b := tr.Jobs[i], back.Jobs[i]
+			if a.ID != b.ID || a.Model != b.Model || a.Batch != b.Batch || a.Iterations != b.Iterations ||
+				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.Kind != b.Kind {
+				t.Fatalf("%s: job %d changed: %+v -> %+v", format, i, a, b)
+			}
+		}
+	}
+}
+
+func TestGenerateIsSeeded(t *testing.T) {
+	a, _ := Generate(Default(), GenOptions{Seed: 1})
+	b, _ := Generate(Default(), GenOptions{Seed: 1})
+	c, _ := Generate(Default(), GenOptions{Seed: 2})
+	var ba, bb, bc bytes.Buffer
+	a.WriteCSV(&ba)
+	b.WriteCSV(&bb)
+	c.WriteCSV(&bc)
+	if !bytes.Equal(ba.Bytes(), bb.Bytes()) {
+		t.Error("same seed, different traces")
+	}
+	if bytes.Equal(ba.Bytes(), bc.Bytes()) {
+		t.Error("different seeds, same trace")
+	}
+	if len(a.Jobs) != 100 || a.Name != "salus100" || a.Jobs[0].ArrivalS != 0 {
+		t.Errorf("salus100: %d jobs, name %s, first arrival %v", len(a.Jobs), a.Name, a.Jobs[0].ArrivalS)
+	}
+}
+
+func FuzzParseTrace(f *testing.F) {
+	f.Add([]byte(header+"a,resnet50,50,10,0\nb,vgg16,25,3,1.5\n"), true)
+	f.Add([]byte(`{"job_id":"a","model":"alexnet","batch_size":25,"iterations":3,"arrival_s":0}`+"\n"), false)
+	f.Add([]byte("job_id,model,batch_size,iterations,arrival_s,declared_s,kind,priority\nx,vae,64,1,0,,train,-3\n"), true)
+	f.Fuzz(func(t *testing.T, data []byte, asCSV bool) {
+		name := "f.jsonl"
+		if asCSV {
+			name = "f.csv"
+		}
+		tr, err := ParseTrace(data, name, "f", Default())
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), name+":") {
+				t.Fatalf("error without the file and line: %v", err)
+			}
+			return
+		}
+		// Whatever is accepted is a valid trace that survives a round trip.
+		var buf bytes.Buffer
+		if err := tr.WriteCSV(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseTrace(buf.Bytes(), "back.csv", "f", Default())
+		if err != nil {
+			t.Fatalf("accepted trace does not round trip: %v\n%s", err, buf.String())
+		}
+		if len(back.Jobs) != len(tr.Jobs) {
+			t.Fatalf("round trip lost jobs")
+		}
+	})
+}
