@@ -41,6 +41,9 @@ def parse_args(argv=None):
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--salus", default=None, metavar="ADDR")
+    p.add_argument("--wait-go", action="store_true",
+                   help="after start-up, print {\"ev\":\"ready\"} and wait for a line on stdin "
+                        "before opening the session (lets a launcher set exact arrival times)")
     p.add_argument("--job", default=None)
     p.add_argument("--persistent-mib", type=float, default=None)
     p.add_argument("--ephemeral-mib", type=float, default=None)
@@ -61,6 +64,9 @@ def main(argv=None):
     model = model.to(device).eval()
     requests = [x for x, _ in models.synthetic_batches(shape, 1, 8, args.seed, device)]
 
+    if args.wait_go:
+        emit(ev="ready")
+        sys.stdin.readline()
     sess = None
     if args.salus:
         import salus_client
@@ -71,10 +77,10 @@ def main(argv=None):
             pers = pers if pers is not None else round(params / models.MIB, 3)
             eph = eph if eph is not None else round(models.ephemeral_mib(model, requests[0]), 3)
         sess = salus_client.Session(
-            name=args.job or "infer-%s-%d" % (args.model, os.getpid()), kind="inference",
+            name=args.job or "infer-%s-%d" % (args.model, os.getpid()), kind="infer",
             persistent=pers, ephemeral=eph, iterations=args.requests,
             address=None if args.salus == "env" else args.salus)
-    emit(ev="start", model=args.model, device=str(device), kind="inference",
+    emit(ev="start", model=args.model, device=str(device), kind="infer",
          salus=sess.address if sess else None, lane=sess.lane if sess else None,
          policy=sess.policy if sess else None)
 
@@ -100,7 +106,7 @@ def main(argv=None):
             emit(ev="request", i=i, s=round(dt, 6), wait_us=sess.last_wait_us if sess else None, top=top)
     if sess:
         sess.close()
-    emit(ev="done", model=args.model, kind="inference", requests=len(latencies),
+    emit(ev="done", model=args.model, kind="infer", requests=len(latencies),
          median_s=round(statistics.median(latencies), 6) if latencies else None)
     return status
 

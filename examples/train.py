@@ -45,12 +45,19 @@ def parse_args(argv=None):
     p.add_argument("--salus", default=None, metavar="ADDR",
                    help="run under the salus daemon at ADDR (socket path or HOST:PORT); "
                         "'env' uses $SALUS_ADDR or the default socket")
+    p.add_argument("--wait-go", action="store_true",
+                   help="after start-up, print {\"ev\":\"ready\"} and wait for a line on stdin "
+                        "before opening the session (lets a launcher set exact arrival times)")
     p.add_argument("--job", default=None, help="job name under the daemon (default MODEL-PID)")
     p.add_argument("--declared-s", type=float, default=None,
                    help="declared total standalone time, seconds (what SRTF uses)")
     p.add_argument("--priority", type=int, default=None)
     p.add_argument("--persistent-mib", type=float, default=None)
     p.add_argument("--ephemeral-mib", type=float, default=None)
+    p.add_argument("--alternate", type=int, default=0, metavar="K",
+                   help="with --salus: run K iterations under the daemon, then K without it, and so "
+                        "on (the overhead experiment: both kinds interleaved in one process); "
+                        "iteration lines then carry \"gated\"")
     p.add_argument("--on-daemon-gone", choices=("stop", "continue"), default="stop")
     return p.parse_args(argv)
 
@@ -64,6 +71,13 @@ def pick_device(name):
 def emit(**fields):
     sys.stdout.write(json.dumps(fields, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def wait_go(args):
+    """With --wait-go: say ready, then block until the launcher writes a line."""
+    if args.wait_go:
+        emit(ev="ready")
+        sys.stdin.readline()
 
 
 def open_session(args, model, sample, device):
@@ -91,6 +105,7 @@ def main(argv=None):
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
+    wait_go(args)
     sess = None
     if args.salus:
         sess = open_session(args, model, data[0][0], device)
@@ -106,7 +121,8 @@ def main(argv=None):
     model.train()
     for i in range(args.iterations):
         x, y = data[i % len(data)]
-        gate = sess.iteration() if sess else contextlib.nullcontext()
+        gated = sess is not None and (args.alternate <= 0 or (i // args.alternate) % 2 == 0)
+        gate = sess.iteration() if gated else contextlib.nullcontext()
         t0 = time.perf_counter()
         try:
             with gate:
@@ -126,8 +142,8 @@ def main(argv=None):
         dt = time.perf_counter() - t0
         times.append(dt)
         losses.append(loss_value)
-        emit(ev="iter", i=i, s=round(dt, 6),
-             wait_us=sess.last_wait_us if sess else None, loss=round(loss_value, 5))
+        emit(ev="iter", i=i, s=round(dt, 6), gated=gated,
+             wait_us=sess.last_wait_us if gated else None, loss=round(loss_value, 5))
     if sess:
         sess.close(finished=status == 0)
     tail = losses[-min(5, len(losses)):] if losses else []

@@ -31,6 +31,9 @@ paper's headline.`,
 			if err := checkFormat(format, "table", "json", "csv"); err != nil {
 				return err
 			}
+			if run, ok := evalSuites[suite]; ok { // suites in other files (overhead.go)
+				return run(cmd, evalArgs{engine: engine, policies: policies, format: format, out: out})
+			}
 			if suite != "training" {
 				return fmt.Errorf("unknown --suite %q: choose training", suite)
 			}
@@ -83,5 +86,8 @@ paper's headline.`,
 	f.StringVar(&engine, "engine", "sim", "engine: sim")
 	f.StringVar(&out, "out", "", "directory for event logs, results.json and results.csv")
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
+	for _, add := range evalFlagHooks {
+		add(f)
+	}
 	return cmd
 }

@@ -49,7 +49,7 @@ class Session:
     - ``model``: a catalog profile name; the daemon fills what is not given from it.
     - ``address``: the daemon: a socket path, ``unix:PATH``, ``HOST:PORT``; default
       ``$SALUS_ADDR``, then ``/tmp/salus.sock``.
-    - ``priority``, ``kind`` (``"training"`` or ``"inference"``), ``iterations`` and
+    - ``priority``, ``kind`` (``"train"``, the daemon's default, or ``"infer"``), ``iterations`` and
       ``startup`` (planned; logged only).
     - ``release_cache``: on CUDA, empty the allocator's cache at the end of every
       iteration. ``None`` (default) does it when the daemon asks (an optional
@@ -64,7 +64,7 @@ class Session:
     """
 
     def __init__(self, name, total_time=None, persistent=None, ephemeral=None, model=None,
-                 address=None, priority=None, kind="training", iterations=None, startup=None,
+                 address=None, priority=None, kind=None, iterations=None, startup=None,
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
                  connect_timeout=5.0):
         if not name:

@@ -69,7 +69,7 @@ class ExamplesTest(unittest.TestCase):
                                      "--pause-ms", "5", "--salus", self.d.address, "--job", "inf")
         self.assertEqual(rc, 0, err)
         self.assertEqual(len([l for l in lines if l["ev"] == "request"]), 4)
-        self.assertEqual(self.d.requests("inf", "open")[0]["kind"], "inference")
+        self.assertEqual(self.d.requests("inf", "open")[0]["kind"], "infer")
         self.assertEqual(self.d.sessions["inf"], "finished")
 
     def test_daemon_dies_mid_training(self):
