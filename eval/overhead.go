@@ -84,6 +84,10 @@ type TraceRun struct {
 	Order []string `json:"order"`
 	// Loss is each job's first and last loss.
 	Loss map[string][2]float64 `json:"loss"`
+	// Memory is, on CUDA, each job's peak reserved memory and its lane size, MiB.
+	Memory map[string][2]float64 `json:"memory,omitempty"`
+	// CapsHeld is false when a job's peak exceeded its lane (CUDA only).
+	CapsHeld bool `json:"caps_held"`
 }
 
 // OverheadReport is the suite's output.
@@ -280,7 +284,7 @@ func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy cor
 			return nil, err
 		}
 	}
-	run := &TraceRun{Policy: policy.Name, Loss: map[string][2]float64{}}
+	run := &TraceRun{Policy: policy.Name, Loss: map[string][2]float64{}, Memory: map[string][2]float64{}, CapsHeld: true}
 	var errs []error
 	for _, pr := range procs {
 		out, err := pr.Wait()
@@ -289,6 +293,12 @@ func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy cor
 			continue
 		}
 		run.Loss[pr.Job] = [2]float64{out.Done.LossFirst, out.Done.LossLast}
+		if out.Done.LaneMiB > 0 {
+			run.Memory[pr.Job] = [2]float64{out.Done.PeakMiB, out.Done.LaneMiB}
+			if out.Done.PeakMiB > out.Done.LaneMiB {
+				run.CapsHeld = false
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs[0]
@@ -361,5 +371,20 @@ func (r *OverheadReport) Table(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f%%\t%s\t\n", run.Policy, res.MakespanS, res.AvgQueuingS, res.AvgJCTS, res.P95JCTS,
 			res.GPUBusy*100, strings.Join(run.Order, " "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, run := range r.TraceRuns {
+		if len(run.Memory) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s lane memory caps held: %v;", run.Policy, run.CapsHeld)
+		for _, j := range r.Trace {
+			if m, ok := run.Memory[j.ID]; ok {
+				fmt.Fprintf(w, " %s peak %.0f of %.0f MiB;", j.ID, m[0], m[1])
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
 }

@@ -41,9 +41,9 @@ func mustPolicy(t *testing.T, name string) core.Policy {
 func threeJobs() []TraceJob {
 	const iterS = 0.03
 	jobs := []TraceJob{
-		{ID: "A", Model: "mlp", Iterations: 24, ArrivalS: 0},
-		{ID: "B", Model: "mlp", Iterations: 12, ArrivalS: 0.15},
-		{ID: "C", Model: "mlp", Iterations: 6, ArrivalS: 0.3},
+		{ID: "A", Model: "mlp", Iterations: 40, ArrivalS: 0},
+		{ID: "B", Model: "mlp", Iterations: 16, ArrivalS: 0.1},
+		{ID: "C", Model: "mlp", Iterations: 6, ArrivalS: 0.2},
 	}
 	for i := range jobs {
 		jobs[i].DeclaredS = float64(jobs[i].Iterations) * iterS

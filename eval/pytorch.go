@@ -93,6 +93,9 @@ type DoneLine struct {
 	LossFirst  float64 `json:"loss_first"`
 	LossLast   float64 `json:"loss_last"`
 	P99S       float64 `json:"p99_s"` // roundtrip.py only
+	// On CUDA: the allocator's peak reserved memory and the job's lane, MiB.
+	PeakMiB float64 `json:"peak_mib"`
+	LaneMiB float64 `json:"lane_mib"`
 }
 
 // Proc is one running example job.

@@ -64,10 +64,10 @@ def main(argv=None):
     model = model.to(device).eval()
     requests = [x for x, _ in models.synthetic_batches(shape, 1, 8, args.seed, device)]
 
-    if args.wait_go:
+    sess = None
+    if args.wait_go and not args.salus:
         emit(ev="ready")
         sys.stdin.readline()
-    sess = None
     if args.salus:
         import salus_client
         pers, eph = args.persistent_mib, args.ephemeral_mib
@@ -76,6 +76,9 @@ def main(argv=None):
             params = sum(p.numel() * p.element_size() for p in model.parameters())
             pers = pers if pers is not None else round(params / models.MIB, 3)
             eph = eph if eph is not None else round(models.ephemeral_mib(model, requests[0]), 3)
+        if args.wait_go:
+            emit(ev="ready")
+            sys.stdin.readline()
         sess = salus_client.Session(
             name=args.job or "infer-%s-%d" % (args.model, os.getpid()), kind="infer",
             persistent=pers, ephemeral=eph, iterations=args.requests,

@@ -80,13 +80,20 @@ def wait_go(args):
         sys.stdin.readline()
 
 
-def open_session(args, model, sample, device):
-    """Open the daemon session; memory declared on CPU (estimated), measured on CUDA."""
-    import salus_client
+def declared_memory(args, model, sample, device):
+    """The memory figures to declare: given, or on CPU estimated; on CUDA None (the
+    client measures them over the first iterations)."""
     pers, eph = args.persistent_mib, args.ephemeral_mib
     if device.type == "cpu" and (pers is None or eph is None):
         pers = pers if pers is not None else round(models.persistent_mib(model), 3)
         eph = eph if eph is not None else round(models.ephemeral_mib(model, sample), 3)
+    return pers, eph
+
+
+def open_session(args, memory):
+    """Open the daemon session (returns once the job is admitted into a lane)."""
+    import salus_client
+    pers, eph = memory
     return salus_client.Session(
         name=args.job or "%s-%d" % (args.model, os.getpid()), total_time=args.declared_s,
         persistent=pers, ephemeral=eph, priority=args.priority, iterations=args.iterations,
@@ -105,10 +112,11 @@ def main(argv=None):
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
+    memory = declared_memory(args, model, data[0][0], device) if args.salus else None
     wait_go(args)
     sess = None
     if args.salus:
-        sess = open_session(args, model, data[0][0], device)
+        sess = open_session(args, memory)
     emit(ev="start", model=args.model, device=str(device), batch=batch,
          params=models.count_params(model), threads=torch.get_num_threads(),
          salus=sess.address if sess else None, lane=sess.lane if sess else None,
@@ -144,14 +152,20 @@ def main(argv=None):
         losses.append(loss_value)
         emit(ev="iter", i=i, s=round(dt, 6), gated=gated,
              wait_us=sess.last_wait_us if gated else None, loss=round(loss_value, 5))
+    lane_mib = sess.lane_mib if sess else None
     if sess:
         sess.close(finished=status == 0)
     tail = losses[-min(5, len(losses)):] if losses else []
+    memory = {}
+    if device.type == "cuda":
+        # What the allocator held at its peak, against the lane the daemon gave us.
+        memory = dict(peak_mib=round(torch.cuda.max_memory_reserved() / models.MIB, 3),
+                      lane_mib=lane_mib)
     emit(ev="done", model=args.model, iterations=len(times),
          median_s=round(statistics.median(times), 6) if times else None,
          loss_first=round(losses[0], 5) if losses else None,
          loss_last=round(sum(tail) / len(tail), 5) if tail else None,
-         wall_s=round(time.perf_counter() - t_start, 4))
+         wall_s=round(time.perf_counter() - t_start, 4), **memory)
     return status
 
 

@@ -32,7 +32,7 @@ paper's headline.`,
 				return err
 			}
 			if run, ok := evalSuites[suite]; ok { // suites in other files (overhead.go)
-				return run(cmd, evalArgs{engine: engine, policies: policies, format: format, out: out})
+				return run(cmd, evalArgs{engine: engine, policies: policies, format: format, out: out, capacityMiB: df.capacityMiB})
 			}
 			if suite != "training" {
 				return fmt.Errorf("unknown --suite %q: choose training", suite)

@@ -21,6 +21,7 @@ import (
 type evalArgs struct {
 	engine, format, out string
 	policies            []string
+	capacityMiB         float64
 }
 
 var (
@@ -76,7 +77,7 @@ func runOverhead(cmd *cobra.Command, a evalArgs) error {
 		PyTorch:    eval.PyTorch{Python: o.python, Examples: o.examples, Threads: o.threads, Device: o.torchDevice},
 		Models:     o.models,
 		Iterations: o.iterations, Warmup: o.warmup, Reps: o.reps, Block: o.block,
-		TracePolicies: a.policies, NoTrace: o.noTrace, OutDir: a.out, Progress: progress,
+		TracePolicies: a.policies, NoTrace: o.noTrace, OutDir: a.out, Progress: progress, CapacityMiB: a.capacityMiB,
 	})
 	if err != nil {
 		return err
