@@ -212,6 +212,14 @@ func (s *Session) read(id int64) ([]byte, error) {
 
 func (s *Session) call(body []byte, id int64) ([]byte, error) {
 	if err := s.send(body); err != nil {
+		// The daemon may have said why it closed the connection (shutdown, lost).
+		s.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, rerr := s.read(0); rerr != nil {
+			var e *Error
+			if errors.As(rerr, &e) {
+				return nil, e
+			}
+		}
 		return nil, fmt.Errorf("salus daemon connection: %w", err)
 	}
 	return s.read(id)
@@ -228,9 +236,22 @@ func (s *Session) Begin() error {
 // End reports the end of the running iteration, which took d (0: let the daemon
 // measure it) and peaked at peakMiB of GPU memory (0: unknown).
 func (s *Session) End(d time.Duration, peakMiB float64) error {
+	return s.end(d, peakMiB, false)
+}
+
+// Next ends the running iteration like End and asks for the next one like Begin,
+// in one round trip; it returns when the next iteration may run.
+func (s *Session) Next(d time.Duration, peakMiB float64) error {
+	return s.end(d, peakMiB, true)
+}
+
+func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	s.nextID++
 	id := s.nextID
 	b := strconv.AppendInt([]byte(`{"op":"end","id":`), id, 10)
+	if next {
+		b = append(b, `,"next":true`...)
+	}
 	if d > 0 {
 		b = append(b, `,"duration_s":`...)
 		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)

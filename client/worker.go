@@ -24,7 +24,7 @@ type Worker struct {
 
 // spinWindow is how much of each wait is spun rather than slept: sleeps overshoot
 // by tens of microseconds, which adds up over thousands of short iterations.
-const spinWindow = 300 * time.Microsecond
+const spinWindow = 2 * time.Millisecond
 
 // Wait blocks for d: a sleep, then a spin for the last spinWindow.
 func Wait(d time.Duration) { WaitUntil(time.Now().Add(d)) }
@@ -63,18 +63,25 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.Log("worker %s: admitted to lane %d (%.0f MiB) under %s", w.Job, s.Lane, s.LaneMiB, s.Policy)
 	}
 	iter := time.Duration(w.IterS * float64(time.Second))
-	for i := 0; i < w.Iterations; i++ {
-		if err := ctx.Err(); err != nil {
-			s.Close(false)
-			return fmt.Errorf("worker %q: stopped after %d iterations: %w", w.Job, i, err)
-		}
-		if err := s.Begin(); err != nil {
-			return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)
-		}
+	if err := s.Begin(); err != nil {
+		return fmt.Errorf("worker %q: iteration 1: %w", w.Job, err)
+	}
+	for i := 1; ; i++ {
 		Wait(iter)
 		// Report the emulated GPU time, as a real job would report what the device
 		// did, not the scheduling noise of this machine.
-		if err := s.End(iter, 0); err != nil {
+		if i == w.Iterations {
+			if err := s.End(iter, 0); err != nil {
+				return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i, err)
+			}
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			s.End(iter, 0)
+			s.Close(false)
+			return fmt.Errorf("worker %q: stopped after %d iterations: %w", w.Job, i, err)
+		}
+		if err := s.Next(iter, 0); err != nil {
 			return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)
 		}
 	}

@@ -10,6 +10,9 @@ type LaneInfo struct {
 	Persistent   float64 // sum of the persistent memory of the lane's jobs
 	MaxEphemeral float64 // largest ephemeral peak among the lane's jobs
 	Jobs         int
+	// The memory of the lane's job with the largest peak: what is resident when only
+	// the running job is (suspend/resume).
+	BiggestPersistent, BiggestEphemeral float64
 }
 
 // Used is the memory the lane's jobs can touch at once: every job's persistent memory
@@ -109,3 +112,43 @@ func (s SalusLanes) Place(j Job, lanes []LaneInfo, free, capacity float64) (Wher
 
 // Feasible checks that the job fits the device alone.
 func (SalusLanes) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }
+
+// PerProcess gives every job its own lane holding its full peak memory plus a
+// per-process context, as separate processes do under NVIDIA MPS or CUDA
+// time-slicing: nothing is shared between jobs. MaxClients, when positive, caps the
+// number of resident jobs (MPS's per-GPU client limit).
+type PerProcess struct {
+	ContextMiB float64
+	MaxClients int
+}
+
+// Place opens a lane of the job's peak plus the context when memory and the client
+// limit allow.
+func (p PerProcess) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool) {
+	size := j.Persistent + j.Ephemeral + p.ContextMiB
+	if size > free || (p.MaxClients > 0 && len(lanes) >= p.MaxClients) {
+		return Where{}, false
+	}
+	return NewLane(size), true
+}
+
+// Feasible checks that the job and its context fit the device alone.
+func (p PerProcess) Feasible(j Job, capacity float64) error {
+	return needsAtMost(Job{ID: j.ID, Persistent: j.Persistent + p.ContextMiB, Ephemeral: j.Ephemeral}, capacity)
+}
+
+// Swapped keeps every job in one lane of the whole device with only the running job
+// resident (suspend/resume): the others' persistent memory waits in host memory, so
+// any job that fits alone is admitted.
+type Swapped struct{}
+
+// Place joins the one lane, opening it if needed.
+func (Swapped) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool) {
+	if len(lanes) == 0 {
+		return NewLane(capacity), true
+	}
+	return Where{Lane: lanes[0].ID}, true
+}
+
+// Feasible checks that the job fits the device alone.
+func (Swapped) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }

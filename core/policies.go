@@ -48,3 +48,15 @@ func Fair() Policy {
 		Less:        func(a, b JobView) bool { return a.Attained < b.Attained },
 	}
 }
+
+// FCFS serves iteration requests in the order they were made, in one lane: the
+// natural order for inference jobs whose requests come and go.
+func FCFS() Policy {
+	return Policy{
+		Name:        "fcfs",
+		Description: "one lane; iteration requests served in the order made (inference serving)",
+		Mode:        "salus",
+		Placement:   OneLane{},
+		Less:        func(a, b JobView) bool { return a.RequestSeq < b.RequestSeq },
+	}
+}

@@ -35,6 +35,14 @@ type Policy struct {
 	// start-up, as plain TensorFlow does when jobs run one after another; otherwise
 	// start-up runs off the GPU from the job's arrival.
 	StartupOnGPU bool
+	// AdmitInOrder admits strictly in arrival order: a job that does not fit blocks
+	// the later ones (separate processes started one after another).
+	AdmitInOrder bool
+	// Quantum, when positive, lets the job that runs keep its lane at iteration
+	// boundaries until it has run this many seconds (suspend/resume's time slice).
+	Quantum float64
+	// Swapped is true when only the running job of a lane is resident.
+	Swapped bool
 }
 
 var registry = map[string]func() Policy{
@@ -42,6 +50,7 @@ var registry = map[string]func() Policy{
 	"srtf": SRTF,
 	"pack": Pack,
 	"fair": Fair,
+	"fcfs": FCFS,
 }
 
 // Lookup returns the named policy.

@@ -76,6 +76,7 @@ type lane struct {
 	ready  []*jobState
 	holder *jobState // running or holding the lane
 	last   *jobState // the job that ran last
+	since  float64   // when last started its turn (for a quantum)
 }
 
 func (l *lane) info() LaneInfo {
@@ -83,6 +84,9 @@ func (l *lane) info() LaneInfo {
 	for _, j := range l.jobs {
 		li.Persistent += j.job.Persistent
 		li.MaxEphemeral = max(li.MaxEphemeral, j.job.Ephemeral)
+		if peak := j.job.Persistent + j.job.Ephemeral; peak > li.BiggestPersistent+li.BiggestEphemeral {
+			li.BiggestPersistent, li.BiggestEphemeral = j.job.Persistent, j.job.Ephemeral
+		}
 	}
 	return li
 }
@@ -311,7 +315,7 @@ func (s *Scheduler) admit() []Decision {
 	for _, js := range s.waiting {
 		infos := s.Lanes()
 		where, ok := s.policy.Placement.Place(js.job, infos, s.Free(), s.capacity)
-		if !ok {
+		if !ok || (s.policy.AdmitInOrder && len(kept) > 0) {
 			kept = append(kept, js)
 			continue
 		}
@@ -357,11 +361,22 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 			best = i
 		}
 	}
+	// Within its quantum, the job that ran last keeps the lane while it asks for more.
+	if q := s.policy.Quantum; q > 0 && l.last != nil && l.last.phase == ready && s.now-l.since < q {
+		for i, js := range l.ready {
+			if js == l.last {
+				best = i
+			}
+		}
+	}
 	js := l.ready[best]
 	l.ready = append(l.ready[:best], l.ready[best+1:]...)
 	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id}
 	if l.last != nil && l.last != js {
 		d.Previous = l.last.job.ID
+	}
+	if l.last != js {
+		l.since = s.now
 	}
 	l.holder, l.last = js, js
 	js.phase = running

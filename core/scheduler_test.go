@@ -16,9 +16,9 @@ func mustPolicy(t *testing.T, name string) Policy {
 
 // runOrder has two admitted jobs each run n iterations of gpu seconds, and returns
 // the order in which iterations started.
-func runOrder(t *testing.T, policy string, a, b Job, n int) []string {
+func runOrder(t *testing.T, p Policy, a, b Job, n int) []string {
 	t.Helper()
-	s := New(mustPolicy(t, policy), 14000)
+	s := New(p, 14000)
 	var order []string
 	now := 0.0
 	var started []Decision
@@ -74,7 +74,7 @@ func TestPolicyOrderAtIterationBoundaries(t *testing.T) {
 		{"fair", "long short long short long short"},
 	}
 	for _, c := range cases {
-		got := strings.Join(runOrder(t, c.policy, long, short, 3), " ")
+		got := strings.Join(runOrder(t, mustPolicy(t, c.policy), long, short, 3), " ")
 		if got != c.want {
 			t.Errorf("%s: order %q, want %q", c.policy, got, c.want)
 		}
@@ -85,7 +85,7 @@ func TestPackAlternatesWithinALane(t *testing.T) {
 	// Two 9 GiB jobs cannot have a lane each on 14 GiB: the second joins the first's lane.
 	a := Job{ID: "a", Persistent: 500, Ephemeral: 6000, Declared: 5}
 	b := Job{ID: "b", Persistent: 500, Ephemeral: 6000, Declared: 5}
-	got := strings.Join(runOrder(t, "pack", a, b, 3), " ")
+	got := strings.Join(runOrder(t, Pack(), a, b, 3), " ")
 	if got != "a b a b a b" {
 		t.Errorf("pack order %q, want alternation", got)
 	}
@@ -159,7 +159,51 @@ func TestLookup(t *testing.T) {
 	if _, err := Lookup("nope"); err == nil || !strings.Contains(err.Error(), "fifo") {
 		t.Errorf("unknown policy error should list the known ones: %v", err)
 	}
-	if got := strings.Join(Names(), ","); got != "fifo,srtf,pack,fair" {
+	if got := strings.Join(Names(), ","); got != "fifo,srtf,pack,fair,fcfs" {
 		t.Errorf("names %s", got)
+	}
+}
+
+func TestPerProcessAdmitsInOrderUpToTheClientLimit(t *testing.T) {
+	p, err := Compose(ModeMPS, "fifo", ModeParams{MPSContextMiB: 100, MPSMaxClients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(p, 10100)
+	for _, j := range []Job{{ID: "a", Persistent: 100, Ephemeral: 100}, {ID: "big", Persistent: 9000, Ephemeral: 800}, {ID: "c", Persistent: 10, Ephemeral: 10}} {
+		if _, err := s.Arrive(0, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// big does not fit beside a, and c may not pass it: processes start in order.
+	if lanes := s.Lanes(); len(lanes) != 1 || lanes[0].Size != 300 {
+		t.Fatalf("lanes %+v", lanes)
+	}
+	ds, _ := s.Leave(1, "a")
+	if len(ds) != 2 || ds[0].Job != "big" || ds[1].Job != "c" {
+		t.Fatalf("after a leaves: %+v", ds)
+	}
+	s.Arrive(1, Job{ID: "d"})
+	if w := s.Waiting(); len(w) != 1 || w[0] != "d" {
+		t.Errorf("client limit 2: waiting %v", w)
+	}
+}
+
+func TestQuantumKeepsTheRunningJob(t *testing.T) {
+	p, _ := Compose(ModeSuspend, "fair", ModeParams{SuspendQuantumS: 2.5})
+	a := Job{ID: "a", Persistent: 10, Ephemeral: 10}
+	b := Job{ID: "b", Persistent: 10, Ephemeral: 10}
+	// Iterations of 1 s: a keeps the lane for 3 iterations (0-1, 1-2, 2-3) before b.
+	got := strings.Join(runOrder(t, p, a, b, 4), " ")
+	if got != "a a a b b b a b" {
+		t.Errorf("order %q", got)
+	}
+}
+
+func TestComposeRejectsNonsense(t *testing.T) {
+	for _, c := range [][2]string{{"suspend", "pack"}, {"mps", "srtf"}, {"exclusive", "fair"}, {"salus", "fifo"}, {"warp", "fifo"}} {
+		if _, err := Compose(c[0], c[1], DefaultModeParams()); err == nil {
+			t.Errorf("%v accepted", c)
+		}
 	}
 }

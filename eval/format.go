@@ -14,9 +14,9 @@ func (r *Report) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s (%.0f MiB usable)\n\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Name, r.Device.CapacityMiB)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
+	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t\n", run.Policy, run.Mode,
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t\n", run.Scheme, run.Mode,
 			run.MakespanS/60, run.AvgQueuingS/60, run.AvgJCTS/60, run.P95JCTS/60, run.GPUBusy*100,
 			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup))
 	}
@@ -38,19 +38,21 @@ func ratio(x float64) string {
 }
 
 // JSON prints the report as one indented JSON object.
-func (r *Report) JSON(w io.Writer) error {
+func (r *Report) JSON(w io.Writer) error { return writeJSON(w, r) }
+
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // CSV prints one line per run.
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"suite", "engine", "trace", "seed", "policy", "mode", "jobs", "makespan_s", "avg_jct_s", "p95_jct_s",
+	cw.Write([]string{"suite", "engine", "trace", "seed", "scheme", "policy", "mode", "jobs", "makespan_s", "avg_jct_s", "p95_jct_s",
 		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo"})
 	for _, run := range r.Runs {
-		cw.Write([]string{r.Suite, r.Engine, r.Trace.Name, strconv.FormatInt(r.Trace.Seed, 10), run.Policy, run.Mode,
+		cw.Write([]string{r.Suite, r.Engine, r.Trace.Name, strconv.FormatInt(r.Trace.Seed, 10), run.Scheme, run.Policy, run.Mode,
 			strconv.Itoa(run.Jobs), num(run.MakespanS), num(run.AvgJCTS), num(run.P95JCTS), num(run.AvgQueuingS),
 			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup)})
 	}
@@ -59,3 +61,81 @@ func (r *Report) CSV(w io.Writer) error {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
+
+// Table prints the tuning suite: each workload's makespan per scheme against one by one.
+func (r *TuningReport) Table(w io.Writer) error {
+	fmt.Fprintf(w, "Suite tuning on %s: %d jobs of %d iterations per workload, submitted at once; device %s (%.0f MiB usable)\n\n",
+		r.Engine, r.Jobs, r.Iterations, r.Device.Name, r.Device.CapacityMiB)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tscheme\tmakespan (min)\tone by one (min)\timprovement\tGPU busy\t")
+	for _, run := range r.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2fx\t%.0f%%\t\n", run.Workload, run.Scheme, run.Makespan/60, run.SequentialS/60, run.Improvement, run.GPUBusy*100)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nPaper: %s %.2fx. Measured here (pack, best workload): %.2fx.\n", r.Paper.Claim, r.Paper.Value, r.Paper.Measured)
+	return nil
+}
+
+// JSON prints the report as one indented JSON object.
+func (r *TuningReport) JSON(w io.Writer) error { return writeJSON(w, r) }
+
+// CSV prints one line per workload and scheme.
+func (r *TuningReport) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"suite", "workload", "scheme", "jobs", "makespan_s", "sequential_makespan_s", "improvement", "gpu_busy"})
+	for _, run := range r.Runs {
+		cw.Write([]string{r.Suite, run.Workload, run.Scheme, strconv.Itoa(run.Jobs), num(run.Makespan), num(run.SequentialS), num(run.Improvement), num(run.GPUBusy)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Table prints the inference suite: GPUs needed per scheme, then latency per model.
+func (r *InferenceReport) Table(w io.Writer) error {
+	fmt.Fprintf(w, "Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s (%.0f MiB usable)\n\n",
+		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Name, r.Device.CapacityMiB)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "model\talone (ms)\t")
+	for _, run := range r.Runs {
+		fmt.Fprintf(tw, "%s mean (ms)\t%s p99 (ms)\t", run.Scheme, run.Scheme)
+	}
+	fmt.Fprintln(tw)
+	for i, m := range InferenceModels {
+		fmt.Fprintf(tw, "%s\t%.2f\t", m, r.Runs[0].Models[i].AloneS*1e3)
+		for _, run := range r.Runs {
+			fmt.Fprintf(tw, "%.2f\t%.2f\t", run.Models[i].MeanS*1e3, run.Models[i].P99S*1e3)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "GPUs needed\t\t")
+	for _, run := range r.Runs {
+		fmt.Fprintf(tw, "%d\t\t", run.GPUsNeeded)
+	}
+	fmt.Fprintln(tw)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, h := range r.Headlines {
+		fmt.Fprintf(w, "Paper: %s %.0fx. Measured here: %.0fx.\n", h.Claim, h.Value, h.Measured)
+	}
+	return nil
+}
+
+// JSON prints the report as one indented JSON object.
+func (r *InferenceReport) JSON(w io.Writer) error { return writeJSON(w, r) }
+
+// CSV prints one line per scheme and model.
+func (r *InferenceReport) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"suite", "scheme", "gpus_needed", "model", "requests", "latency_mean_s", "latency_p99_s", "latency_alone_s"})
+	for _, run := range r.Runs {
+		for _, m := range run.Models {
+			cw.Write([]string{r.Suite, run.Scheme, strconv.Itoa(run.GPUsNeeded), m.Model, strconv.Itoa(m.Requests), num(m.MeanS), num(m.P99S), num(m.AloneS)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

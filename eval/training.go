@@ -5,6 +5,7 @@ package eval
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,8 +27,9 @@ type TraceInfo struct {
 	Seed int64  `json:"seed"`
 }
 
-// Run is the result of one policy on one trace.
+// Run is the result of one scheme on one trace.
 type Run struct {
+	Scheme string `json:"scheme"`
 	Policy string `json:"policy"`
 	Mode   string `json:"mode"`
 	metrics.Result
@@ -40,12 +42,13 @@ type Run struct {
 
 // Report is a suite's outcome.
 type Report struct {
-	Suite  string     `json:"suite"`
-	Engine string     `json:"engine"`
-	Trace  TraceInfo  `json:"trace"`
-	Device sim.Device `json:"device"`
-	Runs   []Run      `json:"runs"`
-	Paper  Paper      `json:"paper"`
+	Suite  string          `json:"suite"`
+	Engine string          `json:"engine"`
+	Trace  TraceInfo       `json:"trace"`
+	Device sim.Device      `json:"device"`
+	Modes  core.ModeParams `json:"modes"`
+	Runs   []Run           `json:"runs"`
+	Paper  Paper           `json:"paper"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -57,36 +60,63 @@ type Paper struct {
 
 // TrainingOptions configures the training suite.
 type TrainingOptions struct {
-	Trace    *workload.Trace
-	Policies []string // default: all registered
-	Device   sim.Device
-	// OutDir, when set, receives each run's event log (events-POLICY.jsonl.gz).
+	Trace   *workload.Trace
+	Schemes []Scheme // default: TrainingSchemes
+	Device  sim.Device
+	Modes   core.ModeParams
+	// OutDir, when set, receives each run's event log (events-SCHEME.jsonl.gz).
 	OutDir string
+	// Engine names the engine in the report (default "sim"). Runner, when set, runs
+	// each scheme instead of the simulator (the live engine), one at a time: live
+	// runs share one machine.
+	Engine string
+	Runner func(t *workload.Trace, s Scheme, p core.Policy, outDir string) (Run, error)
 }
 
-// Training runs the trace under each policy in the simulator, in parallel.
+// Training runs the trace under each scheme in the simulator, in parallel.
 func Training(o TrainingOptions) (*Report, error) {
-	if len(o.Policies) == 0 {
-		o.Policies = core.Names()
+	if len(o.Schemes) == 0 {
+		o.Schemes = TrainingSchemes
 	}
-	policies := make([]core.Policy, len(o.Policies))
-	for i, name := range o.Policies {
-		p, err := core.Lookup(name)
-		if err != nil {
-			return nil, err
+	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
+		Trace: TraceInfo{Name: o.Trace.Name, Jobs: len(o.Trace.Jobs), Seed: o.Trace.Seed}}
+	var err error
+	if o.Runner != nil {
+		rep.Engine = o.Engine
+		for _, s := range o.Schemes {
+			p, err := core.Compose(s.Mode, s.Policy, o.Modes)
+			if err != nil {
+				return nil, err
+			}
+			run, err := o.Runner(o.Trace, s, p, o.OutDir)
+			if err != nil {
+				return nil, err
+			}
+			rep.Runs = append(rep.Runs, run)
 		}
-		policies[i] = p
+	} else {
+		rep.Runs, err = parallel(len(o.Schemes), func(i int) (Run, error) {
+			return simulate(o.Trace, o.Schemes[i], o.Modes, o.Device, o.OutDir)
+		})
 	}
-	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device,
-		Trace: TraceInfo{Name: o.Trace.Name, Jobs: len(o.Trace.Jobs), Seed: o.Trace.Seed},
-		Runs:  make([]Run, len(policies))}
-	errs := make([]error, len(policies))
+	if err != nil {
+		return nil, err
+	}
+	rep.compareToFIFO()
+	return rep, nil
+}
+
+// parallel runs n tasks at once and returns their results in order, or the first
+// error.
+func parallel[T any](n int, task func(i int) (T, error)) ([]T, error) {
+	out := make([]T, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, p := range policies {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep.Runs[i], errs[i] = simulate(o.Trace, p, o.Device, o.OutDir)
+			out[i], errs[i] = task(i)
 		}()
 	}
 	wg.Wait()
@@ -95,35 +125,53 @@ func Training(o TrainingOptions) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep.compareToFIFO()
-	return rep, nil
+	return out, nil
 }
 
-func simulate(t *workload.Trace, p core.Policy, dev sim.Device, outDir string) (Run, error) {
+// simulate runs one scheme on a trace; with outDir set it also writes the event log.
+func simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, outDir string) (Run, error) {
+	return simulateNamed(t, s, mp, dev, outDir, s.String())
+}
+
+// simulateNamed is simulate with the log named events-NAME.jsonl.gz.
+func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, outDir, name string) (Run, error) {
+	log := ""
+	if outDir != "" {
+		log = filepath.Join(outDir, "events-"+name+".jsonl.gz")
+	}
+	return Simulate(t, s, mp, dev, log)
+}
+
+// Simulate runs one scheme on a trace in the simulator and computes its metrics from
+// the event log, which it also writes to logPath when that is set.
+func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, logPath string) (Run, error) {
+	p, err := core.Compose(s.Mode, s.Policy, mp)
+	if err != nil {
+		return Run{}, err
+	}
 	c := metrics.NewCollector()
 	var sink eventlog.Sink = c
-	run := Run{Policy: p.Name, Mode: p.Mode}
+	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
 	var file *eventlog.File
-	if outDir != "" {
-		run.Log = filepath.Join(outDir, "events-"+p.Name+".jsonl.gz")
+	if logPath != "" {
 		var err error
 		if file, err = eventlog.Create(run.Log); err != nil {
 			return run, err
 		}
 		sink = eventlog.Sinks{c, file}
 	}
-	err := sim.Run(t, sim.Options{Policy: p, Device: dev, Sink: sink})
+	err = sim.Run(t, sim.Options{Policy: p, Device: dev, Sink: sink})
 	if file != nil {
 		if cerr := file.Close(); err == nil {
 			err = cerr
 		}
 	}
 	if err != nil {
-		return run, fmt.Errorf("%s: %w", p.Name, err)
+		return run, fmt.Errorf("%s: %w", run.Scheme, err)
 	}
 	run.Result, err = c.Result()
 	if err != nil {
-		return run, fmt.Errorf("%s: %w", p.Name, err)
+		return run, fmt.Errorf("%s: %w", run.Scheme, err)
 	}
 	return run, nil
 }
@@ -149,15 +197,19 @@ func (r *Report) compareToFIFO() {
 	}
 }
 
+// Output is a suite's report in the three formats.
+type Output interface {
+	Table(io.Writer) error
+	JSON(io.Writer) error
+	CSV(io.Writer) error
+}
+
 // WriteResults writes results.json and results.csv into dir.
-func (r *Report) WriteResults(dir string) error {
+func WriteResults(dir string, r Output) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for name, write := range map[string]func(*os.File) error{
-		"results.json": func(f *os.File) error { return r.JSON(f) },
-		"results.csv":  func(f *os.File) error { return r.CSV(f) },
-	} {
+	for name, write := range map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err

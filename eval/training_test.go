@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
@@ -23,13 +24,13 @@ func salus100(t testing.TB, seed int64) *workload.Trace {
 
 func TestTrainingSuiteOrdersPoliciesAsTheyShould(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
-		rep, err := Training(TrainingOptions{Trace: salus100(t, seed), Device: sim.DefaultDevice()})
+		rep, err := Training(TrainingOptions{Trace: salus100(t, seed), Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs := map[string]Run{}
 		for _, r := range rep.Runs {
-			runs[r.Policy] = r
+			runs[r.Scheme] = r
 			if r.Finished != 100 {
 				t.Errorf("seed %d %s: %d of 100 jobs finished", seed, r.Policy, r.Finished)
 			}
@@ -47,7 +48,7 @@ func TestTrainingSuiteOrdersPoliciesAsTheyShould(t *testing.T) {
 }
 
 func TestJSONCarriesTheFields(t *testing.T) {
-	rep, err := Training(TrainingOptions{Trace: salus100(t, 1), Device: sim.DefaultDevice()})
+	rep, err := Training(TrainingOptions{Trace: salus100(t, 1), Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +68,13 @@ func TestJSONCarriesTheFields(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Suite != "training" || got.Trace.Name != "salus100" || got.Trace.Jobs != 100 || got.Trace.Seed != 1 || len(got.Runs) != 4 {
+	if got.Suite != "training" || got.Trace.Name != "salus100" || got.Trace.Jobs != 100 || got.Trace.Seed != 1 || len(got.Runs) != 8 {
 		t.Fatalf("report header %+v", got)
 	}
-	for i, want := range []string{"fifo", "srtf", "pack", "fair"} {
+	for i, want := range []string{"fifo", "srtf", "pack", "fair", "mps", "timeslice", "suspend-fair", "suspend-srtf"} {
 		r := got.Runs[i]
-		if r["policy"] != want {
-			t.Errorf("run %d is %v, want %s", i, r["policy"], want)
+		if r["scheme"] != want {
+			t.Errorf("run %d is %v, want %s", i, r["scheme"], want)
 		}
 		for _, k := range []string{"jobs", "makespan_s", "avg_jct_s", "p95_jct_s", "avg_queuing_s"} {
 			if _, ok := r[k].(float64); !ok {
@@ -86,11 +87,11 @@ func TestJSONCarriesTheFields(t *testing.T) {
 func TestOutDirHoldsLogsAndResults(t *testing.T) {
 	dir := t.TempDir()
 	tr, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 4, Jobs: 10})
-	rep, err := Training(TrainingOptions{Trace: tr, Policies: []string{"fifo", "pack"}, Device: sim.DefaultDevice(), OutDir: dir})
+	rep, err := Training(TrainingOptions{Trace: tr, Schemes: []Scheme{{"exclusive", "fifo"}, {"salus", "pack"}}, Device: sim.DefaultDevice(), OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteResults(dir); err != nil {
+	if err := WriteResults(dir, rep); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"events-fifo.jsonl.gz", "events-pack.jsonl.gz", "results.json", "results.csv"} {
@@ -113,7 +114,7 @@ func TestOutDirHoldsLogsAndResults(t *testing.T) {
 func BenchmarkTrainingSuite(b *testing.B) {
 	tr := salus100(b, 1)
 	for b.Loop() {
-		if _, err := Training(TrainingOptions{Trace: tr, Device: sim.DefaultDevice()}); err != nil {
+		if _, err := Training(TrainingOptions{Trace: tr, Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()}); err != nil {
 			b.Fatal(err)
 		}
 	}

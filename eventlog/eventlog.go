@@ -49,8 +49,10 @@ type Event struct {
 	LaneMiB  float64 `json:"lane_mib,omitempty"`
 	HoldsGPU bool    `json:"holds_gpu,omitempty"`
 	Jobs     int     `json:"jobs,omitempty"`
-	// iter_start
-	Prev string `json:"prev,omitempty"`
+	// iter_start: the job the lane ran before (a switch), and the memory copied over
+	// PCIe for it (suspend/resume)
+	Prev    string  `json:"prev,omitempty"`
+	CopyMiB float64 `json:"copy_mib,omitempty"`
 	// iter_end
 	GPU float64 `json:"gpu_s,omitempty"`
 	// served
@@ -148,6 +150,7 @@ func Append(b []byte, e Event) []byte {
 	}
 	b = appendInt(b, "jobs", int64(e.Jobs))
 	b = appendStr(b, "prev", e.Prev)
+	b = appendNum(b, "copy_mib", e.CopyMiB)
 	b = appendNum(b, "gpu_s", e.GPU)
 	b = appendNum(b, "latency_s", e.Latency)
 	b = appendStr(b, "reason", e.Reason)

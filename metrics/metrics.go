@@ -196,10 +196,20 @@ func (c *Collector) Result() (Result, error) {
 		res.P95JCTS = Percentile(jcts, 0.95)
 		res.AvgQueuingS = sumQ / float64(n)
 	}
-	for model, ls := range c.latencies {
-		res.Latency[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
-	}
+	res.Latency = SummarizeLatency(c.latencies)
 	return res, nil
+}
+
+// Latencies returns the served requests' latencies per model, seconds.
+func (c *Collector) Latencies() map[string][]float64 { return c.latencies }
+
+// SummarizeLatency gives each model's request count, mean and p99 latency.
+func SummarizeLatency(byModel map[string][]float64) map[string]Latency {
+	out := map[string]Latency{}
+	for model, ls := range byModel {
+		out[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
+	}
+	return out
 }
 
 func contains(rs []*jobRec, r *jobRec) bool {

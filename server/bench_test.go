@@ -15,9 +15,20 @@ import (
 // with 1 and 64 concurrent clients, each in its own lane (pack, ample memory) so
 // that the figure is the daemon's overhead, not time spent waiting for the lane.
 // It reports the median and p99 round trip and the grants per second.
+//
+// mode "begin+end" sends begin, then end (two round trips per iteration); mode
+// "next" sends end with next (one round trip), as the worker does.
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, n := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n    int
+		next bool
+	}{{1, false}, {64, false}, {1, true}, {64, true}} {
+		n := c.n
+		mode := "begin+end"
+		if c.next {
+			mode = "next"
+		}
+		b.Run(fmt.Sprintf("%s/clients=%d", mode, n), func(b *testing.B) {
 			d := start(b, "pack", 1e9, nil)
 			sessions := make([]*client.Session, n)
 			for i := range sessions {
@@ -33,6 +44,23 @@ func BenchmarkRoundTrip(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					l := make([]time.Duration, 0, per)
+					if c.next {
+						if err := s.Begin(); err != nil {
+							b.Error(err)
+							return
+						}
+						for k := 0; k < per; k++ {
+							t := time.Now()
+							if err := s.Next(time.Microsecond, 0); err != nil {
+								b.Error(err)
+								return
+							}
+							l = append(l, time.Since(t))
+						}
+						s.End(time.Microsecond, 0)
+						lat[i] = l
+						return
+					}
 					for k := 0; k < per; k++ {
 						t := time.Now()
 						if err := s.Begin(); err != nil {

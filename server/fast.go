@@ -39,6 +39,7 @@ type fastRequest struct {
 	Iterations    int     `json:"iterations"`
 	DurationS     float64 `json:"duration_s"`
 	PeakMiB       float64 `json:"peak_mib"`
+	Next          bool    `json:"next"`
 	Finished      *bool   `json:"finished"`
 }
 
@@ -217,26 +218,15 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		}
 		fc.sess = ss
 	case "begin":
-		fc.outstanding.Store(id)
-		err := s.Begin(fc.sess, func(r BeginReply, err error) {
-			if err != nil {
-				fc.fail(id, CodeOf(err), err.Error())
-				return
-			}
-			fc.write(id, func(b []byte) ([]byte, error) {
-				b = append(b, `{"id":`...)
-				b = strconv.AppendInt(b, id, 10)
-				b = append(b, `,"ok":true,"lane":`...)
-				b = strconv.AppendInt(b, int64(r.Lane), 10)
-				b = append(b, `,"wait_us":`...)
-				b = strconv.AppendInt(b, r.WaitUS, 10)
-				return append(b, '}'), nil
-			})
-		})
-		if err != nil {
-			fc.fail(id, CodeOf(err), err.Error())
-		}
+		fc.begin(id)
 	case "end":
+		if req.Next { // end and begin in one round trip
+			fc.outstanding.Store(id)
+			if err := s.EndNext(fc.sess, req.DurationS, req.PeakMiB, fc.granted(id)); err != nil {
+				fc.fail(id, CodeOf(err), err.Error())
+			}
+			return true
+		}
 		if err := s.End(fc.sess, req.DurationS, req.PeakMiB); err != nil {
 			fc.fail(id, CodeOf(err), err.Error())
 			return true
@@ -255,6 +245,33 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		fc.fail(id, CodeBadRequest, fmt.Sprintf("unknown op %q: use open, begin, end, close or heartbeat", req.Op))
 	}
 	return true
+}
+
+// begin asks for the next iteration; the reply goes out when it is granted.
+func (fc *fastConn) begin(id int64) {
+	fc.outstanding.Store(id)
+	if err := fc.s.Begin(fc.sess, fc.granted(id)); err != nil {
+		fc.fail(id, CodeOf(err), err.Error())
+	}
+}
+
+// granted returns the callback that answers request id once its iteration may run.
+func (fc *fastConn) granted(id int64) func(BeginReply, error) {
+	return func(r BeginReply, err error) {
+		if err != nil {
+			fc.fail(id, CodeOf(err), err.Error())
+			return
+		}
+		fc.write(id, func(b []byte) ([]byte, error) {
+			b = append(b, `{"id":`...)
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, `,"ok":true,"lane":`...)
+			b = strconv.AppendInt(b, int64(r.Lane), 10)
+			b = append(b, `,"wait_us":`...)
+			b = strconv.AppendInt(b, r.WaitUS, 10)
+			return append(b, '}'), nil
+		})
+	}
 }
 
 // write sends one frame built by body; it clears the outstanding request first so

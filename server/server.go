@@ -207,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 		reaperDone: make(chan struct{}),
 	}
 	s.met = newMetrics(s)
-	s.log.Emit(eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: "salus", Engine: "live",
+	s.log.Emit(eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB})
 	go s.reaper()
 	return s, nil
@@ -230,7 +230,8 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if req.Job == "" {
 		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
 	}
-	if req.Model != "" {
+	// A model with declared memory is only a label; without, it names the profile.
+	if req.Model != "" && req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
 		m, ok := Model{}, false
 		if s.cfg.Models != nil {
 			m, ok = s.cfg.Models(req.Model)
@@ -238,9 +239,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		if !ok {
 			return nil, errorf(CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
 		}
-		if req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
-			req.PersistentMiB, req.EphemeralMiB = m.PersistentMiB, m.EphemeralMiB
-		}
+		req.PersistentMiB, req.EphemeralMiB = m.PersistentMiB, m.EphemeralMiB
 		if req.StartupS == 0 {
 			req.StartupS = m.StartupS
 		}
@@ -335,6 +334,19 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 // End reports that the session's iteration ended; durS is the measured iteration
 // time (0: the daemon measures it from the grant).
 func (s *Server) End(ss *Session, durS, peakMiB float64) error {
+	return s.end(ss, durS, peakMiB, true)
+}
+
+// EndNext ends the session's iteration and asks for the next one, in one call: the
+// lane is not yielded in between, so no grace timer is armed.
+func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginReply, error)) error {
+	if err := s.end(ss, durS, peakMiB, false); err != nil {
+		return err
+	}
+	return s.Begin(ss, done)
+}
+
+func (s *Server) end(ss *Session, durS, peakMiB float64, arm bool) error {
 	if durS < 0 || math.IsNaN(durS) || math.IsInf(durS, 0) {
 		return errorf(CodeBadRequest, "end %q: duration_s is %v: give a finite number >= 0", ss.id, durS)
 	}
@@ -365,6 +377,9 @@ func (s *Server) End(ss *Session, durS, peakMiB float64) error {
 	gen := ss.gen
 	if ss.grace != nil {
 		ss.grace.Stop()
+	}
+	if !arm {
+		return nil
 	}
 	// A new timer each time: a Reset timer whose function already started would
 	// not know which iteration end it was armed for.

@@ -137,6 +137,34 @@ func TestSessionLifecycleAndLog(t *testing.T) {
 	}
 }
 
+func TestFastPathOverTCP(t *testing.T) {
+	d := start(t, "pack", 1000, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.ServeFast(l) // returns at Shutdown, in start's cleanup
+	s, err := client.Open(context.Background(), l.Addr().String(), client.Options{Job: "tcp", PersistentMiB: 1, EphemeralMiB: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Next(time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.End(time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(d.log.kinds("tcp"), " "); got != "arrive admit iter_start iter_end iter_start iter_end finish" {
+		t.Errorf("events %q", got)
+	}
+}
+
 func TestFifoHoldsGPUThroughStartup(t *testing.T) {
 	d := start(t, "fifo", 14000, nil)
 	a := open(t, d, "a", 500, 1000, 1)
@@ -388,6 +416,12 @@ func TestMalformedRequests(t *testing.T) {
 		{`{"op":"end","id":7,"duration_s":-1}`, "bad_request"},
 		{`{"op":"end","id":8,"duration_s":0.001}`, ""},
 		{`{"op":"end","id":9}`, "wrong_phase"},
+		{`{"op":"end","id":10,"next":true}`, "wrong_phase"},
+		{`{"op":"begin","id":11}`, ""},
+		{`{"op":"end","id":12,"next":true,"duration_s":"x"}`, "bad_request"},
+		{`{"op":"end","id":13,"next":true}`, ""}, // ends and begins: an iteration runs again
+		{`{"op":"begin","id":14}`, "wrong_phase"},
+		{`{"op":"end","id":15}`, ""},
 	}
 	c := rawConn(t, d)
 	for _, k := range kept {
@@ -416,6 +450,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"not JSON", frame(`hello`)},
 		{"JSON array", frame(`[1,2]`)},
 		{"truncated JSON", frame(`{"op":"open"`)},
+		{"two objects in one frame", frame(`{"op":"heartbeat"}{"op":"begin","id":1}`)},
 	}
 	for _, f := range fatal {
 		r := rawConn(t, d)
@@ -429,11 +464,11 @@ func TestMalformedRequests(t *testing.T) {
 		}
 	}
 	// The session "ok" was untouched by all this and the daemon still serves.
-	if rep := c.call(`{"op":"begin","id":10}`); rep["ok"] != true {
+	if rep := c.call(`{"op":"begin","id":20}`); rep["ok"] != true {
 		t.Errorf("begin after bad requests: %v", rep)
 	}
-	c.call(`{"op":"end","id":11}`)
-	if rep := c.call(`{"op":"close","id":12}`); rep["ok"] != true {
+	c.call(`{"op":"end","id":21}`)
+	if rep := c.call(`{"op":"close","id":22}`); rep["ok"] != true {
 		t.Errorf("close: %v", rep)
 	}
 	s := open(t, d, "after", 10, 10, 1)

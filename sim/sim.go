@@ -29,8 +29,9 @@ type job struct {
 	spec        workload.Job
 	done        int  // iterations completed
 	admitted    bool // has a lane
-	startupDone bool
+	startupDone bool // start-up (or, for inference, the pause after a request) is over
 	lane        int
+	requestedAt float64 // when the pending iteration (request) was asked for
 }
 
 // iteration is one iteration in flight. It first waits delay seconds of wall time
@@ -76,6 +77,9 @@ type engine struct {
 	timers  timers
 	seq     int
 	left    int
+	// resident is, under suspend/resume, the job whose persistent memory is on the
+	// GPU in each lane.
+	resident map[int]*job
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
@@ -84,11 +88,12 @@ func Run(t *workload.Trace, o Options) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
-	e := &engine{o: o, sched: core.New(o.Policy, o.Device.CapacityMiB), jobs: map[string]*job{}, left: len(t.Jobs)}
+	e := &engine{o: o, sched: core.New(o.Policy, o.Device.CapacityMiB), jobs: map[string]*job{}, left: len(t.Jobs),
+		resident: map[int]*job{}}
 	o.Sink.Emit(eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
 		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name})
 	for _, spec := range t.Jobs {
-		if err := o.Policy.Placement.Feasible(coreJob(spec), o.Device.CapacityMiB); err != nil {
+		if err := o.Policy.Placement.Feasible(spec.CoreJob(), o.Device.CapacityMiB); err != nil {
 			return fmt.Errorf("trace %s: %w", t.Name, err)
 		}
 	}
@@ -133,15 +138,25 @@ func Run(t *workload.Trace, o Options) error {
 	return nil
 }
 
-// slowdown is how much slower than alone every iteration in its work phase runs:
-// running iterations share compute by their demands, and when those sum to more
-// than one, each slows by the sum.
+// slowdown is how much slower than alone every iteration in its work phase runs.
+// Iterations running together (lanes, MPS) share compute by their demands: when
+// those sum to more than one, each slows by the sum. Under time-slicing the GPU runs
+// one process at a time, so n resident iterations each get a 1/n share of the
+// slices, less the context switches.
 func (e *engine) slowdown() float64 {
 	var sum float64
+	n := 0
 	for _, it := range e.running {
 		if it.delay <= 0 {
 			sum += it.job.spec.Profile.Demand
+			n++
 		}
+	}
+	if e.o.Policy.Mode == core.ModeTimeslice {
+		if n <= 1 {
+			return 1
+		}
+		return float64(n) / e.o.Device.TimesliceEfficiency()
 	}
 	return math.Max(1, sum)
 }
@@ -180,11 +195,6 @@ func (e *engine) finishIterations() error {
 	return nil
 }
 
-func coreJob(s workload.Job) core.Job {
-	return core.Job{ID: s.ID, Arrival: s.ArrivalS, Persistent: s.Profile.PersistentMiB,
-		Ephemeral: s.Profile.EphemeralMiB, Declared: s.Declared(), Priority: s.Priority}
-}
-
 func (e *engine) arrive(s workload.Job) error {
 	j := &job{spec: s}
 	e.jobs[s.ID] = j
@@ -195,7 +205,7 @@ func (e *engine) arrive(s workload.Job) error {
 	if !e.o.Policy.StartupOnGPU {
 		e.after(p.StartupS, j)
 	}
-	ds, err := e.sched.Arrive(e.now, coreJob(s))
+	ds, err := e.sched.Arrive(e.now, s.CoreJob())
 	if err != nil {
 		return err
 	}
@@ -216,6 +226,7 @@ func (e *engine) startupDone(j *job) error {
 }
 
 func (e *engine) request(j *job) error {
+	j.requestedAt = e.now
 	ds, err := e.sched.Request(e.now, j.spec.ID)
 	if err != nil {
 		return err
@@ -240,8 +251,12 @@ func (e *engine) apply(ds []core.Decision) error {
 				}
 			}
 		case core.Start:
-			e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
-			it := &iteration{job: j, lane: d.Lane, work: j.spec.Profile.IterS, delay: e.o.Device.IterOverheadS}
+			copied := e.swapIn(j, d.Lane)
+			e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
+			it := &iteration{job: j, lane: d.Lane, work: j.spec.Profile.IterS, delay: e.o.Device.CopyS(copied)}
+			if gated(e.o.Policy) {
+				it.delay += e.o.Device.IterOverheadS
+			}
 			if d.Previous != "" {
 				it.delay += e.o.Device.SwitchS
 			}
@@ -254,11 +269,34 @@ func (e *engine) apply(ds []core.Decision) error {
 	return nil
 }
 
+// gated is true when a scheduler grants every iteration, so each pays the round
+// trip; without sharing, or with separate processes, nothing stands in between.
+func gated(p core.Policy) bool { return p.Mode == core.ModeSalus || p.Mode == core.ModeSuspend }
+
+// swapIn makes j resident in its lane under suspend/resume and returns the MiB
+// copied over PCIe: the resident job's persistent memory out, j's in.
+func (e *engine) swapIn(j *job, lane int) float64 {
+	if !e.o.Policy.Swapped || e.resident[lane] == j {
+		return 0
+	}
+	copied := j.spec.Profile.PersistentMiB
+	if prev := e.resident[lane]; prev != nil {
+		copied += prev.spec.Profile.PersistentMiB
+	}
+	e.resident[lane] = j
+	return copied
+}
+
 func (e *engine) memory(lane int) {
 	ev := eventlog.Event{T: e.now, Kind: eventlog.Memory, Lane: lane}
 	for _, l := range e.sched.Lanes() {
-		if l.ID == lane {
-			ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
+		if l.ID != lane {
+			continue
+		}
+		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
+		if e.o.Policy.Swapped {
+			// Only one job is resident; at most the biggest.
+			ev.PersistentMiB, ev.EphemeralMiB = l.BiggestPersistent, l.BiggestEphemeral
 		}
 	}
 	e.o.Sink.Emit(ev)
@@ -272,11 +310,27 @@ func (e *engine) iterationEnded(it *iteration) error {
 		return err
 	}
 	j.done++
+	if j.spec.Kind == workload.Infer {
+		e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Served, Job: j.spec.ID, Latency: e.now - j.requestedAt})
+	}
 	if j.done < j.spec.Iterations {
-		return e.request(j)
+		if j.spec.PauseS <= 0 {
+			return e.request(j)
+		}
+		// An inference job waits for its next request: the lane is free meanwhile.
+		ds, err := e.sched.Yield(e.now, j.spec.ID)
+		if err != nil {
+			return err
+		}
+		j.startupDone = false
+		e.after(j.spec.PauseS, j)
+		return e.apply(ds)
 	}
 	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Finish, Job: j.spec.ID})
 	e.left--
+	if e.resident[it.lane] == j {
+		delete(e.resident, it.lane) // a finished job's memory is freed, not copied out
+	}
 	ds, err := e.sched.Leave(e.now, j.spec.ID)
 	if err != nil {
 		return err

@@ -91,11 +91,21 @@ func (c *checker) Emit(e eventlog.Event) {
 	}
 }
 
+// everyScheme is every sharing mode with every policy it runs.
+var everyScheme = [][2]string{
+	{"exclusive", "fifo"}, {"salus", "srtf"}, {"salus", "pack"}, {"salus", "fair"}, {"salus", "fcfs"},
+	{"mps", "fifo"}, {"timeslice", "fifo"}, {"suspend", "fifo"}, {"suspend", "srtf"}, {"suspend", "fair"},
+}
+
 func TestInvariantsOverRandomTraces(t *testing.T) {
 	for seed := uint64(1); seed <= 30; seed++ {
 		trace := randomTrace(seed, 25)
-		for _, name := range core.Names() {
-			p, _ := core.Lookup(name)
+		for _, ms := range everyScheme {
+			p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := ms[0] + "/" + ms[1]
 			dev := DefaultDevice()
 			dev.SwitchS = float64(seed%3) * 0.001
 			dev.IterOverheadS = float64(seed%2) * 0.0005
@@ -113,6 +123,55 @@ func TestInvariantsOverRandomTraces(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestSuspendPaysForItsCopies(t *testing.T) {
+	// Jobs all arrive at once, so the one lane is never idle after the first start-up
+	// and the makespans differ by the copies alone.
+	trace := randomTrace(7, 12)
+	for i := range trace.Jobs {
+		trace.Jobs[i].ArrivalS = 0
+		trace.Jobs[i].Iterations *= 20
+	}
+	dev := DefaultDevice()
+	end := func(mode string) (float64, float64) {
+		p, err := core.Compose(mode, "fair", core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last, copied float64
+		err = Run(trace, Options{Policy: p, Device: dev, Sink: sinkFunc(func(e eventlog.Event) {
+			last = math.Max(last, e.T)
+			copied += e.CopyMiB
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return last, copied
+	}
+	salus, none := end("salus")
+	suspend, copied := end("suspend")
+	if none != 0 || copied == 0 {
+		t.Fatalf("copied %v MiB under salus, %v under suspend", none, copied)
+	}
+	want := copied * (1 << 20) / (dev.PCIeGBps * 1e9)
+	if got := suspend - salus; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("suspend's makespan exceeds salus's by %.4f s; %.0f MiB over %.0f GB/s is %.4f s", got, copied, dev.PCIeGBps, want)
+	}
+}
+
+func TestTimeslicingCostsContextSwitches(t *testing.T) {
+	// Two jobs resident under time-slicing each run at half speed less the switches.
+	p, _ := workload.Default().Lookup("resnet50", 25, workload.Train)
+	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
+	pol, _ := core.Compose("timeslice", "fifo", core.DefaultModeParams())
+	dev := DefaultDevice()
+	var end float64
+	Run(trace, Options{Policy: pol, Device: dev, Sink: sinkFunc(func(e eventlog.Event) { end = e.T })})
+	want := p.StartupS + 50*p.IterS*2/dev.TimesliceEfficiency()
+	if math.Abs(end-want) > 1e-6 {
+		t.Errorf("ends at %v, want %v", end, want)
 	}
 }
 

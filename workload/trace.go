@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/salusgo/salus/core"
 )
 
 // Job is one job of a trace, with its catalog profile resolved.
@@ -27,7 +29,9 @@ type Job struct {
 	DeclaredS float64 `json:"declared_s,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Priority  int     `json:"priority,omitempty"`
-	Profile   Profile `json:"-"`
+	// PauseS is, for inference jobs, the pause after each request before the next.
+	PauseS  float64 `json:"pause_s,omitempty"`
+	Profile Profile `json:"-"`
 }
 
 // Declared is the job's declared total time, its standalone time when none was given.
@@ -36,6 +40,12 @@ func (j Job) Declared() float64 {
 		return j.DeclaredS
 	}
 	return j.Profile.StandaloneS(j.Iterations)
+}
+
+// CoreJob is what the scheduling core needs of the job.
+func (j Job) CoreJob() core.Job {
+	return core.Job{ID: j.ID, Arrival: j.ArrivalS, Persistent: j.Profile.PersistentMiB,
+		Ephemeral: j.Profile.EphemeralMiB, Declared: j.Declared(), Priority: j.Priority}
 }
 
 // Trace is an ordered list of jobs.
@@ -48,7 +58,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = []string{"declared_s", "kind", "priority"}
+	optionalColumns = []string{"declared_s", "kind", "priority", "pause_s"}
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -251,6 +261,11 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("declared_s", err.Error())
 		}
 	}
+	if s := r.fields["pause_s"]; s != "" {
+		if j.PauseS, err = nonNegative(s); err != nil {
+			return j, bad("pause_s", err.Error())
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -300,12 +315,8 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(append(append([]string{}, requiredColumns...), optionalColumns...))
 	for _, j := range t.Jobs {
-		declared := ""
-		if j.DeclaredS > 0 {
-			declared = formatFloat(j.DeclaredS)
-		}
 		cw.Write([]string{j.ID, j.Model, strconv.Itoa(j.Batch), strconv.Itoa(j.Iterations),
-			formatFloat(j.ArrivalS), declared, j.Kind, strconv.Itoa(j.Priority)})
+			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -323,3 +334,11 @@ func (t *Trace) WriteJSONL(w io.Writer) error {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// optional formats a figure that is absent when zero.
+func optional(f float64) string {
+	if f == 0 {
+		return ""
+	}
+	return formatFloat(f)
+}

@@ -44,7 +44,7 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Jobs[2].DeclaredS, tr.Jobs[3].Priority = 99.5, 2
+	tr.Jobs[2].DeclaredS, tr.Jobs[3].Priority, tr.Jobs[4].PauseS = 99.5, 2, 10
 	for _, format := range []string{"csv", "jsonl"} {
 		var buf bytes.Buffer
 		if format == "csv" {
@@ -62,7 +62,7 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 		for i := range tr.Jobs {
 			a, b := tr.Jobs[i], back.Jobs[i]
 			if a.ID != b.ID || a.Model != b.Model || a.Batch != b.Batch || a.Iterations != b.Iterations ||
-				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.Kind != b.Kind {
+				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.PauseS != b.PauseS || a.Kind != b.Kind {
 				t.Fatalf("%s: job %d changed: %+v -> %+v", format, i, a, b)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
@@ -16,6 +17,10 @@ type deviceFlags struct {
 	capacityMiB  float64
 	iterOverhead float64
 	switchCost   float64
+	slice        float64
+	ctxSwitch    float64
+	pcie         float64
+	modes        core.ModeParams
 }
 
 func (d *deviceFlags) register(cmd *cobra.Command) {
@@ -24,6 +29,14 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
 	f.Float64Var(&d.iterOverhead, "iter-overhead", 0, "scheduling overhead added to every iteration, seconds")
 	f.Float64Var(&d.switchCost, "switch-cost", 0, "cost of switching jobs in a lane at an iteration boundary, seconds")
+	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
+	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
+	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
+	def := core.DefaultModeParams()
+	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
+	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
+	f.IntVar(&d.modes.MPSMaxClients, "mps-clients", def.MPSMaxClients, "MPS: clients per GPU (16 before Volta, 48 after)")
+	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
 }
 
 func (d *deviceFlags) device() (sim.Device, error) {
@@ -31,11 +44,23 @@ func (d *deviceFlags) device() (sim.Device, error) {
 	if err != nil {
 		return dev, err
 	}
-	if d.capacityMiB < 0 || d.iterOverhead < 0 || d.switchCost < 0 {
-		return dev, fmt.Errorf("--capacity-mib, --iter-overhead and --switch-cost must not be negative")
+	m := d.modes
+	for _, v := range []float64{d.capacityMiB, d.iterOverhead, d.switchCost, d.slice, d.ctxSwitch, d.pcie, m.ContextMiB, m.MPSContextMiB, m.SuspendQuantumS, float64(m.MPSMaxClients)} {
+		if v < 0 {
+			return dev, fmt.Errorf("device and mode parameters must not be negative (see salus %s --help)", "eval")
+		}
 	}
 	if d.capacityMiB > 0 {
 		dev.CapacityMiB = d.capacityMiB
+	}
+	if d.slice > 0 {
+		dev.SliceS = d.slice
+	}
+	if d.ctxSwitch > 0 {
+		dev.ContextSwitchS = d.ctxSwitch
+	}
+	if d.pcie > 0 {
+		dev.PCIeGBps = d.pcie
 	}
 	dev.IterOverheadS, dev.SwitchS = d.iterOverhead, d.switchCost
 	return dev, nil

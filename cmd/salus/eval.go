@@ -7,63 +7,46 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// evalFlags are salus eval's flags.
+type evalFlags struct {
+	tf       traceFlags
+	df       deviceFlags
+	policies []string
+	modes    []string
+	suite    string
+	engine   string
+	out      string
+	format   string
+	lf       liveFlags
+	tuning   eval.TuningOptions
+	infer    eval.InferenceOptions
+}
+
 func newEvalCmd() *cobra.Command {
-	var (
-		tf       traceFlags
-		df       deviceFlags
-		policies []string
-		suite    string
-		engine   string
-		out      string
-		format   string
-	)
+	var ef evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Run the paper's experiments (default: the training suite on the salus100 trace)",
 		Long: `Run an evaluation suite and print its results.
 
 With no arguments, runs the long-running training experiment: the generated salus100
-trace (seed 1) under fifo, srtf, pack and fair in the simulator, and prints makespan,
-average queuing, average and p95 JCT, and each policy's ratio to fifo beside the
-paper's headline.`,
+trace (seed 1) under fifo, srtf, pack and fair, and today's alternatives (MPS,
+time-slicing, suspend/resume), in the simulator, and prints makespan, average
+queuing, average and p95 JCT, and each scheme's ratio to fifo beside the paper's
+headline.
+
+Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv"); err != nil {
-				return err
+			if run, ok := evalSuites[ef.suite]; ok { // suites in other files (overhead.go)
+				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
 			}
-			if run, ok := evalSuites[suite]; ok { // suites in other files (overhead.go)
-				return run(cmd, evalArgs{engine: engine, policies: policies, format: format, out: out, capacityMiB: df.capacityMiB})
-			}
-			if suite != "training" {
-				return fmt.Errorf("unknown --suite %q: choose training", suite)
-			}
-			if engine != "sim" {
-				return fmt.Errorf("unknown --engine %q: choose sim", engine)
-			}
-			trace, err := tf.trace()
+			rep, err := ef.run()
 			if err != nil {
 				return err
-			}
-			dev, err := df.device()
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				if err := createOut(out); err != nil {
-					return err
-				}
-			}
-			rep, err := eval.Training(eval.TrainingOptions{Trace: trace, Policies: policies, Device: dev, OutDir: out})
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				if err := rep.WriteResults(out); err != nil {
-					return err
-				}
 			}
 			w := cmd.OutOrStdout()
-			switch format {
+			switch ef.format {
 			case "json":
 				return rep.JSON(w)
 			case "csv":
@@ -72,22 +55,122 @@ paper's headline.`,
 			if err := rep.Table(w); err != nil {
 				return err
 			}
-			if out != "" {
-				fmt.Fprintf(w, "\nWrote event logs, results.json and results.csv to %s\n", out)
+			if ef.out != "" {
+				fmt.Fprintf(w, "\nWrote event logs, results.json and results.csv to %s\n", ef.out)
 			}
 			return nil
 		},
 	}
-	tf.register(cmd)
-	df.register(cmd)
+	ef.tf.register(cmd)
+	ef.df.register(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&policies, "policy", nil, "policy to run (repeatable; default: fifo, srtf, pack, fair)")
-	f.StringVar(&suite, "suite", "training", "suite to run: training")
-	f.StringVar(&engine, "engine", "sim", "engine: sim")
-	f.StringVar(&out, "out", "", "directory for event logs, results.json and results.csv")
-	f.StringVar(&format, "format", "table", "output format: table, json or csv")
+	f.StringArrayVar(&ef.policies, "policy", nil, "policy to run (repeatable; default: every scheme of the suite)")
+	f.StringArrayVar(&ef.modes, "mode", nil, "sharing mode (repeatable): exclusive, salus, mps, timeslice, suspend")
+	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference or all")
+	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
+	ef.lf.register(cmd)
+	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
+	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
+	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
+	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 500, "tuning: iterations per job")
+	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
 	for _, add := range evalFlagHooks {
 		add(f)
 	}
 	return cmd
+}
+
+// run validates the flags, runs the suite and writes --out; it prints nothing.
+func (ef *evalFlags) run() (eval.Output, error) {
+	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil {
+		return nil, err
+	}
+	switch {
+	case ef.engine == "live" && ef.suite != "training":
+		return nil, fmt.Errorf("--engine live runs the training suite only (not %q)", ef.suite)
+	case ef.engine != "sim" && ef.engine != "live":
+		return nil, fmt.Errorf("unknown --engine %q: choose sim or live", ef.engine)
+	}
+	if _, err := ef.df.device(); err != nil {
+		return nil, err
+	}
+	if ef.out != "" {
+		if err := createOut(ef.out); err != nil {
+			return nil, err
+		}
+	}
+	var rep eval.Output
+	var err error
+	switch ef.suite {
+	case "training":
+		rep, err = ef.training()
+	case "tuning":
+		rep, err = ef.tuningSuite()
+	case "inference":
+		rep, err = ef.inference()
+	case "all":
+		var tr *eval.Report
+		var tu *eval.TuningReport
+		var in *eval.InferenceReport
+		if tr, err = ef.training(); err != nil {
+			return nil, err
+		}
+		if tu, err = ef.tuningSuite(); err != nil {
+			return nil, err
+		}
+		if in, err = ef.inference(); err != nil {
+			return nil, err
+		}
+		rep = eval.All(tr, tu, in)
+	default:
+		return nil, fmt.Errorf("unknown --suite %q: choose training, tuning, inference or all", ef.suite)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ef.out != "" {
+		if err := eval.WriteResults(ef.out, rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+func (ef *evalFlags) training() (*eval.Report, error) {
+	trace, err := ef.tf.trace()
+	if err != nil {
+		return nil, err
+	}
+	dev, _ := ef.df.device()
+	schemes, err := eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes)
+	if err != nil {
+		return nil, err
+	}
+	o := eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}
+	if ef.engine == "live" {
+		if err := ef.lf.apply(&o, ef.policies, ef.modes); err != nil {
+			return nil, err
+		}
+	}
+	return eval.Training(o)
+}
+
+func (ef *evalFlags) tuningSuite() (*eval.TuningReport, error) {
+	o := ef.tuning
+	o.Device, _ = ef.df.device()
+	o.Modes, o.OutDir = ef.df.modes, ef.out
+	if o.Jobs < 1 || o.Iterations < 1 {
+		return nil, fmt.Errorf("--tuning-jobs and --tuning-iterations must be at least 1")
+	}
+	return eval.Tuning(o)
+}
+
+func (ef *evalFlags) inference() (*eval.InferenceReport, error) {
+	o := ef.infer
+	o.Device, _ = ef.df.device()
+	o.Modes, o.Seed = ef.df.modes, ef.tf.seed
+	if o.Requests < 1 {
+		return nil, fmt.Errorf("--requests must be at least 1")
+	}
+	return eval.Inference(o)
 }

@@ -78,3 +78,22 @@ func TestModelsJSON(t *testing.T) {
 		t.Fatalf("%v, %d profiles", err, len(ps))
 	}
 }
+
+func TestEvalSuitesJSON(t *testing.T) {
+	for _, suite := range []string{"tuning", "inference"} {
+		out, err := run(t, "eval", "--suite", suite, "--format", "json", "--tuning-jobs", "20", "--requests", "5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Suite string
+			Runs  []map[string]any
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Suite != suite || len(rep.Runs) == 0 {
+			t.Fatalf("%s: %v %s", suite, err, out)
+		}
+	}
+	if _, err := run(t, "eval", "--suite", "nope"); err == nil || !strings.Contains(err.Error(), "training, tuning, inference or all") {
+		t.Errorf("unknown suite: %v", err)
+	}
+}

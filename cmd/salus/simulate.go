@@ -4,9 +4,7 @@ import (
 	"fmt"
 
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/eventlog"
-	"github.com/salusgo/salus/metrics"
-	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
 )
 
@@ -15,6 +13,7 @@ func newSimulateCmd() *cobra.Command {
 		tf     traceFlags
 		df     deviceFlags
 		policy string
+		mode   string
 		logTo  string
 	)
 	cmd := &cobra.Command{
@@ -26,6 +25,9 @@ func newSimulateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if mode == "" {
+				mode = p.Mode
+			}
 			trace, err := tf.trace()
 			if err != nil {
 				return err
@@ -34,32 +36,14 @@ func newSimulateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := metrics.NewCollector()
-			sinks := eventlog.Sinks{c}
-			var file *eventlog.File
-			if logTo != "" {
-				if file, err = eventlog.Create(logTo); err != nil {
-					return err
-				}
-				sinks = append(sinks, file)
-			}
-			err = sim.Run(trace, sim.Options{Policy: p, Device: dev, Sink: sinks})
-			if file != nil {
-				if cerr := file.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			res, err := c.Result()
+			run, err := eval.Simulate(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, logTo)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "trace %s (%d jobs), policy %s, device %s\n", trace.Name, len(trace.Jobs), p.Name, dev.Name)
+			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Name)
 			fmt.Fprintf(w, "makespan      %10.1f s\navg JCT       %10.1f s\np95 JCT       %10.1f s\navg queuing   %10.1f s\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
-				res.MakespanS, res.AvgJCTS, res.P95JCTS, res.AvgQueuingS, res.GPUBusy*100, res.PeakMemoryMiB)
+				run.MakespanS, run.AvgJCTS, run.P95JCTS, run.AvgQueuingS, run.GPUBusy*100, run.PeakMemoryMiB)
 			if logTo != "" {
 				fmt.Fprintf(w, "event log     %s\n", logTo)
 			}
@@ -68,7 +52,8 @@ func newSimulateCmd() *cobra.Command {
 	}
 	tf.register(cmd)
 	df.register(cmd)
-	cmd.Flags().StringVar(&policy, "policy", "pack", "policy: "+fmt.Sprint(core.Names()))
+	cmd.Flags().StringVar(&policy, "policy", "pack", fmt.Sprint("policy: ", core.Names()))
+	cmd.Flags().StringVar(&mode, "mode", "", "sharing mode (default: the policy's own): "+fmt.Sprint(core.Modes))
 	cmd.Flags().StringVar(&logTo, "log", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")
 	return cmd
 }

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/server"
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/workload"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newServeCmd, newWorkerCmd, newReplayCmd)
+}
+
+// serveFlags configure a daemon, for `salus serve` and for the in-process daemon
+// of live replays.
+type serveFlags struct {
+	policy      string
+	device      string
+	capacityMiB float64
+	grace       time.Duration
+	lease       time.Duration
+}
+
+func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
+	fl := cmd.Flags()
+	if withPolicy {
+		fl.StringVar(&f.policy, "policy", "pack", "scheduling policy: "+strings.Join(core.Names(), ", "))
+	}
+	fl.StringVar(&f.device, "device", "p100", "device preset whose usable memory to schedule: p100, v100, a100, a100-40g, h100, h200")
+	fl.Float64Var(&f.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
+	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
+	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
+}
+
+func (f *serveFlags) capacity() (sim.Device, error) {
+	dev, err := sim.Preset(f.device)
+	if err != nil {
+		return dev, err
+	}
+	if f.capacityMiB < 0 {
+		return dev, fmt.Errorf("--capacity-mib %v: give a positive number", f.capacityMiB)
+	}
+	if f.capacityMiB > 0 {
+		dev.CapacityMiB = f.capacityMiB
+	}
+	return dev, nil
+}
+
+// catalogModels resolves a model name at open: "resnet50" (its first training
+// profile) or a profile key such as "resnet50/50/train".
+func catalogModels(cat *workload.Catalog) func(string) (server.Model, bool) {
+	return func(name string) (server.Model, bool) {
+		for _, p := range cat.Profiles() {
+			if p.Key() == name || (p.Model == name && p.Kind == workload.Train) {
+				return server.Model{PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, IterS: p.IterS, StartupS: p.StartupS}, true
+			}
+		}
+		return server.Model{}, false
+	}
+}
+
+func newServeCmd() *cobra.Command {
+	var (
+		sf        serveFlags
+		addr      string
+		socket    string
+		fastAddr  string
+		events    string
+		logLevel  string
+		logFormat string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon that schedules real jobs on one GPU at iteration granularity",
+		Long: `Run the salus daemon. Jobs (salus worker, or the Python client) open a session,
+are admitted into a GPU lane, and ask before every iteration; the policy decides who runs.
+
+Listens on:
+  --socket     the fast path (docs/protocol.md) on a Unix socket
+  --fast-addr  the fast path on TCP
+  --addr       the connect API (gRPC, gRPC-Web, HTTP/JSON; api/salus/v1/salus.proto) and /metrics
+
+SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := core.Lookup(sf.policy)
+			if err != nil {
+				return err
+			}
+			dev, err := sf.capacity()
+			if err != nil {
+				return err
+			}
+			logger, err := newLogger(cmd, logLevel, logFormat)
+			if err != nil {
+				return err
+			}
+			var sink eventlog.Sink = eventlog.Discard{}
+			var file *eventlog.File
+			if events != "" {
+				if file, err = eventlog.Create(events); err != nil {
+					return fmt.Errorf("--events: %w", err)
+				}
+				sink = file
+			}
+			srv, err := server.New(server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
+				Log: sink, Models: catalogModels(workload.Default()), Logger: logger})
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr)
+		},
+	}
+	sf.register(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
+	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")
+	f.StringVar(&fastAddr, "fast-addr", "127.0.0.1:7071", "TCP address of the fast path (empty: off)")
+	f.StringVar(&events, "events", "", "write the event log (JSON Lines; .gz compresses) to this file")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	return cmd
+}
+
+func newLogger(cmd *cobra.Command, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.File, addr, socket, fastAddr string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 3)
+	var hs *http.Server
+	listening := 0
+	if socket != "" {
+		if fi, err := os.Stat(socket); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			// A socket left by a daemon that died; refuse if one still answers.
+			if c, err := net.Dial("unix", socket); err == nil {
+				c.Close()
+				srv.Shutdown()
+				return fmt.Errorf("--socket %s: another daemon is listening there; stop it or choose another path", socket)
+			}
+			os.Remove(socket)
+		}
+		l, err := net.Listen("unix", socket)
+		if err != nil {
+			srv.Shutdown()
+			return fmt.Errorf("--socket: %w", err)
+		}
+		defer os.Remove(socket)
+		go func() { errc <- srv.ServeFast(l) }()
+		listening++
+	}
+	if fastAddr != "" {
+		l, err := net.Listen("tcp", fastAddr)
+		if err != nil {
+			srv.Shutdown()
+			return fmt.Errorf("--fast-addr: %w", err)
+		}
+		go func() { errc <- srv.ServeFast(l) }()
+		listening++
+	}
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			srv.Shutdown()
+			return fmt.Errorf("--addr: %w", err)
+		}
+		hs = srv.NewHTTPServer()
+		go func() {
+			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	if listening == 0 && hs == nil {
+		srv.Shutdown()
+		return errors.New("nothing to listen on: give --socket, --fast-addr or --addr")
+	}
+	logger.Info("salus daemon serving", "policy", srv.Policy().Name, "socket", socket, "fast_addr", fastAddr, "addr", addr)
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("shutting down: telling clients")
+			break loop
+		case err = <-errc:
+			if err != nil {
+				logger.Error("listener failed", "err", err)
+				break loop
+			}
+		case <-flush.C:
+			if file != nil {
+				if ferr := file.Flush(); ferr != nil {
+					logger.Error("cannot write the event log", "err", ferr)
+				}
+			}
+		}
+	}
+	srv.Shutdown()
+	if hs != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		hs.Shutdown(sctx)
+		cancel()
+	}
+	if file != nil {
+		if cerr := file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("event log: %w", cerr)
+		}
+	}
+	return err
+}

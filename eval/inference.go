@@ -1,0 +1,208 @@
+package eval
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/workload"
+)
+
+// The paper's inference headlines: Salus hosts the 42 inference jobs on 42x fewer
+// GPUs than without sharing, and 7x fewer than with NVIDIA MPS.
+const (
+	PaperInferenceVsExclusive = 42
+	PaperInferenceVsMPS       = 7
+)
+
+// InferenceModels are the 14 models of the paper's inference experiment.
+var InferenceModels = []string{"vgg11", "vgg16", "vgg19", "resnet50", "resnet101", "resnet152", "overfeat",
+	"inception3", "inception4", "googlenet", "alexnet", "seq2seq", "vae", "superres"}
+
+// InferencePauses are the pauses between requests, one drawn per job.
+var InferencePauses = []float64{10, 20, 30}
+
+// InferenceSchemes: no sharing (a GPU each), MPS, and Salus with one lane serving
+// requests in the order they come.
+var InferenceSchemes = []Scheme{{core.ModeExclusive, "fifo"}, {core.ModeMPS, "fifo"}, {core.ModeSalus, "fcfs"}}
+
+// ModelLatency is one model's request latency under a scheme, against alone.
+type ModelLatency struct {
+	Model    string  `json:"model"`
+	Requests int     `json:"requests"`
+	MeanS    float64 `json:"latency_mean_s"`
+	P99S     float64 `json:"latency_p99_s"`
+	AloneS   float64 `json:"latency_alone_s"`
+}
+
+// InferenceRun is one scheme's outcome.
+type InferenceRun struct {
+	Scheme     string         `json:"scheme"`
+	GPUsNeeded int            `json:"gpus_needed"`
+	Models     []ModelLatency `json:"models"`
+}
+
+// InferenceReport is the inference suite's outcome.
+type InferenceReport struct {
+	Suite     string          `json:"suite"`
+	Engine    string          `json:"engine"`
+	Device    sim.Device      `json:"device"`
+	Modes     core.ModeParams `json:"modes"`
+	Jobs      int             `json:"jobs"`
+	Requests  int             `json:"requests_per_job"`
+	Seed      int64           `json:"seed"`
+	Runs      []InferenceRun  `json:"runs"`
+	Headlines []Paper         `json:"paper"`
+}
+
+// InferenceOptions configures the inference suite.
+type InferenceOptions struct {
+	Instances int // per model; default 3
+	Requests  int // per job; default 100
+	Seed      int64
+	Schemes   []Scheme
+	Device    sim.Device
+	Modes     core.ModeParams
+}
+
+// InferenceTrace builds the 42 inference jobs: every model at batch 1, each job with
+// a pause drawn from InferencePauses, all arriving at once.
+func InferenceTrace(instances, requests int, seed int64) (*workload.Trace, error) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 42))
+	t := &workload.Trace{Name: "inference", Seed: seed}
+	for _, m := range InferenceModels {
+		p, err := workload.Default().Lookup(m, 1, workload.Infer)
+		if err != nil {
+			return nil, err
+		}
+		for i := range instances {
+			t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("%s-%d", m, i+1), Model: m, Batch: 1, Kind: workload.Infer,
+				Iterations: requests, PauseS: InferencePauses[rng.IntN(len(InferencePauses))], Profile: p})
+		}
+	}
+	return t, nil
+}
+
+// Inference hosts the inference jobs under each scheme: as few GPUs as the scheme's
+// memory rule allows, each GPU simulated with its share of the jobs.
+func Inference(o InferenceOptions) (*InferenceReport, error) {
+	if o.Instances == 0 {
+		o.Instances = 3
+	}
+	if o.Requests == 0 {
+		o.Requests = 100
+	}
+	if len(o.Schemes) == 0 {
+		o.Schemes = InferenceSchemes
+	}
+	trace, err := InferenceTrace(o.Instances, o.Requests, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	rep := &InferenceReport{Suite: "inference", Engine: "sim", Device: o.Device, Modes: o.Modes,
+		Jobs: len(trace.Jobs), Requests: o.Requests, Seed: o.Seed}
+	rep.Runs, err = parallel(len(o.Schemes), func(i int) (InferenceRun, error) {
+		return inferenceRun(trace, o.Schemes[i], o)
+	})
+	if err != nil {
+		return nil, err
+	}
+	gpus := map[string]int{}
+	for _, r := range rep.Runs {
+		gpus[r.Scheme] = r.GPUsNeeded
+	}
+	if salus := gpus[core.ModeSalus]; salus > 0 {
+		rep.Headlines = []Paper{
+			{Claim: "GPUs to host the inference jobs, no sharing over Salus", Value: PaperInferenceVsExclusive, Measured: float64(gpus[core.ModeExclusive]) / float64(salus)},
+			{Claim: "GPUs to host the inference jobs, MPS over Salus", Value: PaperInferenceVsMPS, Measured: float64(gpus[core.ModeMPS]) / float64(salus)},
+		}
+	}
+	return rep, nil
+}
+
+func inferenceRun(trace *workload.Trace, s Scheme, o InferenceOptions) (InferenceRun, error) {
+	p, err := core.Compose(s.Mode, s.Policy, o.Modes)
+	if err != nil {
+		return InferenceRun{}, err
+	}
+	groups, err := AssignGPUs(trace.Jobs, p, o.Device.CapacityMiB)
+	if err != nil {
+		return InferenceRun{}, err
+	}
+	latencies := map[string][]float64{}
+	for g, jobs := range groups {
+		c := metrics.NewCollector()
+		t := &workload.Trace{Name: fmt.Sprintf("%s-gpu%d", trace.Name, g), Seed: trace.Seed, Jobs: jobs}
+		if err := sim.Run(t, sim.Options{Policy: p, Device: o.Device, Sink: c}); err != nil {
+			return InferenceRun{}, err
+		}
+		if _, err := c.Result(); err != nil {
+			return InferenceRun{}, err
+		}
+		for m, ls := range c.Latencies() {
+			latencies[m] = append(latencies[m], ls...)
+		}
+	}
+	// Named by mode: each mode runs one policy here.
+	run := InferenceRun{Scheme: s.Mode, GPUsNeeded: len(groups)}
+	summary := metrics.SummarizeLatency(latencies)
+	for _, m := range InferenceModels {
+		prof, _ := workload.Default().Lookup(m, 1, workload.Infer)
+		l := summary[m]
+		run.Models = append(run.Models, ModelLatency{Model: m, Requests: l.Requests, MeanS: l.MeanS, P99S: l.P99S, AloneS: prof.IterS})
+	}
+	return run, nil
+}
+
+// AssignGPUs places jobs, in order, on as few GPUs as the policy's memory rule
+// allows: each job goes to the first GPU whose scheduler admits it beside the jobs
+// already there. The rule is the scheduling core's own placement, not a copy.
+func AssignGPUs(jobs []workload.Job, p core.Policy, capacity float64) ([][]workload.Job, error) {
+	var gpus []*core.Scheduler
+	var groups [][]workload.Job
+	for _, j := range jobs {
+		placed := false
+		for g, s := range gpus {
+			ok, err := admitted(s, j)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				groups[g] = append(groups[g], j)
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		s := core.New(p, capacity)
+		ok, err := admitted(s, j)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("job %s does not fit an empty GPU under %s", j.ID, p.Mode)
+		}
+		gpus = append(gpus, s)
+		groups = append(groups, []workload.Job{j})
+	}
+	return groups, nil
+}
+
+// admitted tries j on s, and takes it back out unless it was admitted at once.
+func admitted(s *core.Scheduler, j workload.Job) (bool, error) {
+	ds, err := s.Arrive(0, j.CoreJob())
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		if d.Action == core.Admit && d.Job == j.ID {
+			return true, nil
+		}
+	}
+	_, err = s.Leave(0, j.ID)
+	return false, err
+}
