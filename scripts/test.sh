@@ -25,8 +25,11 @@ if ! "$PY" -c 'import torch, numpy' >/dev/null 2>&1; then
   fi
 fi
 
-echo "== go test ./..."
-go test ./...
+# -p 1: one package at a time. The eval package runs real PyTorch jobs that keep the
+# CPUs busy, and the replay package compares live timings with the simulator; run
+# side by side on a small machine they would disturb each other.
+echo "== go test -p 1 ./..."
+go test -p 1 ./...
 
 echo "== python client tests ($PY -m unittest)"
 "$PY" -m unittest discover -s client/python/tests
