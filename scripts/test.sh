@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and what .ci/run calls): installs what the
-# tests need on a fresh machine, then runs every test.
+# tests need on a fresh machine, then runs the Go tests and the Python client's tests.
+#
+#   bash scripts/test.sh                        # everything
+#   SALUS_SKIP_INSTALL=1 bash scripts/test.sh   # no apt-get (tests needing torch or chromium skip)
+#
+# Works as root on a fresh Debian machine, non-interactively. Needs:
+#   - python3-torch, python3-numpy for /usr/bin/python3: the real PyTorch jobs;
+#   - chromium: the report test renders index.html headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The report test renders index.html in headless Chromium (Debian's package).
-if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+PY=/usr/bin/python3
+missing=()
+"$PY" -c 'import torch, numpy' >/dev/null 2>&1 || missing+=(python3 python3-torch python3-numpy)
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "${SALUS_SKIP_INSTALL:-0}" = 1 ]; then
+    echo "test.sh: missing ${missing[*]} and SALUS_SKIP_INSTALL=1: the tests that need them skip" >&2
+  elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing ${missing[*]} with apt-get" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
-    apt-get install -y -q chromium
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
   else
-    echo "scripts/test.sh: chromium is missing and cannot be installed here (needs apt-get as root); the report test will skip unless CI is set" >&2
+    echo "test.sh: missing ${missing[*]} and this is not a root Debian machine: install them; the tests that need them skip" >&2
   fi
 fi
 
-go test ./...
+# -p 1: one package at a time. The eval package runs real PyTorch jobs that keep the
+# CPUs busy, and the replay package compares live timings with the simulator; run
+# side by side on a small machine they would disturb each other.
+echo "== go test -p 1 ./..."
+go test -p 1 ./...
+
+echo "== python client tests ($PY -m unittest)"
+"$PY" -m unittest discover -s client/python/tests

@@ -38,6 +38,9 @@ headline.
 Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if run, ok := evalSuites[ef.suite]; ok { // suites in other files (overhead.go)
+				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
+			}
 			rep, err := ef.run()
 			if err != nil {
 				return err
@@ -71,6 +74,9 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
 	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 500, "tuning: iterations per job")
 	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
+	for _, add := range evalFlagHooks {
+		add(f)
+	}
 	return cmd
 }
 

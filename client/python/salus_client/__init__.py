@@ -1,0 +1,25 @@
+"""salus_client: run a PyTorch (or any) training loop under the salus daemon.
+
+Two added lines put a training loop under ``salus serve``::
+
+    import salus_client
+    sess = salus_client.Session(name="resnet18", total_time=600, persistent=500, ephemeral=1500)
+    for batch in loader:
+        with sess.iteration():
+            step(batch)
+    sess.close()
+
+Standard library only. The wire protocol is docs/protocol.md (framed JSON over a Unix
+socket or TCP, one connection per session). See :class:`Session` for the parameters
+and :mod:`salus_client.errors` for what can go wrong.
+"""
+
+from .errors import (DaemonGone, DaemonUnavailable, ProtocolError, Rejected, SalusError,
+                     SessionLost)
+from .protocol import DEFAULT_SOCKET, resolve_address
+from .session import Session
+
+__all__ = [
+    "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Rejected",
+    "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
+]

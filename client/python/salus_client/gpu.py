@@ -1,0 +1,88 @@
+"""What the client does with the GPU, through PyTorch when the program uses it.
+
+The client never imports torch itself: it looks for the module the training program
+already imported (``sys.modules``), so a CPU-only or non-PyTorch program pays nothing.
+All functions here are no-ops off CUDA.
+"""
+
+import sys
+
+MIB = 1024.0 * 1024.0
+
+
+def torch_module():
+    """Return the torch module if the program imported it, else None."""
+    return sys.modules.get("torch")
+
+
+def cuda_available():
+    """True when the program uses PyTorch and a CUDA device is there."""
+    torch = torch_module()
+    try:
+        return bool(torch is not None and torch.cuda.is_available())
+    except Exception:  # a broken CUDA install reads as "no CUDA"
+        return False
+
+
+def synchronize():
+    """Wait for the current device's queued kernels (an iteration ends when they do)."""
+    torch_module().cuda.synchronize()
+
+
+def allocated_mib():
+    """Memory held by live tensors now, MiB."""
+    return torch_module().cuda.memory_allocated() / MIB
+
+
+def reset_peak():
+    """Start a new peak-memory window."""
+    torch_module().cuda.reset_peak_memory_stats()
+
+
+def peak_mib():
+    """Peak memory held by tensors since the last reset_peak, MiB."""
+    return torch_module().cuda.max_memory_allocated() / MIB
+
+
+def release_cached():
+    """Return the caching allocator's free blocks to the device, for other lanes."""
+    torch_module().cuda.empty_cache()
+
+
+def cap_to_lane(lane_mib):
+    """Cap this process's allocator to its lane; return the fraction set.
+
+    ``torch.cuda.set_per_process_memory_fraction`` takes a fraction of the device's
+    total memory; an allocation beyond it raises ``torch.cuda.OutOfMemoryError``.
+    """
+    torch = torch_module()
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / MIB
+    fraction = max(0.0, min(1.0, float(lane_mib) / total))
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    return fraction
+
+
+class MemoryMeter:
+    """Measures a job's memory over its first iterations, from allocator statistics.
+
+    Persistent memory is the floor between iterations (weights, gradients, optimizer
+    state: what stays allocated after an iteration ends); ephemeral memory is the
+    peak inside an iteration above the floor it started from.
+    """
+
+    def __init__(self):
+        self.persistent_mib = 0.0
+        self.ephemeral_mib = 0.0
+        self.samples = 0
+        self._floor = 0.0
+
+    def before(self):
+        """Call just before an iteration starts."""
+        self._floor = allocated_mib()
+        reset_peak()
+
+    def after(self):
+        """Call just after an iteration ended (kernels synchronized)."""
+        self.ephemeral_mib = max(self.ephemeral_mib, peak_mib() - self._floor)
+        self.persistent_mib = max(self.persistent_mib, allocated_mib())
+        self.samples += 1

@@ -1,0 +1,210 @@
+"""The salus fast-path framed protocol, version 1 (see docs/protocol.md).
+
+One connection carries one session. Every message is a frame: a 4-byte big-endian
+length, then that many bytes of UTF-8 JSON (one object). Requests carry an ``op`` and
+an ``id``; replies echo the ``id`` and say ``ok``. This module only moves frames; it
+knows nothing of sessions, GPUs or signals.
+"""
+
+import json
+import os
+import socket
+import struct
+import threading
+
+from .errors import DaemonGone, DaemonUnavailable, ProtocolError, SalusError, SessionLost
+
+VERSION = 1
+DEFAULT_SOCKET = "/tmp/salus.sock"
+MAX_FRAME = 65536
+_HEADER = struct.Struct(">I")
+
+
+def resolve_address(address=None):
+    """Return ``("unix", path)`` or ``("tcp", (host, port))`` for an address.
+
+    ``address`` may be ``None`` (then ``$SALUS_ADDR``, then the default Unix socket
+    ``/tmp/salus.sock``), ``"unix:PATH"``, a path (anything with a ``/``),
+    ``"tcp://HOST:PORT"`` or ``"HOST:PORT"``.
+    """
+    if address is None:
+        address = os.environ.get("SALUS_ADDR") or DEFAULT_SOCKET
+    address = str(address).strip()
+    if address.startswith("unix:"):
+        path = address[len("unix:"):]
+        return "unix", path[2:] if path.startswith("//") else path
+    if address.startswith("tcp://"):
+        address = address[len("tcp://"):]
+    elif "/" in address:
+        return "unix", address
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(
+            "salus address %r is neither a socket path nor HOST:PORT; "
+            "use e.g. /tmp/salus.sock, unix:/tmp/salus.sock or 127.0.0.1:7071" % address)
+    return "tcp", (host.strip("[]") or "127.0.0.1", int(port))
+
+
+def describe(addr):
+    """Return a human-readable form of a resolved address."""
+    kind, where = addr
+    return where if kind == "unix" else "%s:%d" % where
+
+
+class Connection:
+    """A framed connection to the daemon.
+
+    ``request`` sends one request and waits for its reply (one at a time);
+    ``send_nowait`` sends a frame without waiting (heartbeats), and may be called from
+    another thread: every frame write holds one lock, so frames never interleave.
+    """
+
+    def __init__(self, address=None, connect_timeout=5.0):
+        self.addr = resolve_address(address)
+        self.where = describe(self.addr)
+        kind, where = self.addr
+        family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
+        if kind == "tcp" and ":" in where[0]:
+            family = socket.AF_INET6
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(connect_timeout)
+        try:
+            sock.connect(where)
+        except (FileNotFoundError, ConnectionRefusedError) as e:
+            sock.close()
+            raise DaemonUnavailable(
+                "no salus daemon at %s (%s); start one with `salus serve`, or point "
+                "SALUS_ADDR (or address=) at a running daemon" % (self.where, e.strerror or e),
+                code="unavailable") from None
+        except OSError as e:
+            sock.close()
+            raise DaemonUnavailable(
+                "cannot reach the salus daemon at %s: %s" % (self.where, e),
+                code="unavailable") from None
+        sock.settimeout(None)
+        if kind == "tcp":
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = sock
+        self._wlock = threading.Lock()
+        self._next_id = 1
+        self.closed = False
+
+    # -- frames -------------------------------------------------------------
+
+    def _write(self, msg):
+        body = json.dumps(msg, separators=(",", ":")).encode()
+        frame = _HEADER.pack(len(body)) + body
+        with self._wlock:
+            if self.closed:
+                raise DaemonGone("the connection to the salus daemon at %s is closed" % self.where,
+                                 code="closed")
+            try:
+                self.sock.sendall(frame)
+                return
+            except OSError as e:
+                failure = e
+        # The daemon may have said why before closing (lease expired, shutting down).
+        reply = self._last_words()
+        if reply is not None and reply.get("ok") is not True:
+            self.raise_for(msg.get("op", "request"), reply)
+        self.close()
+        raise DaemonGone("the salus daemon at %s went away (%s)" % (self.where, failure),
+                         code="gone")
+
+    def _last_words(self):
+        """After a failed write: a frame the daemon left before closing, if any."""
+        try:
+            self.sock.settimeout(0.05)
+            return self.read_frame()
+        except (SalusError, OSError, ValueError):
+            return None
+
+    def _read_exact(self, n):
+        buf = bytearray()
+        while len(buf) < n:
+            try:
+                chunk = self.sock.recv(n - len(buf))
+            except OSError as e:
+                raise DaemonGone("the salus daemon at %s went away (%s)" % (self.where, e),
+                                 code="gone") from None
+            if not chunk:
+                raise DaemonGone("the salus daemon at %s closed the connection" % self.where,
+                                 code="gone")
+            buf += chunk
+        return bytes(buf)
+
+    def read_frame(self):
+        """Read one frame and return its JSON object."""
+        (n,) = _HEADER.unpack(self._read_exact(_HEADER.size))
+        if n < 2 or n > MAX_FRAME:
+            raise ProtocolError("the daemon sent a frame of %d bytes (allowed 2..%d)" % (n, MAX_FRAME),
+                                code="bad_frame")
+        body = self._read_exact(n)
+        try:
+            msg = json.loads(body.decode())
+        except ValueError as e:
+            raise ProtocolError("the daemon sent a body that is not JSON: %s" % e, code="bad_frame") from None
+        if not isinstance(msg, dict):
+            raise ProtocolError("the daemon sent a body that is not a JSON object", code="bad_frame")
+        return msg
+
+    # -- requests -----------------------------------------------------------
+
+    def send_nowait(self, msg):
+        """Send one frame and do not wait for a reply (used for heartbeats)."""
+        self._write(msg)
+
+    def request(self, op, **fields):
+        """Send one request and return its reply (a dict with ``ok`` true).
+
+        An error reply raises: :class:`SessionLost` for code ``lost``,
+        :class:`DaemonGone` for ``shutdown``, ``exc_for(code)`` from the caller's
+        mapping otherwise (see :meth:`raise_for`).
+        """
+        rid = self._next_id
+        self._next_id += 1
+        msg = {"op": op, "id": rid}
+        msg.update({k: v for k, v in fields.items() if v is not None})
+        self._write(msg)
+        while True:
+            reply = self.read_frame()
+            if reply.get("ok") is True and reply.get("id") == rid:
+                return reply
+            if reply.get("ok") is not True:
+                # An error for this request, or an unsolicited one (id 0: shutdown, bad_frame).
+                self.raise_for(op, reply)
+            # A stray success reply for another id: the protocol has no such thing.
+            raise ProtocolError("the daemon answered request %d with a reply for id %r"
+                                % (rid, reply.get("id")), code="bad_reply")
+
+    def raise_for(self, op, reply):
+        """Raise the exception that an error reply to ``op`` stands for."""
+        from .errors import Rejected
+        code = reply.get("code") or "error"
+        text = reply.get("error") or "no message"
+        msg = "salus daemon at %s refused %s: %s (code %s)" % (self.where, op, text, code)
+        if code == "lost":
+            self.close()
+            raise SessionLost(msg, code=code)
+        if code == "shutdown":
+            self.close()
+            raise DaemonGone("the salus daemon at %s is shutting down: %s" % (self.where, text), code=code)
+        if code == "bad_frame":
+            self.close()
+        if code == "rejected":
+            raise Rejected(msg, code=code)
+        raise ProtocolError(msg, code=code)
+
+    def close(self):
+        """Close the socket (idempotent). The daemon then ends the session, if any.
+
+        Takes no lock, so a signal handler may call it while a frame is being written.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()

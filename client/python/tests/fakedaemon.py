@@ -1,0 +1,265 @@
+"""An in-process fake salus daemon speaking the fast-path protocol (docs/protocol.md).
+
+It has one lane, grants iterations one at a time in request order, enforces the lease,
+and records what every connection sent, so tests can check what the client did. It
+can be told to die (close everything abruptly) after a given number of grants, to
+shut down politely (unsolicited ``shutdown`` frames), to reject jobs, and to ask for
+cache release.
+"""
+
+import json
+import os
+import socket
+import struct
+import tempfile
+import threading
+import time
+
+_HDR = struct.Struct(">I")
+
+
+class FakeDaemon:
+    """Start with ``FakeDaemon().start()``; ``address`` is the socket path to give clients."""
+
+    def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
+                 die_after_begins=None, reject=(), tcp=False):
+        self.lease_ms = lease_ms
+        self.lane_mib = lane_mib
+        self.policy = policy
+        self.release_cache = release_cache
+        self.die_after_begins = die_after_begins
+        self.reject = set(reject)
+        self.tcp = tcp
+        self.events = []  # (job, op, request) in arrival order; heartbeats included
+        self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
+        self.begins = 0
+        self._lock = threading.Lock()
+        self._lane = threading.Lock()  # held by the job running an iteration
+        self._conns = []
+        self._stopping = False
+        self._dir = None
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self):
+        if self.tcp:
+            self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.listener.bind(("127.0.0.1", 0))
+            self.address = "127.0.0.1:%d" % self.listener.getsockname()[1]
+        else:
+            self._dir = tempfile.mkdtemp(prefix="salus-fake-")
+            self.address = os.path.join(self._dir, "salus.sock")
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(self.address)
+        self.listener.listen(16)
+        self._accept_thread = threading.Thread(target=self._accept, daemon=True)
+        self._accept_thread.start()
+        return self
+
+    def die(self):
+        """Vanish like a killed process: close the listener and every connection, no goodbye."""
+        self._stopping = True
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.listener.close()
+        except OSError:
+            pass
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            _hard_close(c)
+
+    def shutdown(self):
+        """Shut down politely: an unsolicited shutdown frame on every connection, then close."""
+        self._stopping = True
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            try:
+                _send(c, {"id": 0, "ok": False, "code": "shutdown", "error": "the daemon is shutting down"})
+            except OSError:
+                pass
+            _hard_close(c)
+
+    def stop(self):
+        self.die()
+        if self._dir:
+            try:
+                os.unlink(self.address)
+            except OSError:
+                pass
+            os.rmdir(self._dir)
+            self._dir = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- queries ------------------------------------------------------------
+
+    def ops(self, job):
+        """The ops a job sent, in order (heartbeats left out)."""
+        with self._lock:
+            return [op for j, op, _ in self.events if j == job and op != "heartbeat"]
+
+    def requests(self, job, op):
+        with self._lock:
+            return [r for j, o, r in self.events if j == job and o == op]
+
+    def wait_for(self, cond, timeout=5.0):
+        """Wait until cond() is true; return whether it became true."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if cond():
+                return True
+            time.sleep(0.01)
+        return cond()
+
+    # -- serving ------------------------------------------------------------
+
+    def _accept(self):
+        while not self._stopping:
+            try:
+                c, _ = self.listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._conns.append(c)
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        job = None
+        holding = False
+        deadline = [None]  # lease deadline, checked by a watchdog timer
+        lost = threading.Event()
+
+        def watchdog():
+            while not lost.is_set() and not self._stopping:
+                d = deadline[0]
+                if d is not None and time.monotonic() > d:
+                    self._mark(job, "lost: lease expired")
+                    lost.set()
+                    try:
+                        _send(c, {"id": 0, "ok": False, "code": "lost", "error": "lease expired"})
+                    except OSError:
+                        pass
+                    _hard_close(c)
+                    return
+                time.sleep(0.01)
+
+        threading.Thread(target=watchdog, daemon=True).start()
+        try:
+            while True:
+                req = _recv(c)
+                if req is None or lost.is_set():
+                    break
+                op = req.get("op")
+                with self._lock:
+                    self.events.append((job or req.get("job"), op, req))
+                if job is not None:
+                    deadline[0] = time.monotonic() + self.lease_ms / 1000.0
+                if op == "heartbeat":
+                    continue
+                rid = req.get("id")
+                if op == "open":
+                    if req.get("job") in self.reject:
+                        _send(c, {"id": rid, "ok": False, "code": "rejected",
+                                  "error": "job %r cannot fit the device" % req.get("job")})
+                        continue
+                    job = req["job"]
+                    self._mark(job, "open")
+                    reply = {"id": rid, "ok": True, "session": job, "lane": 0, "lane_mib": self.lane_mib,
+                             "startup_on_gpu": self.policy == "fifo", "lease_ms": self.lease_ms,
+                             "policy": self.policy}
+                    if self.release_cache is not None:
+                        reply["release_cache"] = self.release_cache
+                    deadline[0] = time.monotonic() + self.lease_ms / 1000.0
+                    _send(c, reply)
+                elif op == "begin":
+                    deadline[0] = None  # waiting for a grant owes nothing
+                    t0 = time.monotonic()
+                    self._lane.acquire()
+                    holding = True
+                    with self._lock:
+                        self.begins += 1
+                        n = self.begins
+                    if self.die_after_begins is not None and n > self.die_after_begins:
+                        self.die()
+                        break
+                    deadline[0] = time.monotonic() + self.lease_ms / 1000.0
+                    _send(c, {"id": rid, "ok": True, "lane": 0,
+                              "wait_us": int((time.monotonic() - t0) * 1e6)})
+                elif op == "end":
+                    if not holding:
+                        _send(c, {"id": rid, "ok": False, "code": "wrong_phase", "error": "end without begin"})
+                        continue
+                    holding = False
+                    self._lane.release()
+                    _send(c, {"id": rid, "ok": True})
+                elif op == "close":
+                    finished = req.get("finished", True)
+                    self._mark(job, "finished" if finished else "closed early")
+                    deadline[0] = None
+                    _send(c, {"id": rid, "ok": True})
+                    break
+                else:
+                    _send(c, {"id": rid, "ok": False, "code": "bad_request", "error": "unknown op %r" % op})
+        except OSError:
+            pass
+        finally:
+            lost.set()
+            if holding:
+                self._lane.release()
+            if job is not None:
+                with self._lock:
+                    if self.sessions.get(job) == "open":
+                        self.sessions[job] = "lost: connection closed"
+            _hard_close(c)
+
+    def _mark(self, job, state):
+        with self._lock:
+            self.sessions[job] = state
+
+
+def _send(c, msg):
+    b = json.dumps(msg).encode()
+    c.sendall(_HDR.pack(len(b)) + b)
+
+
+def _recv(c):
+    hdr = _read(c, 4)
+    if hdr is None:
+        return None
+    body = _read(c, _HDR.unpack(hdr)[0])
+    return None if body is None else json.loads(body.decode())
+
+
+def _read(c, n):
+    buf = b""
+    while len(buf) < n:
+        try:
+            chunk = c.recv(n - len(buf))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def _hard_close(c):
+    try:
+        c.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    c.close()
