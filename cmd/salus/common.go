@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
@@ -102,4 +104,15 @@ func createOut(dir string) error {
 		return fmt.Errorf("--out %s is a file, not a directory", dir)
 	}
 	return os.MkdirAll(dir, 0o755)
+}
+
+// printReport prints a suite's report in the chosen format.
+func printReport(w io.Writer, rep eval.Output, format string) error {
+	switch format {
+	case "json":
+		return rep.JSON(w)
+	case "csv":
+		return rep.CSV(w)
+	}
+	return rep.Table(w)
 }

@@ -46,13 +46,7 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			switch ef.format {
-			case "json":
-				return rep.JSON(w)
-			case "csv":
-				return rep.CSV(w)
-			}
-			if err := rep.Table(w); err != nil {
+			if err := printReport(w, rep, ef.format); err != nil || ef.format != "table" {
 				return err
 			}
 			if ef.out != "" {

@@ -115,14 +115,7 @@ Same as: salus eval --engine live --trace FILE.`,
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			switch ef.format {
-			case "json":
-				return rep.JSON(w)
-			case "csv":
-				return rep.CSV(w)
-			}
-			return rep.Table(w)
+			return printReport(cmd.OutOrStdout(), rep, ef.format)
 		},
 	}
 	ef.tf.register(cmd)
