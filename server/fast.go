@@ -269,6 +269,9 @@ func (fc *fastConn) granted(id int64) func(BeginReply, error) {
 			b = strconv.AppendInt(b, int64(r.Lane), 10)
 			b = append(b, `,"wait_us":`...)
 			b = strconv.AppendInt(b, r.WaitUS, 10)
+			if r.ReleaseCache {
+				b = append(b, `,"release_cache":true`...)
+			}
 			return append(b, '}'), nil
 		})
 	}

@@ -117,6 +117,9 @@ type OpenReply struct {
 type BeginReply struct {
 	Lane   int
 	WaitUS int64
+	// ReleaseCache asks the client to return its framework's cached device memory at
+	// the end of this iteration: jobs are waiting for memory to be admitted.
+	ReleaseCache bool
 }
 
 type phase int
@@ -538,7 +541,7 @@ func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
 				s.met.switches.Inc()
 			}
 			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
-			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds()}
+			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0}
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
 				*out = append(*out, func() { f(rep, nil) })

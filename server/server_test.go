@@ -389,6 +389,29 @@ func (r *raw) call(body string) map[string]any {
 	return r.readFrame()
 }
 
+// TestReleaseCacheWhenJobsWait: a begin reply asks the client to give back cached
+// memory exactly while another job waits for memory.
+func TestReleaseCacheWhenJobsWait(t *testing.T) {
+	d := start(t, "pack", 1000, nil)
+	a := rawConn(t, d)
+	if r := a.call(`{"op":"open","id":1,"version":1,"job":"a","persistent_mib":300,"ephemeral_mib":300}`); r["ok"] != true {
+		t.Fatal(r)
+	}
+	if r := a.call(`{"op":"begin","id":2}`); r["ok"] != true || r["release_cache"] != nil {
+		t.Fatalf("nobody waits, yet: %v", r)
+	}
+	a.call(`{"op":"end","id":3}`)
+	b := rawConn(t, d)
+	b.sendBytes(frame(`{"op":"open","id":1,"version":1,"job":"b","persistent_mib":300,"ephemeral_mib":300}`))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(d.Sessions()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if r := a.call(`{"op":"begin","id":4}`); r["ok"] != true || r["release_cache"] != true {
+		t.Fatalf("b waits for memory: %v", r)
+	}
+}
+
 // TestMalformedRequests throws bad requests at the fast path: each gets an error
 // naming the problem, and the daemon keeps serving.
 func TestMalformedRequests(t *testing.T) {
