@@ -33,7 +33,7 @@ func Pack() Policy {
 		Description: "Salus lanes, run side by side; requests served in order within a lane",
 		Mode:        "salus",
 		Placement:   SalusLanes{},
-		Less:        func(a, b JobView) bool { return a.RequestSeq < b.RequestSeq },
+		Less:        byRequest,
 	}
 }
 
@@ -57,6 +57,6 @@ func FCFS() Policy {
 		Description: "one lane; iteration requests served in the order made (inference serving)",
 		Mode:        "salus",
 		Placement:   OneLane{},
-		Less:        func(a, b JobView) bool { return a.RequestSeq < b.RequestSeq },
+		Less:        byRequest,
 	}
 }

@@ -84,3 +84,6 @@ func Names() []string {
 }
 
 func byArrival(a, b JobView) bool { return a.Seq < b.Seq }
+
+// byRequest serves iteration requests in the order they were made.
+func byRequest(a, b JobView) bool { return a.RequestSeq < b.RequestSeq }
