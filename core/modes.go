@@ -80,8 +80,12 @@ func Compose(mode, policy string, mp ModeParams) (Policy, error) {
 		if base.Name == "pack" {
 			return Policy{}, fmt.Errorf("mode suspend keeps one job resident, so it cannot pack: use fifo, srtf or fair")
 		}
+		q, err := Seconds(mp.SuspendQuantumS)
+		if err != nil {
+			return Policy{}, fmt.Errorf("suspend quantum: %w", err)
+		}
 		p := base
-		p.Mode, p.Placement, p.Swapped, p.Quantum = ModeSuspend, Swapped{}, true, mp.SuspendQuantumS
+		p.Mode, p.Placement, p.Swapped, p.Quantum = ModeSuspend, Swapped{}, true, q
 		p.StartupOnGPU = false
 		p.Description = "suspend/resume at iteration boundaries: only the running job resident; " + base.Name + " order, switching after a quantum"
 		return p, nil

@@ -17,11 +17,12 @@ func FIFO() Policy {
 // least remaining declared time.
 func SRTF() Policy {
 	return Policy{
-		Name:        "srtf",
-		Description: "one lane; shortest remaining declared time first at every iteration boundary",
-		Mode:        "salus",
-		Placement:   OneLane{},
-		Less:        func(a, b JobView) bool { return a.Remaining() < b.Remaining() },
+		Name:         "srtf",
+		Description:  "one lane; shortest remaining declared GPU time first at every iteration boundary",
+		Mode:         "salus",
+		Placement:    OneLane{},
+		Less:         func(a, b JobView) bool { return a.Remaining() < b.Remaining() },
+		UsesDeclared: true,
 	}
 }
 

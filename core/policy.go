@@ -4,22 +4,23 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // JobView is what a policy may look at when it orders the ready jobs of a lane.
 type JobView struct {
 	ID         string
-	Seq        int     // arrival order, from 0
-	Arrival    float64 // seconds
-	Declared   float64 // declared total standalone time, seconds
-	Attained   float64 // GPU time received so far, seconds
-	Iterations int     // iterations completed
-	RequestSeq uint64  // order in which the pending iteration request was made
+	Seq        int           // arrival order, from 0
+	Arrival    time.Duration // since the start of the run
+	Declared   time.Duration // declared GPU time (start-up excluded)
+	Attained   time.Duration // GPU time received so far
+	Iterations int           // iterations completed
+	RequestSeq uint64        // order in which the pending iteration request was made
 	Priority   int
 }
 
-// Remaining is the declared time not yet received, as SRTF sees it.
-func (v JobView) Remaining() float64 { return v.Declared - v.Attained }
+// Remaining is the declared GPU time not yet received, as SRTF sees it.
+func (v JobView) Remaining() time.Duration { return v.Declared - v.Attained }
 
 // Policy is a scheduling policy: where jobs are admitted and who runs next.
 type Policy struct {
@@ -31,6 +32,9 @@ type Policy struct {
 	// Less orders two ready jobs of one lane: true when a should run first. Ties
 	// (neither is less) go to the earlier arrival.
 	Less func(a, b JobView) bool
+	// UsesDeclared is true when Less reads the jobs' declared GPU time: a job must
+	// then declare one (the daemon refuses or estimates a missing one).
+	UsesDeclared bool
 	// StartupOnGPU is true when a job holds its lane from admission through its
 	// start-up, as plain TensorFlow does when jobs run one after another; otherwise
 	// start-up runs off the GPU from the job's arrival.
@@ -39,8 +43,8 @@ type Policy struct {
 	// the later ones (separate processes started one after another).
 	AdmitInOrder bool
 	// Quantum, when positive, lets the job that runs keep its lane at iteration
-	// boundaries until it has run this many seconds (suspend/resume's time slice).
-	Quantum float64
+	// boundaries until it has had the lane this long (suspend/resume's time slice).
+	Quantum time.Duration
 	// Swapped is true when only the running job of a lane is resident.
 	Swapped bool
 }

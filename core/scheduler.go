@@ -3,16 +3,21 @@ package core
 import (
 	"fmt"
 	"math"
+	"slices"
+	"time"
 )
 
-// Job is what the core needs to know of a job. Memory is in MiB, times in seconds.
+// Job is what the core needs to know of a job. Memory is in MiB.
 type Job struct {
 	ID         string
-	Arrival    float64
+	Arrival    time.Duration
 	Persistent float64
 	Ephemeral  float64
-	Declared   float64 // total standalone running time; SRTF's estimate
-	Priority   int
+	// Declared is the job's GPU time: how long its iterations take on the device
+	// alone, start-up excluded (the job has started up before it competes). SRTF
+	// orders by what is left of it.
+	Declared time.Duration
+	Priority int
 }
 
 // Action is the kind of a decision.
@@ -67,6 +72,9 @@ type jobState struct {
 	job   Job
 	phase jobPhase
 	lane  *lane
+	// wants is set on a waiting job that already asked for its first iteration (its
+	// start-up ended before it was admitted): admission makes it ready at once.
+	wants bool
 }
 
 type lane struct {
@@ -74,9 +82,10 @@ type lane struct {
 	size   float64
 	jobs   []*jobState // admitted, in admission order
 	ready  []*jobState
-	holder *jobState // running or holding the lane
-	last   *jobState // the job that ran last
-	since  float64   // when last started its turn (for a quantum)
+	holder *jobState     // running or holding the lane
+	last   *jobState     // the job that ran last
+	since  time.Duration // when last started its turn (for a quantum)
+	dirty  bool          // in Scheduler.dirty: may have to start an iteration
 }
 
 func (l *lane) info() LaneInfo {
@@ -93,16 +102,29 @@ func (l *lane) info() LaneInfo {
 
 // Scheduler is the scheduling state machine of one GPU. It is not safe for
 // concurrent use: the daemon serializes calls, the simulator is single-threaded.
+//
+// Time is a time.Duration since the start of the run: integer nanoseconds, so two
+// events are at the same instant exactly when their times are equal, and the clock
+// covers 292 years without losing a nanosecond.
+//
+// Events (Arrive, Request, IterationEnd, Yield, Leave) only change the state; the
+// decisions come from Decide. A caller applies every event of an instant, then calls
+// Decide, so that a policy chooses among every job ready at that instant, whatever
+// order the events came in. Decisions can cause new events at the same instant (an
+// admitted job that holds the GPU through a start-up of zero): the caller applies
+// those and calls Decide again until it returns nothing.
 type Scheduler struct {
-	policy   Policy
-	capacity float64
-	jobs     map[string]*jobState
-	waiting  []*jobState // arrival order
-	lanes    []*lane     // by id
-	nextLane int
-	arrivals int
-	requests uint64
-	now      float64
+	policy     Policy
+	capacity   float64
+	jobs       map[string]*jobState
+	waiting    []*jobState // arrival order
+	lanes      []*lane     // by id
+	dirty      []*lane     // lanes that may have to start an iteration
+	needsAdmit bool        // memory was freed or a job arrived since the last admission
+	nextLane   int
+	arrivals   int
+	requests   uint64
+	now        time.Duration
 }
 
 // New returns a scheduler for one device with capacity MiB of usable memory.
@@ -116,24 +138,28 @@ func (s *Scheduler) Policy() Policy { return s.policy }
 // Capacity returns the usable device memory in MiB.
 func (s *Scheduler) Capacity() float64 { return s.capacity }
 
-// Arrive registers a job and admits whatever now fits.
-func (s *Scheduler) Arrive(now float64, j Job) ([]Decision, error) {
+// Arrive registers a job. It waits for admission, which Decide gives when the
+// job's memory fits.
+func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	if j.ID == "" {
-		return nil, fmt.Errorf("job has no id")
+		return fmt.Errorf("job has no id")
 	}
 	if _, dup := s.jobs[j.ID]; dup {
-		return nil, fmt.Errorf("job %q already exists", j.ID)
+		return fmt.Errorf("job %q already exists", j.ID)
 	}
-	for name, v := range map[string]float64{"persistent memory": j.Persistent, "ephemeral memory": j.Ephemeral, "declared time": j.Declared} {
+	for name, v := range map[string]float64{"persistent memory": j.Persistent, "ephemeral memory": j.Ephemeral} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("job %q: %s is %v; it must be a finite number >= 0", j.ID, name, v)
+			return fmt.Errorf("job %q: %s is %v MiB; it must be a finite number >= 0", j.ID, name, v)
 		}
 	}
+	if j.Declared < 0 {
+		return fmt.Errorf("job %q: declared GPU time %v must not be negative", j.ID, j.Declared)
+	}
 	if err := s.policy.Placement.Feasible(j, s.capacity); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.tick(now); err != nil {
-		return nil, err
+		return err
 	}
 	js := &jobState{job: j, phase: waiting, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
@@ -141,40 +167,50 @@ func (s *Scheduler) Arrive(now float64, j Job) ([]Decision, error) {
 	s.arrivals++
 	s.jobs[j.ID] = js
 	s.waiting = append(s.waiting, js)
-	return s.admit(), nil
+	s.needsAdmit = true
+	return nil
 }
 
-// Request says the job asks to run its next iteration.
-func (s *Scheduler) Request(now float64, id string) ([]Decision, error) {
-	js, err := s.find(id, idle, holding)
+// Request says the job asks to run its next iteration. A job still waiting for
+// admission may ask too (its start-up is over): it is ready from its admission on.
+func (s *Scheduler) Request(now time.Duration, id string) error {
+	js, err := s.find(id, waiting, idle, holding)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if js.phase == waiting && js.wants {
+		return fmt.Errorf("job %q already asked for its first iteration", id)
 	}
 	if err := s.tick(now); err != nil {
-		return nil, err
+		return err
+	}
+	s.requests++
+	js.view.RequestSeq = s.requests
+	if js.phase == waiting {
+		js.wants = true
+		return nil
 	}
 	l := js.lane
 	if l.holder == js {
 		l.holder = nil
 	}
-	s.requests++
-	js.view.RequestSeq = s.requests
 	js.phase = ready
 	l.ready = append(l.ready, js)
-	return s.dispatch(l, nil), nil
+	s.markDirty(l)
+	return nil
 }
 
-// IterationEnd records that the job's running iteration ended after gpuTime seconds
-// of GPU service. The lane stays with the job until it calls Request (it wants
-// another iteration: the policy then chooses among all ready jobs, this one
-// included), Yield or Leave.
-func (s *Scheduler) IterationEnd(now float64, id string, gpuTime float64) error {
+// IterationEnd records that the job's running iteration ended after gpuTime of GPU
+// service. The lane stays with the job until it calls Request (it wants another
+// iteration: the policy then chooses among all ready jobs, this one included),
+// Yield or Leave.
+func (s *Scheduler) IterationEnd(now time.Duration, id string, gpuTime time.Duration) error {
 	js, err := s.find(id, running)
 	if err != nil {
 		return err
 	}
-	if gpuTime < 0 || math.IsNaN(gpuTime) || math.IsInf(gpuTime, 0) {
-		return fmt.Errorf("job %q: iteration time %v must be a finite number >= 0", id, gpuTime)
+	if gpuTime < 0 {
+		return fmt.Errorf("job %q: iteration time %v must not be negative", id, gpuTime)
 	}
 	if err := s.tick(now); err != nil {
 		return err
@@ -187,33 +223,35 @@ func (s *Scheduler) IterationEnd(now float64, id string, gpuTime float64) error 
 
 // Yield releases the lane of a job that ended an iteration and does not ask for
 // another now (an inference job between requests, a worker loading data).
-func (s *Scheduler) Yield(now float64, id string) ([]Decision, error) {
+func (s *Scheduler) Yield(now time.Duration, id string) error {
 	js, err := s.find(id, holding)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.tick(now); err != nil {
-		return nil, err
+		return err
 	}
 	js.phase = idle
 	js.lane.holder = nil
-	return s.dispatch(js.lane, nil), nil
+	s.markDirty(js.lane)
+	return nil
 }
 
 // Leave removes a job, finished or lost, in any phase. Its memory goes back to the
-// device, waiting jobs are admitted where they now fit, and idle lanes start work.
-func (s *Scheduler) Leave(now float64, id string) ([]Decision, error) {
+// device: the next Decide admits waiting jobs where they now fit.
+func (s *Scheduler) Leave(now time.Duration, id string) error {
 	js, ok := s.jobs[id]
 	if !ok {
-		return nil, fmt.Errorf("unknown job %q", id)
+		return fmt.Errorf("unknown job %q", id)
 	}
 	if err := s.tick(now); err != nil {
-		return nil, err
+		return err
 	}
 	delete(s.jobs, id)
+	s.needsAdmit = true
 	if js.phase == waiting {
 		s.waiting = remove(s.waiting, js)
-		return s.admit(), nil
+		return nil
 	}
 	l := js.lane
 	l.jobs = remove(l.jobs, js)
@@ -226,11 +264,38 @@ func (s *Scheduler) Leave(now float64, id string) ([]Decision, error) {
 	}
 	if len(l.jobs) == 0 {
 		s.closeLane(l)
+	} else {
+		s.markDirty(l)
 	}
-	out := s.admit()
-	for _, l := range s.lanes {
+	return nil
+}
+
+// Decide returns what the caller must do now that every event of the instant now
+// has been applied: first the admissions that memory allows (waiting jobs in arrival
+// order), then, on every lane that nobody holds, the start of the iteration of the
+// ready job the policy puts first. Jobs admitted here that had already asked for an
+// iteration compete in the same round.
+func (s *Scheduler) Decide(now time.Duration) ([]Decision, error) {
+	if err := s.tick(now); err != nil {
+		return nil, err
+	}
+	var out []Decision
+	if s.needsAdmit {
+		s.needsAdmit = false
+		out = s.admit(out)
+	}
+	if len(s.dirty) == 0 {
+		return out, nil
+	}
+	// Lanes in id order, so decisions come out in the same order whatever order the
+	// events came in.
+	slices.SortFunc(s.dirty, func(a, b *lane) int { return a.id - b.id })
+	for _, l := range s.dirty {
+		l.dirty = false
 		out = s.dispatch(l, out)
 	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
 	return out, nil
 }
 
@@ -286,8 +351,8 @@ func (s *Scheduler) ReadyCount(id int) int {
 // Jobs returns how many jobs the scheduler holds, admitted or waiting.
 func (s *Scheduler) Jobs() int { return len(s.jobs) }
 
-func (s *Scheduler) tick(now float64) error {
-	if now < s.now || math.IsNaN(now) {
+func (s *Scheduler) tick(now time.Duration) error {
+	if now < s.now {
 		return fmt.Errorf("time went backwards: %v after %v", now, s.now)
 	}
 	s.now = now
@@ -309,8 +374,7 @@ func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
 
 // admit places waiting jobs in arrival order; a later job may pass an earlier one
 // that does not fit yet.
-func (s *Scheduler) admit() []Decision {
-	var out []Decision
+func (s *Scheduler) admit(out []Decision) []Decision {
 	kept := s.waiting[:0]
 	for _, js := range s.waiting {
 		infos := s.Lanes()
@@ -330,6 +394,16 @@ func (s *Scheduler) admit() []Decision {
 		l.jobs = append(l.jobs, js)
 		js.lane = l
 		js.phase = idle
+		if js.wants {
+			// Its request reaches the lane's queue now: within the lane, requests
+			// are served in the order they joined it.
+			s.requests++
+			js.view.RequestSeq = s.requests
+			js.wants = false
+			js.phase = ready
+			l.ready = append(l.ready, js)
+			s.markDirty(l)
+		}
 		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: where.Lane < 0})
 	}
 	clear(s.waiting[len(kept):])
@@ -348,6 +422,17 @@ func (s *Scheduler) lane(id int) *lane {
 
 func (s *Scheduler) closeLane(l *lane) {
 	s.lanes = remove(s.lanes, l)
+	if l.dirty {
+		l.dirty = false
+		s.dirty = remove(s.dirty, l)
+	}
+}
+
+func (s *Scheduler) markDirty(l *lane) {
+	if !l.dirty {
+		l.dirty = true
+		s.dirty = append(s.dirty, l)
+	}
 }
 
 // dispatch starts the best ready job of an idle lane.

@@ -194,7 +194,10 @@ func AssignGPUs(jobs []workload.Job, p core.Policy, capacity float64) ([][]workl
 
 // admitted tries j on s, and takes it back out unless it was admitted at once.
 func admitted(s *core.Scheduler, j workload.Job) (bool, error) {
-	ds, err := s.Arrive(0, j.CoreJob())
+	if err := s.Arrive(0, j.CoreJob()); err != nil {
+		return false, err
+	}
+	ds, err := s.Decide(0)
 	if err != nil {
 		return false, err
 	}
@@ -203,6 +206,9 @@ func admitted(s *core.Scheduler, j workload.Job) (bool, error) {
 			return true, nil
 		}
 	}
-	_, err = s.Leave(0, j.ID)
+	if err := s.Leave(0, j.ID); err != nil {
+		return false, err
+	}
+	_, err = s.Decide(0)
 	return false, err
 }

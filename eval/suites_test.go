@@ -70,7 +70,8 @@ func TestInferenceGPUsAndLatency(t *testing.T) {
 			if m.Requests != 90 {
 				t.Errorf("%s %s: %d requests served, want 90", r.Scheme, m.Model, m.Requests)
 			}
-			if m.MeanS < m.AloneS-1e-12 || m.P99S < m.AloneS-1e-12 {
+			// The clock counts nanoseconds: an iteration is its time rounded to one.
+			if m.MeanS < m.AloneS-1e-9 || m.P99S < m.AloneS-1e-9 {
 				t.Errorf("%s %s: latency mean %v p99 %v below alone %v", r.Scheme, m.Model, m.MeanS, m.P99S, m.AloneS)
 			}
 		}

@@ -185,8 +185,8 @@ func (s *Server) Sessions() []*salusv1.Session {
 	for _, ss := range s.sessions {
 		v, _, _, _ := s.sched.JobInfo(ss.id)
 		out = append(out, &salusv1.Session{Job: ss.id, Model: ss.model, State: phaseNames[ss.phase], Lane: int32(ss.lane),
-			ArrivalS: ss.job.Arrival, AttainedS: v.Attained, Iterations: int32(v.Iterations), PersistentMib: ss.job.Persistent,
-			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared, Transport: ss.transport})
+			ArrivalS: ss.job.Arrival.Seconds(), AttainedS: v.Attained.Seconds(), Iterations: int32(v.Iterations), PersistentMib: ss.job.Persistent,
+			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ArrivalS < out[j].ArrivalS })
 	return out
@@ -196,6 +196,6 @@ func (s *Server) Sessions() []*salusv1.Session {
 func (s *Server) Stats() *salusv1.GetStatsResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &salusv1.GetStatsResponse{UptimeS: s.now(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
+	return &salusv1.GetStatsResponse{UptimeS: s.now().Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
 		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches}
 }

@@ -222,9 +222,20 @@ func (s *Server) Policy() core.Policy { return s.cfg.Policy }
 // Lease returns the lease duration.
 func (s *Server) Lease() time.Duration { return s.cfg.Lease }
 
-// now is the core's clock: seconds since the daemon started. Called under s.mu, so
-// successive values never go backwards.
-func (s *Server) now() float64 { return time.Since(s.start).Seconds() }
+// now is the core's clock: the time since the daemon started, on the monotonic
+// clock. Called under s.mu, so successive values never go backwards.
+func (s *Server) now() time.Duration { return time.Since(s.start) }
+
+// decide asks the core what to do now that an event has been applied, and carries
+// it out. The wall clock makes every event its own instant.
+func (s *Server) decide(now time.Duration, out *[]func()) {
+	ds, err := s.sched.Decide(now)
+	if err != nil {
+		s.logger.Error("core refused to decide", "err", err)
+		return
+	}
+	s.apply(now, ds, out)
+}
 
 // Open registers a job. done is called once, outside the server's lock, when the job
 // is admitted (possibly before Open returns) or when the session ends before that.
@@ -232,6 +243,10 @@ func (s *Server) now() float64 { return time.Since(s.start).Seconds() }
 func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg string), done func(OpenReply, error)) (*Session, error) {
 	if req.Job == "" {
 		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
+	}
+	declaredFrom := "client"
+	if req.DeclaredS == 0 {
+		declaredFrom = "none"
 	}
 	// A model with declared memory is only a label; without, it names the profile.
 	if req.Model != "" && req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
@@ -247,16 +262,29 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 			req.StartupS = m.StartupS
 		}
 		if req.DeclaredS == 0 && req.Iterations > 0 {
-			req.DeclaredS = m.StartupS + float64(req.Iterations)*m.IterS
+			req.DeclaredS = float64(req.Iterations) * m.IterS
+			declaredFrom = "catalog: iterations x the model's iteration time"
 		}
 	}
-	for name, v := range map[string]float64{"persistent_mib": req.PersistentMiB, "ephemeral_mib": req.EphemeralMiB, "declared_s": req.DeclaredS, "startup_s": req.StartupS} {
+	for name, v := range map[string]float64{"persistent_mib": req.PersistentMiB, "ephemeral_mib": req.EphemeralMiB} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, errorf(CodeBadRequest, "open %q: %s is %v: give a finite number >= 0", req.Job, name, v)
 		}
 	}
 	if req.Iterations < 0 {
 		return nil, errorf(CodeBadRequest, "open %q: iterations is %d: give a number >= 0", req.Job, req.Iterations)
+	}
+	declared, err := core.Seconds(req.DeclaredS)
+	if err != nil {
+		return nil, errorf(CodeBadRequest, "open %q: declared_s: %v", req.Job, err)
+	}
+	if _, err := core.Seconds(req.StartupS); err != nil {
+		return nil, errorf(CodeBadRequest, "open %q: startup_s: %v", req.Job, err)
+	}
+	// A missing declared time is never taken as zero: under a policy that orders by
+	// it, that job would run ahead of every real short job.
+	if declared == 0 && s.cfg.Policy.UsesDeclared {
+		return nil, errorf(CodeRejected, "open %q: policy %s orders jobs by their declared GPU time, and this job declared none: send declared_s (seconds of GPU time, start-up excluded), or iterations with a catalog model to estimate it from", req.Job, s.cfg.Policy.Name)
 	}
 	switch req.Kind {
 	case "":
@@ -279,20 +307,19 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
 	}
 	now := s.now()
-	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: req.DeclaredS, Priority: req.Priority}
-	ds, err := s.sched.Arrive(now, ss.job)
-	if err != nil {
+	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
+	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.mu.Unlock()
 		return nil, errorf(CodeRejected, "open: %v", err)
 	}
 	s.sessions[req.Job] = ss
-	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
+	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS,
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB})
-	s.apply(now, ds, &out)
+	s.decide(now, &out)
 	s.mu.Unlock()
 	s.logger.Info("session opened", "job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
-		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "transport", transport)
+		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport)
 	run(out)
 	return ss, nil
 }
@@ -318,8 +345,7 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 		return errorf(CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
 	}
 	now := s.now()
-	ds, err := s.sched.Request(now, ss.id)
-	if err != nil { // cannot happen when the phases agree; say so rather than hide it
+	if err := s.sched.Request(now, ss.id); err != nil { // cannot happen when the phases agree; say so rather than hide it
 		s.mu.Unlock()
 		return errorf(CodeWrongPhase, "begin %q: %v", ss.id, err)
 	}
@@ -328,7 +354,7 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 	ss.owes = false
 	ss.asked = time.Now()
 	ss.pendingBegin = done
-	s.apply(now, ds, &out)
+	s.decide(now, &out)
 	s.mu.Unlock()
 	run(out)
 	return nil
@@ -350,8 +376,9 @@ func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginRepl
 }
 
 func (s *Server) end(ss *Session, durS, peakMiB float64, arm bool) error {
-	if durS < 0 || math.IsNaN(durS) || math.IsInf(durS, 0) {
-		return errorf(CodeBadRequest, "end %q: duration_s is %v: give a finite number >= 0", ss.id, durS)
+	dur, err := core.Seconds(durS)
+	if err != nil {
+		return errorf(CodeBadRequest, "end %q: duration_s: %v", ss.id, err)
 	}
 	if peakMiB < 0 || math.IsNaN(peakMiB) || math.IsInf(peakMiB, 0) {
 		return errorf(CodeBadRequest, "end %q: peak_mib is %v: give a finite number >= 0", ss.id, peakMiB)
@@ -365,15 +392,15 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, arm bool) error {
 		return errorf(CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
 	}
 	now := s.now()
-	if durS == 0 {
-		durS = time.Since(ss.granted).Seconds()
+	if dur == 0 {
+		dur = time.Since(ss.granted)
 	}
-	if err := s.sched.IterationEnd(now, ss.id, durS); err != nil {
+	if err := s.sched.IterationEnd(now, ss.id, dur); err != nil {
 		return errorf(CodeWrongPhase, "end %q: %v", ss.id, err)
 	}
 	s.stats.iterations++
 	s.met.iterations.Inc()
-	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: durS})
+	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: dur.Seconds()})
 	ss.phase = pHolding
 	ss.owes = true
 	ss.gen++
@@ -400,12 +427,11 @@ func (s *Server) graceOver(ss *Session, gen uint64) {
 		return
 	}
 	now := s.now()
-	ds, err := s.sched.Yield(now, ss.id)
-	if err != nil {
+	if err := s.sched.Yield(now, ss.id); err != nil {
 		s.logger.Error("core refused a yield", "job", ss.id, "err", err)
 	} else {
 		ss.phase = pIdle
-		s.apply(now, ds, &out)
+		s.decide(now, &out)
 	}
 	s.mu.Unlock()
 	run(out)
@@ -464,8 +490,7 @@ func (s *Server) usable(ss *Session) error {
 // leave removes ss from the core, logs it and fails whatever it was waiting for.
 func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
 	now := s.now()
-	ds, err := s.sched.Leave(now, ss.id)
-	if err != nil {
+	if err := s.sched.Leave(now, ss.id); err != nil {
 		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
 	}
 	lane, wasIn := ss.lane, ss.phase != pWaiting
@@ -478,12 +503,12 @@ func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func())
 	if finished {
 		s.stats.finished++
 		s.met.finished.Inc()
-		s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Finish, Job: ss.id})
+		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Finish, Job: ss.id})
 		s.logger.Info("session finished", "job", ss.id)
 	} else {
 		s.stats.lost++
 		s.met.lost.Inc()
-		s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Lost, Job: ss.id, Reason: reason})
+		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: ss.id, Reason: reason})
 		s.logger.Warn("session lost", "job", ss.id, "reason", reason)
 	}
 	if wasIn {
@@ -501,12 +526,12 @@ func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func())
 		ss.pendingBegin = nil
 		*out = append(*out, func() { f(BeginReply{}, gone) })
 	}
-	s.apply(now, ds, out)
+	s.decide(now, out)
 }
 
 // apply carries out the core's decisions: it logs them and queues the replies they
 // complete, to be sent once the lock is released.
-func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
+func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 	if s.closing { // every session is leaving: admit and start nothing more
 		return
 	}
@@ -521,7 +546,7 @@ func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
 			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
 			ss.owes = true
 			ss.touch()
-			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
+			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
 			s.emitMemory(now, d.Lane)
 			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
 				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name}
@@ -540,7 +565,7 @@ func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
 				s.stats.switches++
 				s.met.switches.Inc()
 			}
-			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
 			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0}
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
@@ -550,16 +575,16 @@ func (s *Server) apply(now float64, ds []core.Decision, out *[]func()) {
 	}
 }
 
-func (s *Server) emitMemory(now float64, lane int) {
+func (s *Server) emitMemory(now time.Duration, lane int) {
 	for _, l := range s.sched.Lanes() {
 		if l.ID == lane {
-			s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Memory, Lane: l.ID, PersistentMiB: l.Persistent,
+			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: l.ID, PersistentMiB: l.Persistent,
 				EphemeralMiB: l.MaxEphemeral, LaneMiB: l.Size, Jobs: l.Jobs})
 			return
 		}
 	}
 	// The lane closed: it holds nothing now.
-	s.log.Emit(eventlog.Event{T: now, Kind: eventlog.Memory, Lane: lane})
+	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: lane})
 }
 
 func run(fs []func()) {

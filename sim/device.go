@@ -31,6 +31,9 @@ type Device struct {
 	// memory over (GB/s): about 12 of PCIe 3.0 x16's nominal 15.75, as measured copies
 	// reach on the P100's host link.
 	PCIeGBps float64 `json:"pcie_gbps"`
+	// Speed is the device's compute speed relative to the P100 of the reference
+	// measurements: an iteration of t seconds there takes t/Speed here.
+	Speed float64 `json:"speed"`
 }
 
 // TimesliceEfficiency is the share of a time-sliced GPU that does work when more
@@ -86,4 +89,12 @@ func Preset(name string) (Device, error) {
 		return Device{}, fmt.Errorf("unknown device %q: choose one of %s", name, strings.Join(names, ", "))
 	}
 	return d, nil
+}
+
+// IterS is how long an iteration that takes p100S seconds on the P100 takes on d.
+func (d Device) IterS(p100S float64) float64 {
+	if d.Speed <= 0 {
+		return p100S
+	}
+	return p100S / d.Speed
 }

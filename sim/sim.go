@@ -2,12 +2,18 @@
 // that says how long each iteration takes when others run beside it. It drives the
 // scheduling core (package core) and writes the event log (package eventlog); it
 // holds no policy logic of its own and computes no metrics.
+//
+// Time is integer nanoseconds since the start of the run (time.Duration), as in the
+// core: an instant is every event with the same time, and nothing depends on
+// rounding. Seconds appear only at the edges: the trace and the device parameters
+// going in, the event log coming out.
 package sim
 
 import (
 	"container/heap"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
@@ -22,30 +28,25 @@ type Options struct {
 	Sink eventlog.Sink
 }
 
-// eps absorbs floating-point residue when deciding that a phase has ended.
-const eps = 1e-9
+// maxTime is where the clock stops: a run that would pass it fails rather than wrap.
+const maxTime = time.Duration(math.MaxInt64)
 
 type job struct {
-	spec        workload.Job
-	done        int  // iterations completed
-	admitted    bool // has a lane
-	startupDone bool // start-up (or, for inference, the pause after a request) is over
-	lane        int
-	requestedAt float64 // when the pending iteration (request) was asked for
-}
-
-// iteration is one iteration in flight. It first waits delay seconds of wall time
-// (scheduling overhead and switching, the GPU not busy), then does work seconds of
-// standalone GPU work at the rate the device gives it.
-type iteration struct {
-	job   *job
-	lane  int
-	delay float64
-	work  float64
+	spec     workload.Job
+	iterS    float64       // one iteration alone on this device, seconds
+	iter     time.Duration // the same, rounded to the clock
+	startup  time.Duration
+	pause    time.Duration
+	declared time.Duration
+	done     int  // iterations completed
+	admitted bool // has a lane
+	lane     int
+	// requestedAt is when the pending iteration (inference: request) was asked for.
+	requestedAt time.Duration
 }
 
 type timer struct {
-	at  float64
+	at  time.Duration
 	seq int
 	job *job
 }
@@ -69,169 +70,178 @@ func (t *timers) Pop() any {
 }
 
 type engine struct {
-	o       Options
-	sched   *core.Scheduler
-	now     float64
-	jobs    map[string]*job
-	running []*iteration
-	timers  timers
-	seq     int
-	left    int
+	o      Options
+	sched  *core.Scheduler
+	gpu    *GPU
+	now    time.Duration
+	jobs   map[string]*job
+	timers timers
+	seq    int
+	left   int
+	// Per-iteration costs of the device, converted once.
+	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
 	// GPU in each lane.
 	resident map[int]*job
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
-// error when a job can never run on the device or the core rejects a call (a bug).
+// error when a job can never run on the device, a figure is out of range, or the
+// core rejects a call (a bug).
 func Run(t *workload.Trace, o Options) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
 	e := &engine{o: o, sched: core.New(o.Policy, o.Device.CapacityMiB), jobs: map[string]*job{}, left: len(t.Jobs),
-		resident: map[int]*job{}}
-	o.Sink.Emit(eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
-		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name})
-	for _, spec := range t.Jobs {
+		resident: map[int]*job{}, gpu: NewGPU(o.Policy.Mode, o.Device)}
+	var err error
+	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
+		return fmt.Errorf("device: iteration overhead: %w", err)
+	}
+	if e.switchCost, err = core.Seconds(o.Device.SwitchS); err != nil {
+		return fmt.Errorf("device: switch cost: %w", err)
+	}
+	jobs := make([]*job, len(t.Jobs))
+	for i, spec := range t.Jobs {
 		if err := o.Policy.Placement.Feasible(spec.CoreJob(), o.Device.CapacityMiB); err != nil {
 			return fmt.Errorf("trace %s: %w", t.Name, err)
 		}
+		if jobs[i], err = e.newJob(spec); err != nil {
+			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
+		}
 	}
+	o.Sink.Emit(eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
+		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name})
 	next := 0
 	for e.left > 0 {
-		// The next thing to happen: an arrival, a timer, or an iteration's phase end.
-		at := math.Inf(1)
-		if next < len(t.Jobs) {
-			at = t.Jobs[next].ArrivalS
+		// The next instant: an arrival, a timer, or an iteration's phase end.
+		at, ok := e.gpu.NextEnd()
+		if ok {
+			at += e.now
+			if at < e.now { // overflow
+				return fmt.Errorf("simulation passed %v of simulated time at %s: the trace is too long to simulate", maxTime, seconds(e.now))
+			}
+		} else {
+			at = maxTime
+		}
+		if next < len(jobs) {
+			at = min(at, jobs[next].arrival())
 		}
 		if len(e.timers) > 0 {
-			at = math.Min(at, e.timers[0].at)
+			at = min(at, e.timers[0].at)
 		}
-		share := e.slowdown()
-		for _, it := range e.running {
-			if it.delay > 0 {
-				at = math.Min(at, e.now+it.delay)
-			} else {
-				at = math.Min(at, e.now+it.work*share)
+		if at == maxTime {
+			return fmt.Errorf("simulation stalled at %ss with %d jobs left: the scheduler admitted none of them", seconds(e.now), e.left)
+		}
+		e.gpu.Advance(at - e.now)
+		e.now = at
+		// Apply every event of the instant, then let the core decide, until nothing
+		// more happens at this instant.
+		for {
+			for _, it := range e.gpu.Finished() {
+				if err := e.iterationEnded(it); err != nil {
+					return err
+				}
 			}
-		}
-		if math.IsInf(at, 1) {
-			return fmt.Errorf("simulation stalled at %.3fs with %d jobs left: the scheduler admitted none of them", e.now, e.left)
-		}
-		e.advance(at, share)
-		if err := e.finishIterations(); err != nil {
-			return err
-		}
-		for len(e.timers) > 0 && e.timers[0].at <= e.now {
-			tm := heap.Pop(&e.timers).(timer)
-			if err := e.startupDone(tm.job); err != nil {
+			for len(e.timers) > 0 && e.timers[0].at <= e.now {
+				tm := heap.Pop(&e.timers).(timer)
+				if err := e.request(tm.job); err != nil {
+					return err
+				}
+			}
+			for next < len(jobs) && jobs[next].arrival() <= e.now {
+				if err := e.arrive(jobs[next]); err != nil {
+					return err
+				}
+				next++
+			}
+			ds, err := e.sched.Decide(e.now)
+			if err != nil {
 				return err
 			}
-		}
-		for next < len(t.Jobs) && t.Jobs[next].ArrivalS <= e.now {
-			if err := e.arrive(t.Jobs[next]); err != nil {
+			if len(ds) == 0 {
+				break
+			}
+			if err := e.apply(ds); err != nil {
 				return err
 			}
-			next++
 		}
 	}
 	return nil
 }
 
-// slowdown is how much slower than alone every iteration in its work phase runs.
-// Iterations running together (lanes, MPS) share compute by their demands: when
-// those sum to more than one, each slows by the sum. Under time-slicing the GPU runs
-// one process at a time, so n resident iterations each get a 1/n share of the
-// slices, less the context switches.
-func (e *engine) slowdown() float64 {
-	var sum float64
-	n := 0
-	for _, it := range e.running {
-		if it.delay <= 0 {
-			sum += it.job.spec.Profile.Demand
-			n++
-		}
-	}
-	if e.o.Policy.Mode == core.ModeTimeslice {
-		if n <= 1 {
-			return 1
-		}
-		return float64(n) / e.o.Device.TimesliceEfficiency()
-	}
-	return math.Max(1, sum)
-}
-
-func (e *engine) advance(to, share float64) {
-	dt := to - e.now
-	for _, it := range e.running {
-		if it.delay > 0 {
-			it.delay -= dt
-			if it.delay < eps {
-				it.delay = 0
-			}
-		} else {
-			it.work -= dt / share
-		}
-	}
-	e.now = to
-}
-
-func (e *engine) finishIterations() error {
-	var still []*iteration
-	var done []*iteration
-	for _, it := range e.running {
-		if it.delay == 0 && it.work <= eps {
-			done = append(done, it)
-		} else {
-			still = append(still, it)
-		}
-	}
-	e.running = still
-	for _, it := range done {
-		if err := e.iterationEnded(it); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (e *engine) arrive(s workload.Job) error {
+// newJob converts a trace job's times to the clock of this device.
+func (e *engine) newJob(s workload.Job) (*job, error) {
 	j := &job{spec: s}
+	p := s.Profile
+	var err error
+	j.iterS = e.o.Device.IterS(p.IterS)
+	if j.iter, err = core.Seconds(j.iterS); err != nil {
+		return nil, fmt.Errorf("iteration time: %w", err)
+	}
+	j.iter = max(j.iter, 1) // an iteration takes time, however little
+	if j.startup, err = core.Seconds(p.StartupS); err != nil {
+		return nil, fmt.Errorf("start-up time: %w", err)
+	}
+	if j.pause, err = core.Seconds(s.PauseS); err != nil {
+		return nil, fmt.Errorf("pause_s: %w", err)
+	}
+	if _, err = core.Seconds(s.ArrivalS); err != nil {
+		return nil, fmt.Errorf("arrival_s: %w", err)
+	}
+	if s.DeclaredS > 0 {
+		if j.declared, err = core.Seconds(s.DeclaredS); err != nil {
+			return nil, fmt.Errorf("declared_s: %w", err)
+		}
+	} else {
+		if j.iter > maxTime/time.Duration(max(s.Iterations, 1)) {
+			return nil, fmt.Errorf("%d iterations of %s are more GPU time than the clock holds", s.Iterations, seconds(j.iter))
+		}
+		j.declared = time.Duration(s.Iterations) * j.iter
+	}
+	return j, nil
+}
+
+func (j *job) arrival() time.Duration { return core.MustSeconds(j.spec.ArrivalS) }
+
+// iteration is the standalone time of j's k-th iteration (from 0). Each is rounded
+// so that the first k+1 together are within half a nanosecond of (k+1) x the
+// iteration time: rounding errors do not add up over a job's iterations.
+func (j *job) iteration(k int) time.Duration {
+	at := func(n int) time.Duration { return time.Duration(math.Round(float64(n) * j.iterS * 1e9)) }
+	return max(at(k+1)-at(k), 1)
+}
+
+func (e *engine) arrive(j *job) error {
+	s := j.spec
 	e.jobs[s.ID] = j
 	p := s.Profile
-	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
-		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: s.Declared(),
+	e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
+		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(),
 		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB})
-	if !e.o.Policy.StartupOnGPU {
-		e.after(p.StartupS, j)
-	}
-	ds, err := e.sched.Arrive(e.now, s.CoreJob())
-	if err != nil {
+	cj := s.CoreJob()
+	cj.Arrival, cj.Declared = e.now, j.declared
+	if err := e.sched.Arrive(e.now, cj); err != nil {
 		return err
 	}
-	return e.apply(ds)
+	if !e.o.Policy.StartupOnGPU {
+		// Start-up runs off the GPU from arrival; the job asks for its first iteration
+		// when it is over, admitted by then or not.
+		e.after(j.startup, j)
+	}
+	return nil
 }
 
-func (e *engine) after(d float64, j *job) {
+func (e *engine) after(d time.Duration, j *job) {
 	e.seq++
 	heap.Push(&e.timers, timer{at: e.now + d, seq: e.seq, job: j})
 }
 
-func (e *engine) startupDone(j *job) error {
-	j.startupDone = true
-	if !j.admitted {
-		return nil
-	}
-	return e.request(j)
-}
-
+// request asks for j's next iteration: its start-up (or, for inference, the pause
+// before its next request) is over.
 func (e *engine) request(j *job) error {
 	j.requestedAt = e.now
-	ds, err := e.sched.Request(e.now, j.spec.ID)
-	if err != nil {
-		return err
-	}
-	return e.apply(ds)
+	return e.sched.Request(e.now, j.spec.ID)
 }
 
 func (e *engine) apply(ds []core.Decision) error {
@@ -240,30 +250,26 @@ func (e *engine) apply(ds []core.Decision) error {
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
-			e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane,
+			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane,
 				LaneMiB: d.LaneSize, HoldsGPU: e.o.Policy.StartupOnGPU})
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
-				e.after(j.spec.Profile.StartupS, j)
-			} else if j.startupDone {
-				if err := e.request(j); err != nil {
-					return err
-				}
+				e.after(j.startup, j)
 			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
-			e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
-			it := &iteration{job: j, lane: d.Lane, work: j.spec.Profile.IterS, delay: e.o.Device.CopyS(copied)}
+			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
+			delay, err := core.Seconds(e.o.Device.CopyS(copied))
+			if err != nil {
+				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
+			}
 			if gated(e.o.Policy) {
-				it.delay += e.o.Device.IterOverheadS
+				delay += e.iterOverhead
 			}
 			if d.Previous != "" {
-				it.delay += e.o.Device.SwitchS
+				delay += e.switchCost
 			}
-			if it.delay < eps {
-				it.delay = 0
-			}
-			e.running = append(e.running, it)
+			e.gpu.Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand})
 		}
 	}
 	return nil
@@ -288,7 +294,7 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
-	ev := eventlog.Event{T: e.now, Kind: eventlog.Memory, Lane: lane}
+	ev := eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Memory, Lane: lane}
 	for _, l := range e.sched.Lanes() {
 		if l.ID != lane {
 			continue
@@ -302,39 +308,37 @@ func (e *engine) memory(lane int) {
 	e.o.Sink.Emit(ev)
 }
 
-func (e *engine) iterationEnded(it *iteration) error {
-	j := it.job
-	gpu := j.spec.Profile.IterS
-	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterEnd, Job: j.spec.ID, Lane: it.lane, GPU: gpu})
-	if err := e.sched.IterationEnd(e.now, j.spec.ID, gpu); err != nil {
+func (e *engine) iterationEnded(w *Work) error {
+	j := e.jobs[w.Job]
+	now := e.now.Seconds()
+	gpu := j.iteration(j.done)
+	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.IterEnd, Job: w.Job, Lane: w.Lane, GPU: gpu.Seconds()})
+	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
 	if j.spec.Kind == workload.Infer {
-		e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Served, Job: j.spec.ID, Latency: e.now - j.requestedAt})
+		e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Served, Job: w.Job, Latency: (e.now - j.requestedAt).Seconds()})
 	}
 	if j.done < j.spec.Iterations {
-		if j.spec.PauseS <= 0 {
+		if j.pause <= 0 {
 			return e.request(j)
 		}
 		// An inference job waits for its next request: the lane is free meanwhile.
-		ds, err := e.sched.Yield(e.now, j.spec.ID)
-		if err != nil {
-			return err
-		}
-		j.startupDone = false
-		e.after(j.spec.PauseS, j)
-		return e.apply(ds)
+		e.after(j.pause, j)
+		return e.sched.Yield(e.now, w.Job)
 	}
-	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Finish, Job: j.spec.ID})
+	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Finish, Job: w.Job})
 	e.left--
-	if e.resident[it.lane] == j {
-		delete(e.resident, it.lane) // a finished job's memory is freed, not copied out
+	if e.resident[w.Lane] == j {
+		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
 	}
-	ds, err := e.sched.Leave(e.now, j.spec.ID)
-	if err != nil {
+	if err := e.sched.Leave(e.now, w.Job); err != nil {
 		return err
 	}
-	e.memory(it.lane)
-	return e.apply(ds)
+	e.memory(w.Lane)
+	return nil
 }
+
+// seconds formats a time for an error message.
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/salusgo/salus/core"
 )
@@ -24,8 +25,9 @@ type Job struct {
 	Batch      int     `json:"batch_size"`
 	Iterations int     `json:"iterations"`
 	ArrivalS   float64 `json:"arrival_s"`
-	// DeclaredS is the total running time the job declares (SRTF's estimate); zero
-	// means "not given", and Declared then returns the standalone time.
+	// DeclaredS is the GPU time the job declares (SRTF's estimate): its iterations'
+	// time, start-up excluded. Zero means "not given": Declared then returns
+	// iterations x iteration time.
 	DeclaredS float64 `json:"declared_s,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Priority  int     `json:"priority,omitempty"`
@@ -34,18 +36,33 @@ type Job struct {
 	Profile Profile `json:"-"`
 }
 
-// Declared is the job's declared total time, its standalone time when none was given.
-func (j Job) Declared() float64 {
+// Declared is the job's declared GPU time on the reference P100, seconds:
+// DeclaredS when given, else iterations x iteration time (the start-up is over
+// before the job competes for the GPU, so it does not count).
+func (j Job) Declared() float64 { return j.DeclaredOn(j.Profile.IterS) }
+
+// DeclaredOn is Declared on a device where one iteration takes iterS seconds: a
+// declared_s given in the trace is the user's own figure and is kept as it is.
+func (j Job) DeclaredOn(iterS float64) float64 {
 	if j.DeclaredS > 0 {
 		return j.DeclaredS
 	}
-	return j.Profile.StandaloneS(j.Iterations)
+	return float64(j.Iterations) * iterS
 }
 
-// CoreJob is what the scheduling core needs of the job.
+// CoreJob is what the scheduling core needs of the job, its times on the P100.
+// Times beyond core.MaxSeconds (which a trace file cannot hold) are clamped.
 func (j Job) CoreJob() core.Job {
-	return core.Job{ID: j.ID, Arrival: j.ArrivalS, Persistent: j.Profile.PersistentMiB,
-		Ephemeral: j.Profile.EphemeralMiB, Declared: j.Declared(), Priority: j.Priority}
+	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
+		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority}
+}
+
+func clampSeconds(s float64) time.Duration {
+	d, err := core.Seconds(s)
+	if err != nil && s > 0 {
+		return core.MustSeconds(core.MaxSeconds)
+	}
+	return d
 }
 
 // Trace is an ordered list of jobs.
@@ -260,6 +277,9 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 		if j.DeclaredS, err = nonNegative(s); err != nil {
 			return j, bad("declared_s", err.Error())
 		}
+		if j.DeclaredS == 0 {
+			return j, bad("declared_s", fmt.Sprintf("%s: a declared GPU time must be positive; leave the field empty for iterations x iteration time", s))
+		}
 	}
 	if s := r.fields["pause_s"]; s != "" {
 		if j.PauseS, err = nonNegative(s); err != nil {
@@ -306,6 +326,9 @@ func nonNegative(s string) (float64, error) {
 	}
 	if f < 0 {
 		return 0, fmt.Errorf("%s is negative; times are seconds from the start of the trace, >= 0", s)
+	}
+	if f > core.MaxSeconds {
+		return 0, fmt.Errorf("%s s is more than %g s (31 years), the longest time the engines accept", s, float64(core.MaxSeconds))
 	}
 	return f, nil
 }
