@@ -200,12 +200,12 @@ func (e *engine) arrive(s workload.Job) error {
 	e.jobs[s.ID] = j
 	p := s.Profile
 	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
-		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: s.Declared(),
+		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: e.o.Device.DeclaredS(s),
 		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB})
 	if !e.o.Policy.StartupOnGPU {
 		e.after(p.StartupS, j)
 	}
-	ds, err := e.sched.Arrive(e.now, s.CoreJob())
+	ds, err := e.sched.Arrive(e.now, e.o.Device.CoreJob(s))
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (e *engine) apply(ds []core.Decision) error {
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
 			e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
-			it := &iteration{job: j, lane: d.Lane, work: j.spec.Profile.IterS, delay: e.o.Device.CopyS(copied)}
+			it := &iteration{job: j, lane: d.Lane, work: e.o.Device.IterS(j.spec.Profile.IterS), delay: e.o.Device.CopyS(copied)}
 			if gated(e.o.Policy) {
 				it.delay += e.o.Device.IterOverheadS
 			}
@@ -304,7 +304,7 @@ func (e *engine) memory(lane int) {
 
 func (e *engine) iterationEnded(it *iteration) error {
 	j := it.job
-	gpu := j.spec.Profile.IterS
+	gpu := e.o.Device.IterS(j.spec.Profile.IterS)
 	e.o.Sink.Emit(eventlog.Event{T: e.now, Kind: eventlog.IterEnd, Job: j.spec.ID, Lane: it.lane, GPU: gpu})
 	if err := e.sched.IterationEnd(e.now, j.spec.ID, gpu); err != nil {
 		return err
