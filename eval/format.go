@@ -11,8 +11,8 @@ import (
 
 // Table prints the report for people: minutes, and ratios to fifo.
 func (r *Report) Table(w io.Writer) error {
-	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s (%.0f MiB usable)\n\n",
-		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Name, r.Device.CapacityMiB)
+	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s\n\n",
+		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
 	for _, run := range r.Runs {
@@ -64,8 +64,8 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
 
 // Table prints the tuning suite: each workload's makespan per scheme against one by one.
 func (r *TuningReport) Table(w io.Writer) error {
-	fmt.Fprintf(w, "Suite tuning on %s: %d jobs of %d iterations per workload, submitted at once; device %s (%.0f MiB usable)\n\n",
-		r.Engine, r.Jobs, r.Iterations, r.Device.Name, r.Device.CapacityMiB)
+	fmt.Fprintf(w, "Suite tuning on %s: %d jobs of %d iterations per workload, submitted at once; device %s\n\n",
+		r.Engine, r.Jobs, r.Iterations, r.Device.Describe())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tscheme\tmakespan (min)\tone by one (min)\timprovement\tGPU busy\t")
 	for _, run := range r.Runs {
@@ -94,8 +94,8 @@ func (r *TuningReport) CSV(w io.Writer) error {
 
 // Table prints the inference suite: GPUs needed per scheme, then latency per model.
 func (r *InferenceReport) Table(w io.Writer) error {
-	fmt.Fprintf(w, "Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s (%.0f MiB usable)\n\n",
-		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Name, r.Device.CapacityMiB)
+	fmt.Fprintf(w, "Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s\n\n",
+		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Describe())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "model\talone (ms)\t")
 	for _, run := range r.Runs {

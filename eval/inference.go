@@ -151,7 +151,7 @@ func inferenceRun(trace *workload.Trace, s Scheme, o InferenceOptions) (Inferenc
 	for _, m := range InferenceModels {
 		prof, _ := workload.Default().Lookup(m, 1, workload.Infer)
 		l := summary[m]
-		run.Models = append(run.Models, ModelLatency{Model: m, Requests: l.Requests, MeanS: l.MeanS, P99S: l.P99S, AloneS: prof.IterS})
+		run.Models = append(run.Models, ModelLatency{Model: m, Requests: l.Requests, MeanS: l.MeanS, P99S: l.P99S, AloneS: o.Device.IterS(prof.IterS)})
 	}
 	return run, nil
 }

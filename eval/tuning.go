@@ -28,7 +28,7 @@ type TuningRun struct {
 	Jobs     int     `json:"jobs"`
 	Makespan float64 `json:"makespan_s"`
 	// SequentialS is the makespan of running the jobs one after another: jobs times
-	// one job's standalone time (start-up included).
+	// one job's standalone time on the device (start-up included, unscaled).
 	SequentialS float64 `json:"sequential_makespan_s"`
 	Improvement float64 `json:"improvement"`
 	GPUBusy     float64 `json:"gpu_busy"`
@@ -87,7 +87,7 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 				Kind: workload.Train, Iterations: o.Iterations, Profile: p})
 		}
 		for _, s := range o.Schemes {
-			tasks = append(tasks, task{t, s, float64(o.Jobs) * p.StandaloneS(o.Iterations)})
+			tasks = append(tasks, task{t, s, float64(o.Jobs) * o.Device.StandaloneS(p, o.Iterations)})
 		}
 	}
 	var err error

@@ -227,8 +227,8 @@ func (p *page) addTrace(t *workload.Trace) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	tb := &table{Caption: "model parameters (profiles the trace uses)",
-		Head: []string{"model", "batch", "kind", "jobs", "iteration (ms)", "start-up (s)", "persistent (MiB)", "ephemeral (MiB)", "peak (MiB)", "compute demand", "times"}}
+	tb := &table{Caption: "model parameters (profiles the trace uses, as measured on the P100; the device's speed divides iteration times)",
+		Head: []string{"model", "batch", "kind", "jobs", "iteration on P100 (ms)", "start-up (s)", "persistent (MiB)", "ephemeral (MiB)", "peak (MiB)", "compute demand", "times"}}
 	for _, k := range keys {
 		pr := profiles[k]
 		times := "measured"

@@ -22,6 +22,7 @@ type deviceFlags struct {
 	slice        float64
 	ctxSwitch    float64
 	pcie         float64
+	speed        float64
 	modes        core.ModeParams
 }
 
@@ -34,6 +35,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
 	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
+	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
 	def := core.DefaultModeParams()
 	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
 	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
@@ -45,6 +47,9 @@ func (d *deviceFlags) device() (sim.Device, error) {
 	dev, err := sim.Preset(d.preset)
 	if err != nil {
 		return dev, err
+	}
+	if d.speed < 0 {
+		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
 	}
 	m := d.modes
 	for _, v := range []float64{d.capacityMiB, d.iterOverhead, d.switchCost, d.slice, d.ctxSwitch, d.pcie, m.ContextMiB, m.MPSContextMiB, m.SuspendQuantumS, float64(m.MPSMaxClients)} {
@@ -63,6 +68,9 @@ func (d *deviceFlags) device() (sim.Device, error) {
 	}
 	if d.pcie > 0 {
 		dev.PCIeGBps = d.pcie
+	}
+	if d.speed > 0 {
+		dev.Speed = d.speed
 	}
 	dev.IterOverheadS, dev.SwitchS = d.iterOverhead, d.switchCost
 	return dev, nil

@@ -60,6 +60,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 	o.Runner = func(t *workload.Trace, s eval.Scheme, p core.Policy, outDir string) (eval.Run, error) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		t = o.Device.Emulate(t) // the workers sleep the device's iteration times, not the P100's
 		run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
 		ro := replay.Options{Policy: p, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
 		if l.server != "" {

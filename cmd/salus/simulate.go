@@ -41,7 +41,7 @@ func newSimulateCmd() *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Name)
+			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
 			fmt.Fprintf(w, "makespan      %10.1f s\navg JCT       %10.1f s\np95 JCT       %10.1f s\navg queuing   %10.1f s\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
 				run.MakespanS, run.AvgJCTS, run.P95JCTS, run.AvgQueuingS, run.GPUBusy*100, run.PeakMemoryMiB)
 			if logTo != "" {
