@@ -72,7 +72,7 @@ type TraceJob struct {
 	Model      string  `json:"model"`
 	Iterations int     `json:"iterations"`
 	ArrivalS   float64 `json:"arrival_s"`
-	// DeclaredS is the declared total time (what SRTF uses); 0 leaves it out.
+	// DeclaredS is the declared GPU time (what SRTF uses); 0 leaves it out.
 	DeclaredS float64 `json:"declared_s"`
 }
 

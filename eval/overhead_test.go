@@ -185,7 +185,7 @@ func TestNormalCloseLeavesNoSession(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := p.RunJob(ctx, "tidy", "train.py", "--model", "mlp", "--iterations", "4", "--salus", d.Addr, "--job", "tidy")
+	out, err := p.RunJob(ctx, "tidy", "train.py", "--model", "mlp", "--iterations", "4", "--declared-s", "1", "--salus", d.Addr, "--job", "tidy")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ def parse_args(argv=None):
                         "before opening the session (lets a launcher set exact arrival times)")
     p.add_argument("--job", default=None, help="job name under the daemon (default MODEL-PID)")
     p.add_argument("--declared-s", type=float, default=None,
-                   help="declared total standalone time, seconds (what SRTF uses)")
+                   help="declared GPU time of the whole job, seconds, start-up excluded (what SRTF uses; required under srtf)")
     p.add_argument("--priority", type=int, default=None)
     p.add_argument("--persistent-mib", type=float, default=None)
     p.add_argument("--ephemeral-mib", type=float, default=None)

@@ -143,17 +143,18 @@ func Run(t *workload.Trace, o Options) error {
 					return err
 				}
 			}
-			for len(e.timers) > 0 && e.timers[0].at <= e.now {
-				tm := heap.Pop(&e.timers).(timer)
-				if err := e.request(tm.job); err != nil {
-					return err
-				}
-			}
 			for next < len(jobs) && jobs[next].arrival() <= e.now {
 				if err := e.arrive(jobs[next]); err != nil {
 					return err
 				}
 				next++
+			}
+			// After the arrivals: a start-up of zero ends at the arrival itself.
+			for len(e.timers) > 0 && e.timers[0].at <= e.now {
+				tm := heap.Pop(&e.timers).(timer)
+				if err := e.request(tm.job); err != nil {
+					return err
+				}
 			}
 			ds, err := e.sched.Decide(e.now)
 			if err != nil {

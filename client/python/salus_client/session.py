@@ -41,7 +41,11 @@ class Session:
     Parameters (memory in MiB, times in seconds):
 
     - ``name``: the job's unique name.
-    - ``total_time``: declared standalone running time of the whole job (what SRTF uses).
+    - ``total_time``: the job's declared GPU time: how long its iterations take on the GPU
+      alone, start-up excluded (what SRTF orders by). A missing value is never taken as
+      zero: under a policy that needs it (``srtf``) the daemon estimates it as
+      ``iterations`` x the catalog's iteration time when ``model`` and ``iterations`` are
+      given, and otherwise refuses the open (:class:`Rejected`, saying what to send).
     - ``persistent``, ``ephemeral``: the job's memory: the floor that stays allocated
       between iterations, and the peak above it inside one. On CUDA, when neither is
       given (nor ``model``), they are measured over the first ``measure_iterations``
