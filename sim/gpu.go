@@ -35,6 +35,10 @@ type GPU struct {
 	efficiency float64 // time-slicing: the share of slices that do work
 	running    []*Work
 	finished   []*Work
+	// share and next cache slowdown and NextEnd until the running set changes.
+	share float64
+	next  time.Duration
+	fresh bool
 }
 
 // NewGPU returns the device model of d under a sharing mode.
@@ -46,6 +50,7 @@ func NewGPU(mode string, d Device) *GPU {
 func (g *GPU) Start(w *Work) {
 	w.Left = max(w.Left, 1)
 	g.running = append(g.running, w)
+	g.fresh = false
 }
 
 // Running is how many iterations are in flight.
@@ -54,6 +59,7 @@ func (g *GPU) Running() int { return len(g.running) }
 // Remove takes job's work off the GPU unfinished (its client went away).
 func (g *GPU) Remove(job string) {
 	g.running = slices.DeleteFunc(g.running, func(w *Work) bool { return w.Job == job })
+	g.fresh = false
 }
 
 // slowdown is how much slower than alone every iteration in its work phase runs.
@@ -81,12 +87,15 @@ func (g *GPU) NextEnd() (time.Duration, bool) {
 	if len(g.running) == 0 {
 		return 0, false
 	}
-	share := g.slowdown()
-	next := time.Duration(math.MaxInt64)
-	for _, w := range g.running {
-		next = min(next, g.phaseLeft(w, share))
+	if !g.fresh {
+		g.share = g.slowdown()
+		g.next = time.Duration(math.MaxInt64)
+		for _, w := range g.running {
+			g.next = min(g.next, g.phaseLeft(w, g.share))
+		}
+		g.fresh = true
 	}
-	return next, true
+	return g.next, true
 }
 
 func (g *GPU) phaseLeft(w *Work, share float64) time.Duration {
@@ -117,9 +126,11 @@ func (g *GPU) Advance(dt time.Duration) {
 	}
 }
 
-// step advances by dt, no more than the time to the next phase end.
+// step advances by dt, no more than the time to the next phase end (NextEnd has
+// just been called, so the share is fresh).
 func (g *GPU) step(dt time.Duration) {
-	share := g.slowdown()
+	share := g.share
+	g.fresh = false
 	kept := g.running[:0]
 	for _, w := range g.running {
 		switch {
@@ -144,9 +155,9 @@ func (g *GPU) step(dt time.Duration) {
 }
 
 // Finished returns the iterations that ended since the last call, in the order
-// they started, and forgets them.
+// they started, and forgets them. The slice is valid until the next Advance.
 func (g *GPU) Finished() []*Work {
 	out := g.finished
-	g.finished = nil
+	g.finished = g.finished[:0]
 	return out
 }

@@ -33,6 +33,7 @@ const maxTime = time.Duration(math.MaxInt64)
 
 type job struct {
 	spec     workload.Job
+	arrival  time.Duration
 	iterS    float64       // one iteration alone on this device, seconds
 	iter     time.Duration // the same, rounded to the clock
 	startup  time.Duration
@@ -125,7 +126,7 @@ func Run(t *workload.Trace, o Options) error {
 			at = maxTime
 		}
 		if next < len(jobs) {
-			at = min(at, jobs[next].arrival())
+			at = min(at, jobs[next].arrival)
 		}
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
@@ -143,7 +144,7 @@ func Run(t *workload.Trace, o Options) error {
 					return err
 				}
 			}
-			for next < len(jobs) && jobs[next].arrival() <= e.now {
+			for next < len(jobs) && jobs[next].arrival <= e.now {
 				if err := e.arrive(jobs[next]); err != nil {
 					return err
 				}
@@ -187,7 +188,7 @@ func (e *engine) newJob(s workload.Job) (*job, error) {
 	if j.pause, err = core.Seconds(s.PauseS); err != nil {
 		return nil, fmt.Errorf("pause_s: %w", err)
 	}
-	if _, err = core.Seconds(s.ArrivalS); err != nil {
+	if j.arrival, err = core.Seconds(s.ArrivalS); err != nil {
 		return nil, fmt.Errorf("arrival_s: %w", err)
 	}
 	if s.DeclaredS > 0 {
@@ -202,8 +203,6 @@ func (e *engine) newJob(s workload.Job) (*job, error) {
 	}
 	return j, nil
 }
-
-func (j *job) arrival() time.Duration { return core.MustSeconds(j.spec.ArrivalS) }
 
 // iteration is the standalone time of j's k-th iteration (from 0). Each is rounded
 // so that the first k+1 together are within half a nanosecond of (k+1) x the
