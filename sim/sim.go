@@ -196,10 +196,11 @@ func (e *engine) newJob(s workload.Job) (*job, error) {
 			return nil, fmt.Errorf("declared_s: %w", err)
 		}
 	} else {
-		if j.iter > maxTime/time.Duration(max(s.Iterations, 1)) {
-			return nil, fmt.Errorf("%d iterations of %s are more GPU time than the clock holds", s.Iterations, seconds(j.iter))
+		// Exactly what the iterations add up to (see iteration).
+		total := float64(s.Iterations) * j.iterS
+		if j.declared, err = core.Seconds(total); err != nil {
+			return nil, fmt.Errorf("%d iterations of %g s: %w", s.Iterations, j.iterS, err)
 		}
-		j.declared = time.Duration(s.Iterations) * j.iter
 	}
 	return j, nil
 }
