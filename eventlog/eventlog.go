@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -174,11 +175,17 @@ func hasLane(kind string) bool {
 }
 
 func appendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		// JSON has no token for these; the engines check their inputs, so this only
+		// keeps a bug from making the whole log unreadable.
 		return append(b, '0')
+	case math.Abs(f) < 1e15:
+		// Microsecond precision is plenty for both engines and keeps logs small.
+		return strconv.AppendFloat(b, math.Round(f*1e6)/1e6, 'f', -1, 64)
 	}
-	// Microsecond precision is plenty for both engines and keeps logs small.
-	return strconv.AppendFloat(b, math.Round(f*1e6)/1e6, 'f', -1, 64)
+	// Too large to round to microseconds without overflowing: as it is.
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
 func appendNum(b []byte, key string, f float64) []byte {
@@ -227,32 +234,70 @@ func simple(s string) bool {
 	return true
 }
 
-// Read decodes a log, calling fn for each event in order. Errors name the line.
+// ErrTruncated says a log's last line was cut off: its writer stopped in the middle
+// of it (a crash, kill -9). Read has passed on every event before that line.
+var ErrTruncated = errors.New("the last line is cut off (its writer stopped in the middle of it); every event before it was read")
+
+// maxLine bounds one line of a log.
+const maxLine = 1 << 24
+
+// Read decodes a log, calling fn for each event in order. Errors name the line. A
+// last line that is cut off (no newline, and not an event) gives an error that
+// wraps ErrTruncated, after every event before it: callers reading the log of a
+// daemon that crashed can warn and go on.
 func Read(r io.Reader, name string, fn func(Event) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	br := bufio.NewReaderSize(r, 1<<16)
 	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if long = append(long, chunk...); len(long) > maxLine {
+				return fmt.Errorf("%s:%d: a line longer than %d bytes: not an event log", name, line+1, maxLine)
+			}
 			continue
 		}
-		var e Event
-		if decodeFast(text, &e) {
-			// the common case: a line as Append writes it
-		} else if err := json.Unmarshal(text, &e); err != nil {
-			return fmt.Errorf("%s:%d: not an event: %v", name, line, err)
+		if long != nil {
+			chunk = append(long, chunk...)
+			long = nil
 		}
-		if e.Kind == "" {
-			return fmt.Errorf(`%s:%d: field "ev": missing; every event needs a kind`, name, line)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s:%d: %w", name, line+1, err)
 		}
-		if err := fn(e); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
+		complete := err == nil
+		if len(chunk) > 0 {
+			line++
+			if derr := decodeLine(chunk, name, line, fn); derr != nil {
+				if !complete && errors.Is(derr, errNotEvent) {
+					return fmt.Errorf("%s:%d: %w", name, line, ErrTruncated)
+				}
+				return derr
+			}
+		}
+		if !complete {
+			return nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line+1, err)
+}
+
+var errNotEvent = errors.New("not an event")
+
+func decodeLine(b []byte, name string, line int, fn func(Event) error) error {
+	text := bytes.TrimSpace(b)
+	if len(text) == 0 {
+		return nil
+	}
+	var e Event
+	if decodeFast(text, &e) {
+		// the common case: a line as Append writes it
+	} else if err := json.Unmarshal(text, &e); err != nil {
+		return fmt.Errorf("%s:%d: %w: %v", name, line, errNotEvent, err)
+	}
+	if e.Kind == "" {
+		return fmt.Errorf(`%s:%d: field "ev": missing; every event needs a kind`, name, line)
+	}
+	if err := fn(e); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, line, err)
 	}
 	return nil
 }

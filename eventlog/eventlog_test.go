@@ -3,6 +3,8 @@ package eventlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,5 +51,66 @@ func TestReadNamesTheLine(t *testing.T) {
 	err := Read(strings.NewReader("{\"t\":1,\"ev\":\"arrive\"}\n{\"t\":2}\n"), "run.jsonl", func(Event) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "run.jsonl:2") {
 		t.Fatalf("error %v should name run.jsonl:2", err)
+	}
+}
+
+// Every finite number is written as a JSON number, however large, and the log
+// reads back.
+func TestHugeNumbersStayJSON(t *testing.T) {
+	for _, f := range []float64{1e302, -1e302, 1.7976931348623157e308, 1e15, 123456789012345.678, 5e-324} {
+		e := Event{T: f, Kind: Arrive, Job: "a", DeclaredS: f, StartupS: f, GPU: f}
+		line := Append(nil, e)
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Errorf("%v: %s is not JSON: %v", f, line, err)
+		}
+		var got Event
+		if err := Read(bytes.NewReader(append(line, '\n')), "mem", func(x Event) error { got = x; return nil }); err != nil {
+			t.Errorf("%v: %v", f, err)
+		}
+		if tol := 1e-6 + 1e-15*math.Abs(f); math.Abs(got.DeclaredS-f) > tol {
+			t.Errorf("%v: read back %v", f, got.DeclaredS)
+		}
+	}
+}
+
+// A writer killed mid-line leaves a last line without its end: the reader passes
+// on every event before it and says the last line is cut off.
+func TestTruncatedLastLine(t *testing.T) {
+	var buf bytes.Buffer
+	for i := range 3 {
+		buf.Write(Append(nil, Event{T: float64(i), Kind: IterStart, Job: "a"}))
+		buf.WriteByte('\n')
+	}
+	whole := buf.Bytes()
+	for cut := len(whole) - 2; cut > len(whole)-25; cut-- { // inside the last line
+		n := 0
+		err := Read(bytes.NewReader(whole[:cut]), "crash.jsonl", func(Event) error { n++; return nil })
+		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "crash.jsonl:3") {
+			t.Fatalf("cut at %d: error %v, want ErrTruncated at line 3", cut, err)
+		}
+		if n != 2 {
+			t.Fatalf("cut at %d: %d events read before the cut line, want 2", cut, n)
+		}
+	}
+	// A complete last line without its newline is an event, not a cut.
+	n := 0
+	if err := Read(bytes.NewReader(whole[:len(whole)-1]), "x", func(Event) error { n++; return nil }); err != nil || n != 3 {
+		t.Fatalf("no final newline: %d events, %v", n, err)
+	}
+	// A bad line in the middle is still an error, not a truncation.
+	bad := append([]byte("{\"t\":1,\"ev\":\"a\"}\n{oops\n"), whole...)
+	if err := Read(bytes.NewReader(bad), "x", func(Event) error { return nil }); err == nil || errors.Is(err, ErrTruncated) {
+		t.Fatalf("bad middle line: %v", err)
+	}
+	// Long lines are read whole.
+	long := Append(nil, Event{T: 1, Kind: Lost, Job: "a", Reason: strings.Repeat("x", 200000)})
+	if err := Read(bytes.NewReader(append(long, '\n')), "x", func(e Event) error {
+		if len(e.Reason) != 200000 {
+			t.Errorf("long line: reason of %d bytes", len(e.Reason))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -244,18 +245,21 @@ func Percentile(xs []float64, q float64) float64 {
 	return s[i]
 }
 
-// FromFile computes the results of a log file.
+// FromFile computes the results of a log file. When its last line is cut off (a
+// daemon killed mid-write) it returns the results of every event before that line
+// together with an error wrapping eventlog.ErrTruncated, for the caller to report.
 func FromFile(path string) (Result, error) {
 	c := NewCollector()
-	if err := eventlog.ReadFile(path, func(e eventlog.Event) error {
+	readErr := eventlog.ReadFile(path, func(e eventlog.Event) error {
 		c.Emit(e)
 		return c.err
-	}); err != nil {
-		return Result{}, err
+	})
+	if readErr != nil && !errors.Is(readErr, eventlog.ErrTruncated) {
+		return Result{}, readErr
 	}
 	res, err := c.Result()
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", path, err)
 	}
-	return res, nil
+	return res, readErr
 }

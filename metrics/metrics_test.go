@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,5 +66,30 @@ func TestUnfinishedRunIsAnError(t *testing.T) {
 	c.Emit(eventlog.Event{Kind: eventlog.Arrive, Job: "a"})
 	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "never finished") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// The log of a daemon killed mid-write: the results of every event before the cut
+// line, and an error that says the last line was cut off.
+func TestFromFileWithACutLastLine(t *testing.T) {
+	lines := []string{
+		`{"t":0,"ev":"run","policy":"fair","engine":"live"}`,
+		`{"t":0,"ev":"arrive","job":"a"}`,
+		`{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100}`,
+		`{"t":1,"ev":"iter_start","job":"a","lane":0}`,
+		`{"t":2,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}`,
+		`{"t":2,"ev":"finish","job":"a"}`,
+		`{"t":3,"ev":"arri`,
+	}
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := FromFile(path)
+	if !errors.Is(err, eventlog.ErrTruncated) {
+		t.Fatalf("error %v, want eventlog.ErrTruncated", err)
+	}
+	if res.Finished != 1 || res.MakespanS != 2 {
+		t.Errorf("results before the cut: %+v", res)
 	}
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -65,16 +66,23 @@ func NewRecorder() *Recorder {
 	return &Recorder{jobs: map[string]*JobTrace{}, slots: map[int]int{}}
 }
 
-// ReadLog reads an event log file (gzip when its name ends in .gz).
+// ReadLog reads an event log file (gzip when its name ends in .gz). A cut-off last
+// line (a daemon killed mid-write) gives the log of every event before it together
+// with an error wrapping eventlog.ErrTruncated.
 func ReadLog(path string) (*RunLog, error) {
 	r := NewRecorder()
-	if err := eventlog.ReadFile(path, func(e eventlog.Event) error {
+	readErr := eventlog.ReadFile(path, func(e eventlog.Event) error {
 		r.Emit(e)
 		return r.err
-	}); err != nil {
+	})
+	if readErr != nil && !errors.Is(readErr, eventlog.ErrTruncated) {
+		return nil, readErr
+	}
+	l, err := r.Log()
+	if err != nil {
 		return nil, err
 	}
-	return r.Log()
+	return l, readErr
 }
 
 // Log returns what was recorded, or the first inconsistency met.
