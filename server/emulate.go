@@ -18,32 +18,68 @@ import (
 // processed at that instant, with the iteration's standalone work as its GPU time,
 // as the simulator processes it.
 //
-// The model is only ever advanced to the server's clock under the server's mutex,
-// and always before the set of iterations in flight changes (a start, a lost
-// session), so each iteration progresses at the share it had meanwhile. One timer
-// fires at the model's next end; when it fires late, GPU.Advance passes every end
-// that went by, and each is processed at the instant the timer fired.
+// "At that instant" is the model's instant, not when the daemon got round to it:
+// before any event at wall time now, the daemon catches the model up, processing
+// every iteration end up to now at its own instant and letting the core decide
+// there, as the simulator's event loop does. One timer fires at the model's next
+// end so that the replies go out; it fires late by the runtime's timer resolution
+// (about a millisecond on Linux), which then delays only the replies, not the
+// model, the core or the log. Were ends processed when the timer fired, every
+// iteration would idle for that latency, a few percent of 10 to 50 ms iterations,
+// which would measure the timer rather than the daemon. What the daemon does cost
+// still shows: an end that the client sends after the model finished the work (an
+// iteration shorter than the client's round trip) is processed when it arrives,
+// and the difference is counted as lag.
+//
+// The model is only ever advanced under the server's mutex, and always up to the
+// instant at which the set of iterations in flight changes (a start, a lost
+// session), so each iteration progresses at the share it had meanwhile.
 
 // EmulationStats is what the daemon measured of its emulated device.
 type EmulationStats struct {
 	// Iterations is how many emulated iterations ended.
 	Iterations int64
-	// Lag is the total, over those iterations, of how much later each iteration's
-	// end was processed than the device model's end: the timer's latency, and the
-	// time to the client's end when it came after the work was done (iterations
-	// shorter than the client's round trip). It is the per-iteration overhead of the
-	// daemon, in the simulator's terms (Device.IterOverheadS).
-	Lag time.Duration
-	// MaxLag is the largest lag of one iteration.
+	// Held counts the iterations whose client sent its end before the model
+	// finished the work: each was processed at the model's instant. Late is the
+	// total time by which their answers went out after that instant (the timer's
+	// latency, about a millisecond on Linux): it delays the clients, not the model,
+	// the core or the event log.
+	Held int64
+	Late time.Duration
+	// Lagged counts the iterations whose client's end came after the model
+	// finished the work (iterations shorter than the time the client takes to
+	// answer): each ended when the end came. Lag is the total of those delays, and
+	// MaxLag the largest: the daemon's per-iteration overhead in the simulator's
+	// terms (Device.IterOverheadS), which the event log shows.
+	Lagged int64
+	Lag    time.Duration
 	MaxLag time.Duration
 }
 
-// MeanLag is the mean lag per iteration, 0 when none ended.
+// MeanLag is the lag per iteration, over all iterations: what each iteration was
+// stretched by on average. 0 when none ended.
 func (e EmulationStats) MeanLag() time.Duration {
 	if e.Iterations == 0 {
 		return 0
 	}
 	return e.Lag / time.Duration(e.Iterations)
+}
+
+// MeanLate is the mean delay of the answers to held ends, 0 when none.
+func (e EmulationStats) MeanLate() time.Duration {
+	if e.Held == 0 {
+		return 0
+	}
+	return e.Late / time.Duration(e.Held)
+}
+
+// MeanLaggedBy is the mean lag of the iterations whose end came after their
+// work: the client's round trip, when the iterations are much shorter than it.
+func (e EmulationStats) MeanLaggedBy() time.Duration {
+	if e.Lagged == 0 {
+		return 0
+	}
+	return e.Lag / time.Duration(e.Lagged)
 }
 
 // emulator is the device model driven by the server's clock.
@@ -52,15 +88,7 @@ type emulator struct {
 	gpu   *sim.GPU
 	at    time.Duration // how far the model has been advanced, on the server's clock
 	timer *time.Timer   // fires at the model's next end
-	// ended are iterations whose work the model finished, with the instant it did,
-	// not yet handed to their sessions.
-	ended []ended
 	stats EmulationStats
-}
-
-type ended struct {
-	w  *sim.Work
-	at time.Duration
 }
 
 // heldEnd is a client's end that arrived before the model finished the
@@ -80,48 +108,21 @@ func newEmulator(mode string, dev sim.Device, fire func()) *emulator {
 	return e
 }
 
-// advance runs the model up to now, one end at a time so that the instant every
-// iteration's work was done is known (for the lag).
-func (e *emulator) advance(now time.Duration) {
-	for e.at < now {
-		next, ok := e.gpu.NextEnd()
-		if !ok {
-			break
-		}
-		if next > now-e.at {
-			e.gpu.Advance(now - e.at)
-			e.at = now
-		} else {
-			e.gpu.Advance(next)
-			e.at += next
-		}
-		for _, w := range e.gpu.Finished() {
-			e.ended = append(e.ended, ended{w: w, at: e.at})
-		}
-	}
-	e.at = max(e.at, now)
-}
-
-// lagged records an iteration's end processed at now whose work ended at at.
+// lagged records an iteration whose end came at now, after its work ended at at.
 func (e *emulator) lagged(now, at time.Duration) {
 	lag := max(now-at, 0)
 	e.stats.Iterations++
+	e.stats.Lagged++
 	e.stats.Lag += lag
 	e.stats.MaxLag = max(e.stats.MaxLag, lag)
 }
 
-// remove takes job's work off the model, after advancing it to now.
-func (e *emulator) remove(now time.Duration, job string) {
-	e.advance(now)
-	e.gpu.Remove(job)
-	kept := e.ended[:0]
-	for _, x := range e.ended {
-		if x.w.Job != job {
-			kept = append(kept, x)
-		}
-	}
-	clear(e.ended[len(kept):])
-	e.ended = kept
+// held records an iteration whose held end was processed at the model's instant
+// at, answered at now.
+func (e *emulator) held(now, at time.Duration) {
+	e.stats.Iterations++
+	e.stats.Held++
+	e.stats.Late += max(now-at, 0)
 }
 
 // emulatedWork resolves what an open under emulation must say of its iterations:
@@ -181,45 +182,70 @@ func secondsField(job, name string, v float64) (time.Duration, error) {
 	return d, nil
 }
 
-// startWork puts a granted iteration of an emulated session on the model.
-func (s *Server) startWork(now time.Duration, ss *Session) {
-	e := s.emu
-	e.advance(now)
-	ss.workDone = false
-	e.gpu.Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+// clock returns the time of an event that happens now, under the lock, after
+// catching the emulated device up to it.
+func (s *Server) clock(out *[]func()) time.Duration {
+	now := s.now()
+	if s.emu != nil && !s.closing {
+		s.catchUp(now, out)
+	}
+	return now
 }
 
-// settle hands the iterations the model finished by now to their sessions: an end
-// the client already sent is processed now; otherwise the session remembers that
-// its work is done, and its end is processed when it comes. It reports whether it
-// changed the core's state (so the caller must decide again).
-func (s *Server) settle(now time.Duration, out *[]func()) bool {
+// catchUp advances the device model to now one end at a time, as the simulator
+// does: at each end, the finished iterations whose client already sent its end
+// are processed at that instant and the core decides there (starting, say, the
+// next iteration, whose work then starts at that instant too); the others are
+// marked done, for their end to be processed when it comes.
+func (s *Server) catchUp(now time.Duration, out *[]func()) {
 	e := s.emu
-	e.advance(now)
-	if len(e.ended) == 0 {
-		return false
-	}
-	changed := false
-	done := e.ended
-	e.ended = nil
-	for _, x := range done {
-		ss := s.sessions[x.w.Job]
-		if ss == nil || ss.phase != pRunning || !ss.emulated {
-			// Lost sessions' work is removed from the model; say so if any slips by.
-			s.logger.Error("emulated device finished an iteration nobody runs", "job", x.w.Job)
-			continue
+	for e.at < now {
+		next, ok := e.gpu.NextEnd()
+		if !ok {
+			break
 		}
-		if ss.held == nil {
-			ss.workDone, ss.doneAt = true, x.at
-			continue
+		if next > now-e.at {
+			e.gpu.Advance(now - e.at)
+			break
 		}
-		e.lagged(now, x.at)
-		h := ss.held
-		ss.held = nil
-		s.completeHeld(ss, now, h, out)
-		changed = true
+		e.gpu.Advance(next)
+		e.at += next
+		changed := false
+		for _, w := range e.gpu.Finished() {
+			ss := s.sessions[w.Job]
+			if ss == nil || ss.phase != pRunning || !ss.emulated {
+				// A session that left has its work removed; say so if any slips by.
+				s.logger.Error("emulated device finished an iteration nobody runs", "job", w.Job)
+				continue
+			}
+			if ss.held == nil {
+				ss.workDone, ss.doneAt = true, e.at
+				continue
+			}
+			e.held(now, e.at)
+			h := ss.held
+			ss.held = nil
+			s.completeHeld(ss, e.at, h, out)
+			changed = true
+		}
+		if changed {
+			s.decide(e.at, out)
+		}
 	}
-	return changed
+	e.at = max(e.at, now)
+	s.arm()
+}
+
+// startWork puts a granted iteration of an emulated session on the model. The
+// model is at now: every event is preceded by catchUp.
+func (s *Server) startWork(now time.Duration, ss *Session) {
+	e := s.emu
+	if e.at != now {
+		s.logger.Error("emulated device out of step with the clock", "model_at", e.at, "now", now)
+		e.at = max(e.at, now)
+	}
+	ss.workDone = false
+	e.gpu.Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
 }
 
 // completeHeld processes a held end at now.
@@ -247,18 +273,18 @@ func (s *Server) failHeld(h *heldEnd, err error, out *[]func()) {
 }
 
 // arm sets the timer for the model's next end, or stops it when nothing runs.
-func (s *Server) arm(now time.Duration) {
+func (s *Server) arm() {
 	e := s.emu
 	next, ok := e.gpu.NextEnd()
 	if !ok {
 		e.timer.Stop()
 		return
 	}
-	// The model is at now: its next end is next from now.
-	e.timer.Reset(next)
+	// The model is at e.at; the timer counts from now.
+	e.timer.Reset(max(e.at+next-s.now(), 0))
 }
 
-// emuFire is the timer's function: advance to now and process what ended.
+// emuFire is the timer's function: catch up with the model and answer what ended.
 func (s *Server) emuFire() {
 	var out []func()
 	s.mu.Lock()
@@ -266,9 +292,8 @@ func (s *Server) emuFire() {
 		s.mu.Unlock()
 		return
 	}
-	s.decide(s.now(), &out)
-	s.mu.Unlock()
-	run(out)
+	s.clock(&out)
+	s.unlockRun(out)
 }
 
 // EmulationStats returns what the daemon measured of its emulated device; the

@@ -268,24 +268,18 @@ func (s *Server) Lease() time.Duration { return s.cfg.Lease }
 func (s *Server) now() time.Duration { return time.Since(s.start) }
 
 // decide asks the core what to do now that an event has been applied, and carries
-// it out. The wall clock makes every event its own instant. Under emulation, the
-// iterations the device model finished by now are processed at this instant too,
-// and the core decides again, until nothing more happens; then the model's timer
-// is set for its next end.
+// it out. The wall clock makes every event its own instant. Under emulation the
+// device model's timer is then set for its next end (the decisions may have
+// started iterations).
 func (s *Server) decide(now time.Duration, out *[]func()) {
-	for {
-		ds, err := s.sched.Decide(now)
-		if err != nil {
-			s.logger.Error("core refused to decide", "err", err)
-			return
-		}
-		s.apply(now, ds, out)
-		if s.emu == nil || !s.settle(now, out) {
-			break
-		}
+	ds, err := s.sched.Decide(now)
+	if err != nil {
+		s.logger.Error("core refused to decide", "err", err)
+		return
 	}
+	s.apply(now, ds, out)
 	if s.emu != nil && !s.closing {
-		s.arm(now)
+		s.arm()
 	}
 }
 
@@ -369,10 +363,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
 	}
-	now := s.now()
+	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
-		s.mu.Unlock()
+		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(CodeRejected, "open: %v", err)
 	}
 	s.sessions[req.Job] = ss
@@ -400,26 +394,31 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 		s.mu.Unlock()
 		return err
 	}
+	now := s.clock(&out)
 	switch ss.phase {
 	case pWaiting:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "begin %q: the job is not admitted yet: wait for the open reply", ss.id)
 	case pReady:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeBusy, "begin %q: a begin is already waiting for its grant", ss.id)
 	case pRunning:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
 	}
-	now := s.now()
 	if err := s.request(ss, now, done); err != nil {
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return err
 	}
 	s.decide(now, &out)
+	s.unlockRun(out)
+	return nil
+}
+
+// unlockRun releases the lock, then sends the replies queued under it.
+func (s *Server) unlockRun(out []func()) {
 	s.mu.Unlock()
 	run(out)
-	return nil
 }
 
 // request asks the core for the session's next iteration; done answers it once
@@ -467,52 +466,43 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 		s.mu.Unlock()
 		return err
 	}
+	// Catching the emulated device up says whether this iteration's work is done.
+	now := s.clock(&out)
 	if ss.phase != pRunning {
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
 	}
 	if ss.held != nil {
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeBusy, "end %q: an end is already waiting for the emulated device to finish the iteration", ss.id)
 	}
-	now := s.now()
 	if ss.emulated {
-		// The model knows whether the work is done by now; a timer that should have
-		// fired already may not have run yet.
-		s.emu.advance(now)
-		s.settle(now, &out)
 		if !ss.workDone {
 			ss.held = h
 			ss.owes = false // the daemon owes the client its reply
-			s.decide(now, &out)
-			s.mu.Unlock()
-			run(out)
+			s.unlockRun(out)
 			return nil
 		}
+		// The client's end came after the work was done: the iteration ends now.
 		s.emu.lagged(now, ss.doneAt)
 		dur = ss.work // the GPU time the device model gave it, as in the simulator
 	} else if dur == 0 {
 		dur = time.Since(ss.granted)
 	}
 	if err := s.endIteration(ss, now, dur, !h.next); err != nil {
-		s.decide(now, &out)
-		s.mu.Unlock()
-		run(out)
+		s.unlockRun(out)
 		return err
 	}
 	if h.next {
 		if err := s.request(ss, now, h.begin); err != nil {
-			s.decide(now, &out)
-			s.mu.Unlock()
-			run(out)
+			s.unlockRun(out)
 			return err
 		}
 	} else {
 		out = append(out, func() { h.done(nil) })
 	}
 	s.decide(now, &out)
-	s.mu.Unlock()
-	run(out)
+	s.unlockRun(out)
 	return nil
 }
 
@@ -551,7 +541,7 @@ func (s *Server) graceOver(ss *Session, gen uint64) {
 		s.mu.Unlock()
 		return
 	}
-	now := s.now()
+	now := s.clock(&out)
 	if err := s.sched.Yield(now, ss.id); err != nil {
 		s.logger.Error("core refused a yield", "job", ss.id, "err", err)
 	} else {
@@ -614,13 +604,13 @@ func (s *Server) usable(ss *Session) error {
 
 // leave removes ss from the core, logs it and fails whatever it was waiting for.
 func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
-	now := s.now()
+	now := s.clock(out)
 	if err := s.sched.Leave(now, ss.id); err != nil {
 		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
 	}
 	lane, wasIn := ss.lane, ss.phase != pWaiting
 	if ss.emulated && ss.phase == pRunning {
-		s.emu.remove(now, ss.id) // its work leaves the device model
+		s.emu.gpu.Remove(ss.id) // its work leaves the device model, which clock brought to now
 	}
 	ss.phase = pGone
 	ss.gen++
