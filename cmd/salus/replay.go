@@ -182,7 +182,8 @@ func (l *liveFlags) progress(scheme string, jobs int, o *replay.Options) func() 
 		return func() {}
 	}
 	bar := progressbar.NewOptions(jobs, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(scheme),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond))
 	o.OnExit = func(string, error) { bar.Add(1) }
 	start := time.Now()
 	stop := make(chan struct{})
@@ -245,7 +246,11 @@ func pct(live, sim float64) string {
 	if sim == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(live/sim-1))
+	d := 100 * (live/sim - 1)
+	if math.Abs(d) < 0.05 {
+		d = 0 // no "-0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", d)
 }
 
 // sameOrder says whether the jobs completed in the same order, or how many did not.
