@@ -31,6 +31,12 @@ type Options struct {
 	Kind          string  `json:"kind,omitempty"`
 	Iterations    int     `json:"iterations,omitempty"`
 	StartupS      float64 `json:"startup_s,omitempty"`
+	// IterS is one iteration's standalone time, seconds, and Demand the share of
+	// the GPU it keeps busy alone (0 to 1). A daemon that emulates the GPU (salus
+	// serve --emulate) needs both, or a catalog Model to take them from; it takes
+	// IterS as already on its device. Other daemons ignore them.
+	IterS  float64 `json:"iter_s,omitempty"`
+	Demand float64 `json:"demand,omitempty"`
 }
 
 // Admission is the daemon's answer to open.
@@ -41,6 +47,10 @@ type Admission struct {
 	StartupOnGPU bool    `json:"startup_on_gpu"`
 	LeaseMS      int64   `json:"lease_ms"`
 	Policy       string  `json:"policy"`
+	// Emulated says the daemon emulates the GPU: do not spend an iteration's time,
+	// end it as soon as it begins; End and Next return when the emulated device
+	// has done the iteration's work.
+	Emulated bool `json:"emulated"`
 }
 
 // Error is an error reply from the daemon.

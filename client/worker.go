@@ -7,14 +7,16 @@ import (
 )
 
 // Worker is an emulated training job for machines without a GPU: it opens a
-// session and runs its iterations, each taking IterS seconds of wall time (a sleep
-// finished by a short spin, so iterations of a few milliseconds stay accurate).
+// session and runs its iterations of Options.IterS seconds (already scaled). When
+// the daemon emulates the GPU (the open reply says so) the worker spends no time
+// itself: it ends each iteration as soon as it is granted, and the daemon answers
+// when its device model has done the work, beside whatever else runs. Otherwise
+// each iteration takes IterS of wall time (a sleep finished by a short spin, so
+// iterations of a few milliseconds stay accurate).
 type Worker struct {
 	Options
 	// Addr is the daemon's fast-path address (see Dial).
 	Addr string
-	// IterS is one iteration's time, seconds, already scaled.
-	IterS float64
 	// OpenAt, when set, is the wall-clock time to open the session at: a launcher
 	// starts the process a little early so process start-up does not skew arrivals.
 	OpenAt time.Time
@@ -60,14 +62,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		WaitUntil(arrived.Add(startup))
 	}
 	if w.Log != nil {
-		w.Log("worker %s: admitted to lane %d (%.0f MiB) under %s", w.Job, s.Lane, s.LaneMiB, s.Policy)
+		w.Log("worker %s: admitted to lane %d (%.0f MiB) under %s (emulated GPU: %v)", w.Job, s.Lane, s.LaneMiB, s.Policy, s.Emulated)
 	}
 	iter := time.Duration(w.IterS * float64(time.Second))
 	if err := s.Begin(); err != nil {
 		return fmt.Errorf("worker %q: iteration 1: %w", w.Job, err)
 	}
 	for i := 1; ; i++ {
-		Wait(iter)
+		if !s.Emulated {
+			Wait(iter)
+		}
 		// Report the emulated GPU time, as a real job would report what the device
 		// did, not the scheduling noise of this machine.
 		if i == w.Iterations {

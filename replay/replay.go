@@ -3,6 +3,11 @@
 // job's arrival time. The results come from the daemon's event log through the
 // metrics package, exactly as for a simulated run.
 //
+// The in-process daemon emulates the chosen device (server.Config.Emulate): the
+// workers do not sleep through their iterations, the simulator's device model says
+// when each ends, so jobs in concurrent lanes slow each other down as they do in
+// the simulator.
+//
 // It schedules nothing itself: the daemon decides, the workers obey.
 package replay
 
@@ -27,12 +32,19 @@ import (
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/server"
+	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
 // Options configure a live replay.
 type Options struct {
-	Policy      core.Policy
+	Policy core.Policy
+	// Device is the GPU the in-process daemon emulates: its device model decides
+	// when each iteration ends. Its speed matters only to jobs that give no
+	// iteration time (the workers of Launch always give theirs, already on this
+	// device: see sim.Device.Emulate). The zero value is a device of speed 1.
+	Device sim.Device
+	// CapacityMiB is the device memory to schedule; 0: Device.CapacityMiB.
 	CapacityMiB float64
 	// TimeScale multiplies every time of the trace (arrivals, iterations,
 	// start-ups, declared times): 0.01 runs a trace a hundred times faster.
@@ -56,12 +68,29 @@ type Options struct {
 	Logger *slog.Logger
 	// OnStart is called with each worker process once it started.
 	OnStart func(job string, p *os.Process)
+	// OnExit is called when a worker process has ended, err saying how it failed.
+	OnExit func(job string, err error)
+}
+
+// Live is the outcome of a live run on the in-process daemon.
+type Live struct {
+	metrics.Result
+	// Emulation is what the daemon measured of its emulated device, notably the
+	// per-iteration lag: how much later than the device model each iteration's end
+	// was processed (the simulator's Device.IterOverheadS).
+	Emulation server.EmulationStats
 }
 
 // Run replays t on an in-process daemon and returns the results computed from the
 // live event log. A worker that fails does not stop the others; its job shows as
 // lost and its error is returned, joined with the others', after all have ended.
 func Run(ctx context.Context, t *workload.Trace, o Options) (metrics.Result, error) {
+	l, err := RunLive(ctx, t, o)
+	return l.Result, err
+}
+
+// RunLive is Run, and also returns what the daemon measured of its emulated device.
+func RunLive(ctx context.Context, t *workload.Trace, o Options) (Live, error) {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
@@ -76,32 +105,40 @@ func Run(ctx context.Context, t *workload.Trace, o Options) (metrics.Result, err
 	if o.Log != nil {
 		sinks = append(sinks, o.Log)
 	}
+	if o.CapacityMiB <= 0 {
+		o.CapacityMiB = o.Device.CapacityMiB
+	}
+	dev := o.Device
+	if dev.Name == "" {
+		dev.Name = "emulated GPU"
+	}
 	srv, err := server.New(server.Config{Policy: o.Policy, CapacityMiB: o.CapacityMiB, Grace: o.Grace,
-		Log: &lockedSink{s: sinks}, Logger: o.Logger, Trace: t.Name})
+		Log: &lockedSink{s: sinks}, Logger: o.Logger, Trace: t.Name, Emulate: &dev})
 	if err != nil {
-		return metrics.Result{}, err
+		return Live{}, err
 	}
 	dir, err := os.MkdirTemp("", "salus-replay-")
 	if err != nil {
 		srv.Shutdown()
-		return metrics.Result{}, err
+		return Live{}, err
 	}
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "salus.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		srv.Shutdown()
-		return metrics.Result{}, fmt.Errorf("replay: listen on %s: %w", sock, err)
+		return Live{}, fmt.Errorf("replay: listen on %s: %w", sock, err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeFast(l) }()
 	werr := Launch(ctx, t, "unix:"+sock, o)
+	emu := srv.EmulationStats()
 	srv.Shutdown()
 	if err := <-served; err != nil {
 		werr = errors.Join(werr, err)
 	}
 	res, err := col.Result()
-	return res, errors.Join(werr, err)
+	return Live{Result: res, Emulation: emu}, errors.Join(werr, err)
 }
 
 // lockedSink serializes events: the metrics collector is not safe for concurrent use.
@@ -174,10 +211,14 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := cmd.Wait(); err != nil {
+			err := cmd.Wait()
+			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("job %s: worker: %w", j.ID, err))
 				mu.Unlock()
+			}
+			if o.OnExit != nil {
+				o.OnExit(j.ID, err)
 			}
 		}()
 	}
@@ -197,6 +238,7 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 }
 
 // WorkerArgs are the arguments of `salus worker` that run job j, its times scaled.
+// They carry the profile's compute demand, for a daemon that emulates the GPU.
 func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	p := j.Profile
@@ -205,6 +247,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 		"--persistent-mib", f(p.PersistentMiB), "--ephemeral-mib", f(p.EphemeralMiB),
 		"--iter-s", f(p.IterS * scale), "--startup-s", f(p.StartupS * scale),
 		"--declared-s", f(j.Declared() * scale),
+	}
+	if p.Demand > 0 {
+		args = append(args, "--demand", f(p.Demand))
 	}
 	if p.Model != "" {
 		args = append(args, "--model-name", p.Model)
@@ -248,6 +293,7 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 		openAt      int64
 		pers, eph   float64
 		declared    float64
+		demand      float64
 	)
 	fs.StringVar(&w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path or host:port")
 	fs.StringVar(&w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
@@ -257,7 +303,8 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 	fs.StringVar(&kind, "kind", "train", "train or infer")
 	fs.IntVar(&w.Iterations, "iterations", 100, "iterations to run")
 	fs.Float64Var(&scale, "time-scale", 1, "multiply the profile's times by this")
-	fs.Float64Var(&iterS, "iter-s", 0, "seconds per iteration (overrides the profile)")
+	fs.Float64Var(&iterS, "iter-s", 0, "seconds per iteration (overrides the profile); on a daemon that emulates the GPU, the iteration's standalone time on that device")
+	fs.Float64Var(&demand, "demand", 0, "share of the GPU one iteration keeps busy alone, 0 to 1 (overrides the profile); what a daemon that emulates the GPU shares compute by")
 	fs.Float64Var(&startupS, "startup-s", -1, "start-up seconds (overrides the profile)")
 	fs.Float64Var(&pers, "persistent-mib", 0, "persistent memory, MiB (overrides the profile)")
 	fs.Float64Var(&eph, "ephemeral-mib", 0, "ephemeral memory, MiB (overrides the profile)")
@@ -285,9 +332,16 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 		w.Model = p.Model
 		w.IterS, w.StartupS = p.IterS*scale, p.StartupS*scale
 		w.PersistentMiB, w.EphemeralMiB = p.PersistentMiB, p.EphemeralMiB
+		w.Demand = p.Demand
 	}
 	if iterS > 0 {
 		w.IterS = iterS
+	}
+	if demand < 0 || demand > 1 {
+		return nil, fs, fmt.Errorf("salus worker: --demand %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", demand)
+	}
+	if demand > 0 {
+		w.Demand = demand
 	}
 	if startupS >= 0 {
 		w.StartupS = startupS
@@ -399,4 +453,55 @@ func RunRemote(ctx context.Context, t *workload.Trace, addr, logPath string, o O
 		time.Sleep(100 * time.Millisecond)
 	}
 	return res, policy, errors.Join(werr, err)
+}
+
+// Overhead is what the live engine costs per iteration on this machine.
+type Overhead struct {
+	// RoundTrip is a worker process's per-iteration cycle: from the daemon's
+	// grant, through the worker, to its end with next back at the daemon. An
+	// iteration shorter than it is stretched to it.
+	RoundTrip time.Duration
+	// ReplyDelay is how late the emulating daemon answers at the device model's
+	// end of an iteration (its timer's latency). It delays only the workers, so it
+	// stretches only iterations shorter than it plus RoundTrip.
+	ReplyDelay time.Duration
+}
+
+// MinIteration is the shortest iteration the live engine runs faithfully: 20
+// round trips (so that the cycle stays a small share of the iteration, as it
+// would were it not hidden), and at least twice the time the daemon takes to hear
+// from a worker after an iteration's end (RoundTrip + ReplyDelay), below which
+// iterations are stretched.
+func (o Overhead) MinIteration() time.Duration {
+	return max(20*o.RoundTrip, 2*(o.RoundTrip+o.ReplyDelay))
+}
+
+// MeasureOverhead measures the live engine's per-iteration overhead on this
+// machine against an in-process daemon that emulates the GPU, with two worker
+// processes (o.Exe, o.Env): one runs 200 iterations of 1 µs, so that every
+// iteration's end waits for the worker's round trip; the other, arriving later,
+// 30 iterations of 3 ms, long enough for the daemon to hold each end until its
+// timer fires. It takes about half a second.
+func MeasureOverhead(ctx context.Context, o Options) (Overhead, error) {
+	p, err := core.Lookup("pack")
+	if err != nil {
+		return Overhead{}, err
+	}
+	job := func(id string, iters int, iterS, arrivalS float64) workload.Job {
+		return workload.Job{ID: id, Iterations: iters, ArrivalS: arrivalS, Kind: workload.Train,
+			Profile: workload.Profile{Model: "probe", Kind: workload.Train, IterS: iterS, Demand: 1, PersistentMiB: 1, EphemeralMiB: 1}}
+	}
+	probe := &workload.Trace{Name: "overhead-probe", Jobs: []workload.Job{
+		job("salus-probe-round-trip", 200, 1e-6, 0), job("salus-probe-reply", 30, 3e-3, 0.1)}}
+	o.Policy, o.TimeScale, o.Log, o.OnStart, o.OnExit, o.Output = p, 1, nil, nil, nil, nil
+	o.CapacityMiB = max(o.CapacityMiB, 1024)
+	l, err := RunLive(ctx, probe, o)
+	if err != nil {
+		return Overhead{}, fmt.Errorf("measuring the live engine's per-iteration overhead: %w", err)
+	}
+	st := l.Emulation
+	if st.Lagged == 0 {
+		return Overhead{}, errors.New("measuring the live engine's per-iteration overhead: no iteration waited for its worker")
+	}
+	return Overhead{RoundTrip: st.MeanLaggedBy(), ReplyDelay: st.MeanLate()}, nil
 }

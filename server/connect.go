@@ -78,7 +78,8 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	}
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
-		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS},
+		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
+		IterS: m.IterS, Demand: m.Demand},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -90,7 +91,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 		}
 		r := res.r
 		return connect.NewResponse(&salusv1.OpenSessionResponse{Session: r.Session, Lane: int32(r.Lane), LaneMib: r.LaneMiB,
-			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy}), nil
+			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for admission: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -127,10 +128,22 @@ func (a *connectAPI) EndIteration(ctx context.Context, req *connect.Request[salu
 	if err != nil {
 		return nil, connectErr(err)
 	}
-	if err := a.s.End(ss, req.Msg.DurationS, req.Msg.PeakMib); err != nil {
+	// Under emulation the end is processed when the device model has done the
+	// iteration's work: the call returns then.
+	ch := make(chan error, 1)
+	if err := a.s.End(ss, req.Msg.DurationS, req.Msg.PeakMib, func(err error) { ch <- err }); err != nil {
 		return nil, connectErr(err)
 	}
-	return connect.NewResponse(&salusv1.EndIterationResponse{}), nil
+	select {
+	case err := <-ch:
+		if err != nil {
+			return nil, connectErr(err)
+		}
+		return connect.NewResponse(&salusv1.EndIterationResponse{}), nil
+	case <-ctx.Done():
+		a.s.Lose(ss, "client gave up waiting for its iteration's end: "+ctx.Err().Error())
+		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
+	}
 }
 
 func (a *connectAPI) CloseSession(ctx context.Context, req *connect.Request[salusv1.CloseSessionRequest]) (*connect.Response[salusv1.CloseSessionResponse], error) {

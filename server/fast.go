@@ -37,6 +37,8 @@ type fastRequest struct {
 	StartupS      float64 `json:"startup_s"`
 	Priority      int     `json:"priority"`
 	Iterations    int     `json:"iterations"`
+	IterS         float64 `json:"iter_s"`
+	Demand        float64 `json:"demand"`
 	DurationS     float64 `json:"duration_s"`
 	PeakMiB       float64 `json:"peak_mib"`
 	Next          bool    `json:"next"`
@@ -52,6 +54,7 @@ type fastOpenReply struct {
 	StartupOnGPU bool    `json:"startup_on_gpu"`
 	LeaseMS      int64   `json:"lease_ms"`
 	Policy       string  `json:"policy"`
+	Emulated     bool    `json:"emulated,omitempty"`
 }
 
 type fastError struct {
@@ -201,7 +204,8 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		}
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
-			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS},
+			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
+			IterS: req.IterS, Demand: req.Demand},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -209,7 +213,7 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 				}
 				fc.write(id, func(b []byte) ([]byte, error) {
 					return appendJSON(b, fastOpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
-						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy})
+						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated})
 				})
 			})
 		if err != nil {
@@ -227,11 +231,18 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 			}
 			return true
 		}
-		if err := s.End(fc.sess, req.DurationS, req.PeakMiB); err != nil {
+		// Under emulation the reply waits for the device model: mark the request
+		// outstanding first, as for begin.
+		fc.outstanding.Store(id)
+		if err := s.End(fc.sess, req.DurationS, req.PeakMiB, func(err error) {
+			if err != nil {
+				fc.fail(id, CodeOf(err), err.Error())
+				return
+			}
+			fc.ok(id)
+		}); err != nil {
 			fc.fail(id, CodeOf(err), err.Error())
-			return true
 		}
-		fc.ok(id)
 	case "close":
 		finished := req.Finished == nil || *req.Finished
 		if err := s.Close(fc.sess, finished, "closed early"); err != nil {

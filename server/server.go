@@ -11,6 +11,10 @@
 // Two transports reach the same Server: the framed fast path of docs/protocol.md
 // (fast.go) and the connect API of api/salus/v1 (connect.go). The server writes the
 // same event log as the simulator, with engine "live".
+//
+// With Config.Emulate the daemon also runs the simulator's device model on the wall
+// clock, for workers without a GPU (emulate.go): it then holds each iteration's end
+// until the model says the iteration's work is done.
 package server
 
 import (
@@ -24,6 +28,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/sim"
 )
 
 // Error codes, shared by both transports (see docs/protocol.md).
@@ -66,8 +71,12 @@ func CodeOf(err error) string {
 type Model struct {
 	PersistentMiB float64
 	EphemeralMiB  float64
-	IterS         float64
-	StartupS      float64
+	// IterS is one iteration's standalone time on the P100 the catalog was
+	// measured on; an emulating daemon divides it by its device's speed.
+	IterS    float64
+	StartupS float64
+	// Demand is the share of the GPU's compute one iteration keeps busy alone.
+	Demand float64
 }
 
 // Config sets up a Server.
@@ -88,6 +97,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Trace names the trace in the log header, when there is one.
 	Trace string
+	// Emulate, when set, is the device the daemon emulates for workers without a
+	// GPU: it runs the simulator's device model (sim.GPU) on the wall clock and
+	// holds each iteration's end until the model says its work is done (see
+	// emulate.go). Every session then needs its iterations' standalone time and
+	// compute demand, from OpenRequest or from a catalog model.
+	Emulate *sim.Device
 }
 
 // OpenRequest is a job asking to be scheduled.
@@ -101,6 +116,11 @@ type OpenRequest struct {
 	Kind          string
 	Iterations    int
 	StartupS      float64
+	// IterS and Demand are, for an emulating daemon, one iteration's standalone
+	// time on the emulated device (seconds) and the share of the GPU it keeps busy
+	// alone; 0: take them from the catalog model.
+	IterS  float64
+	Demand float64
 }
 
 // OpenReply says where the job was admitted.
@@ -111,6 +131,9 @@ type OpenReply struct {
 	StartupOnGPU bool
 	LeaseMS      int64
 	Policy       string
+	// Emulated says the daemon emulates the GPU: the client must not spend the
+	// iteration's time itself, but send end as soon as its begin is granted.
+	Emulated bool
 }
 
 // BeginReply says the job may run its iteration.
@@ -156,6 +179,16 @@ type Session struct {
 	owes         bool // the client owes a message: the lease applies
 	lastSeen     atomic.Int64
 	drop         func(code, msg string) // transport hook: close the client's connection
+
+	// Emulation: the standalone work of one iteration and its compute demand; the
+	// running iteration's work is done (at doneAt, the model's instant); the
+	// client's end, held until it is.
+	emulated bool
+	work     time.Duration
+	demand   float64
+	workDone bool
+	doneAt   time.Duration
+	held     *heldEnd
 }
 
 // ID returns the session id (the job name).
@@ -173,6 +206,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sched    *core.Scheduler
+	emu      *emulator // nil: no emulation
 	sessions map[string]*Session
 	closing  bool
 	stats    struct{ iterations, finished, lost, switches int64 }
@@ -210,8 +244,15 @@ func New(cfg Config) (*Server, error) {
 		reaperDone: make(chan struct{}),
 	}
 	s.met = newMetrics(s)
-	s.log.Emit(eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
-		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB})
+	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
+		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
+	if cfg.Emulate != nil {
+		s.emu = newEmulator(cfg.Policy.Mode, *cfg.Emulate, s.emuFire)
+		run.Device = cfg.Emulate.Name
+		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
+			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)
+	}
+	s.log.Emit(run)
 	go s.reaper()
 	return s, nil
 }
@@ -227,7 +268,9 @@ func (s *Server) Lease() time.Duration { return s.cfg.Lease }
 func (s *Server) now() time.Duration { return time.Since(s.start) }
 
 // decide asks the core what to do now that an event has been applied, and carries
-// it out. The wall clock makes every event its own instant.
+// it out. The wall clock makes every event its own instant. Under emulation the
+// device model's timer is then set for its next end (the decisions may have
+// started iterations).
 func (s *Server) decide(now time.Duration, out *[]func()) {
 	ds, err := s.sched.Decide(now)
 	if err != nil {
@@ -235,6 +278,9 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 		return
 	}
 	s.apply(now, ds, out)
+	if s.emu != nil && !s.closing {
+		s.arm()
+	}
 }
 
 // Open registers a job. done is called once, outside the server's lock, when the job
@@ -248,13 +294,13 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if req.DeclaredS == 0 {
 		declaredFrom = "none"
 	}
+	m, known := Model{}, false
+	if req.Model != "" && s.cfg.Models != nil {
+		m, known = s.cfg.Models(req.Model)
+	}
 	// A model with declared memory is only a label; without, it names the profile.
 	if req.Model != "" && req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
-		m, ok := Model{}, false
-		if s.cfg.Models != nil {
-			m, ok = s.cfg.Models(req.Model)
-		}
-		if !ok {
+		if !known {
 			return nil, errorf(CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
 		}
 		req.PersistentMiB, req.EphemeralMiB = m.PersistentMiB, m.EphemeralMiB
@@ -293,8 +339,19 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	default:
 		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
 	}
+	if err := checkEmulationFields(req); err != nil {
+		return nil, err
+	}
 
 	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done}
+	workFrom := ""
+	if s.emu != nil {
+		var err error
+		if ss.work, ss.demand, workFrom, err = s.emu.emulatedWork(req, m, known); err != nil {
+			return nil, err
+		}
+		ss.emulated = true
+	}
 	ss.touch()
 	var out []func()
 	s.mu.Lock()
@@ -306,10 +363,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
 	}
-	now := s.now()
+	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
-		s.mu.Unlock()
+		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(CodeRejected, "open: %v", err)
 	}
 	s.sessions[req.Job] = ss
@@ -318,8 +375,12 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB})
 	s.decide(now, &out)
 	s.mu.Unlock()
-	s.logger.Info("session opened", "job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
-		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport)
+	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
+		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport}
+	if ss.emulated {
+		attrs = append(attrs, "emulated_iter_s", ss.work.Seconds(), "demand", ss.demand, "emulated_from", workFrom)
+	}
+	s.logger.Info("session opened", attrs...)
 	run(out)
 	return ss, nil
 }
@@ -333,20 +394,37 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 		s.mu.Unlock()
 		return err
 	}
+	now := s.clock(&out)
 	switch ss.phase {
 	case pWaiting:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "begin %q: the job is not admitted yet: wait for the open reply", ss.id)
 	case pReady:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeBusy, "begin %q: a begin is already waiting for its grant", ss.id)
 	case pRunning:
-		s.mu.Unlock()
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
 	}
-	now := s.now()
+	if err := s.request(ss, now, done); err != nil {
+		s.unlockRun(out)
+		return err
+	}
+	s.decide(now, &out)
+	s.unlockRun(out)
+	return nil
+}
+
+// unlockRun releases the lock, then sends the replies queued under it.
+func (s *Server) unlockRun(out []func()) {
+	s.mu.Unlock()
+	run(out)
+}
+
+// request asks the core for the session's next iteration; done answers it once
+// granted. The caller decides.
+func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, error)) error {
 	if err := s.sched.Request(now, ss.id); err != nil { // cannot happen when the phases agree; say so rather than hide it
-		s.mu.Unlock()
 		return errorf(CodeWrongPhase, "begin %q: %v", ss.id, err)
 	}
 	ss.gen++ // a pending grace timer is now stale
@@ -354,28 +432,27 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 	ss.owes = false
 	ss.asked = time.Now()
 	ss.pendingBegin = done
-	s.decide(now, &out)
-	s.mu.Unlock()
-	run(out)
 	return nil
 }
 
 // End reports that the session's iteration ended; durS is the measured iteration
-// time (0: the daemon measures it from the grant).
-func (s *Server) End(ss *Session, durS, peakMiB float64) error {
-	return s.end(ss, durS, peakMiB, true)
+// time (0: the daemon measures it from the grant). done is called once, outside the
+// lock, when the end has been processed: at once, or, for an emulated session whose
+// iteration the device model has not finished yet, when it has. A refused request
+// returns an error, and done is never called.
+func (s *Server) End(ss *Session, durS, peakMiB float64, done func(error)) error {
+	return s.end(ss, durS, peakMiB, &heldEnd{done: done})
 }
 
 // EndNext ends the session's iteration and asks for the next one, in one call: the
-// lane is not yielded in between, so no grace timer is armed.
+// lane is not yielded in between, so no grace timer is armed. done is called once
+// the next iteration is granted (after the device model finished this one, under
+// emulation), or the session ends first.
 func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginReply, error)) error {
-	if err := s.end(ss, durS, peakMiB, false); err != nil {
-		return err
-	}
-	return s.Begin(ss, done)
+	return s.end(ss, durS, peakMiB, &heldEnd{next: true, begin: done})
 }
 
-func (s *Server) end(ss *Session, durS, peakMiB float64, arm bool) error {
+func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 	dur, err := core.Seconds(durS)
 	if err != nil {
 		return errorf(CodeBadRequest, "end %q: duration_s: %v", ss.id, err)
@@ -383,24 +460,62 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, arm bool) error {
 	if peakMiB < 0 || math.IsNaN(peakMiB) || math.IsInf(peakMiB, 0) {
 		return errorf(CodeBadRequest, "end %q: peak_mib is %v: give a finite number >= 0", ss.id, peakMiB)
 	}
+	var out []func()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.usable(ss); err != nil {
+		s.mu.Unlock()
 		return err
 	}
+	// Catching the emulated device up says whether this iteration's work is done.
+	now := s.clock(&out)
 	if ss.phase != pRunning {
+		s.unlockRun(out)
 		return errorf(CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
 	}
-	now := s.now()
-	if dur == 0 {
+	if ss.held != nil {
+		s.unlockRun(out)
+		return errorf(CodeBusy, "end %q: an end is already waiting for the emulated device to finish the iteration", ss.id)
+	}
+	if ss.emulated {
+		if !ss.workDone {
+			ss.held = h
+			ss.owes = false // the daemon owes the client its reply
+			s.unlockRun(out)
+			return nil
+		}
+		// The client's end came after the work was done: the iteration ends now.
+		s.emu.lagged(now, ss.doneAt)
+		dur = ss.work // the GPU time the device model gave it, as in the simulator
+	} else if dur == 0 {
 		dur = time.Since(ss.granted)
 	}
-	if err := s.sched.IterationEnd(now, ss.id, dur); err != nil {
+	if err := s.endIteration(ss, now, dur, !h.next); err != nil {
+		s.unlockRun(out)
+		return err
+	}
+	if h.next {
+		if err := s.request(ss, now, h.begin); err != nil {
+			s.unlockRun(out)
+			return err
+		}
+	} else {
+		out = append(out, func() { h.done(nil) })
+	}
+	s.decide(now, &out)
+	s.unlockRun(out)
+	return nil
+}
+
+// endIteration records the end of the session's running iteration, which had gpu
+// of GPU time, at now. With arm, the grace timer starts: the job keeps its lane for
+// the grace window unless it asks for another iteration.
+func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) error {
+	if err := s.sched.IterationEnd(now, ss.id, gpu); err != nil {
 		return errorf(CodeWrongPhase, "end %q: %v", ss.id, err)
 	}
 	s.stats.iterations++
 	s.met.iterations.Inc()
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: dur.Seconds()})
+	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: gpu.Seconds()})
 	ss.phase = pHolding
 	ss.owes = true
 	ss.gen++
@@ -426,7 +541,7 @@ func (s *Server) graceOver(ss *Session, gen uint64) {
 		s.mu.Unlock()
 		return
 	}
-	now := s.now()
+	now := s.clock(&out)
 	if err := s.sched.Yield(now, ss.id); err != nil {
 		s.logger.Error("core refused a yield", "job", ss.id, "err", err)
 	} else {
@@ -489,11 +604,14 @@ func (s *Server) usable(ss *Session) error {
 
 // leave removes ss from the core, logs it and fails whatever it was waiting for.
 func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
-	now := s.now()
+	now := s.clock(out)
 	if err := s.sched.Leave(now, ss.id); err != nil {
 		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
 	}
 	lane, wasIn := ss.lane, ss.phase != pWaiting
+	if ss.emulated && ss.phase == pRunning {
+		s.emu.gpu.Remove(ss.id) // its work leaves the device model, which clock brought to now
+	}
 	ss.phase = pGone
 	ss.gen++
 	delete(s.sessions, ss.id)
@@ -526,6 +644,10 @@ func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func())
 		ss.pendingBegin = nil
 		*out = append(*out, func() { f(BeginReply{}, gone) })
 	}
+	if h := ss.held; h != nil {
+		ss.held = nil
+		s.failHeld(h, gone, out)
+	}
 	s.decide(now, out)
 }
 
@@ -549,7 +671,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
 			s.emitMemory(now, d.Lane)
 			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
-				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name}
+				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated}
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
 				*out = append(*out, func() { f(rep, nil) })
@@ -566,6 +688,9 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				s.met.switches.Inc()
 			}
 			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			if ss.emulated {
+				s.startWork(now, ss)
+			}
 			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0}
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
@@ -643,6 +768,9 @@ func (s *Server) Shutdown() {
 	}
 	for _, ss := range drops {
 		s.leave(ss, false, "daemon shut down", &out)
+	}
+	if s.emu != nil {
+		s.emu.timer.Stop()
 	}
 	s.mu.Unlock()
 	run(out)

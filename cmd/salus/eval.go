@@ -41,12 +41,18 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 			if run, ok := evalSuites[ef.suite]; ok { // suites in other files (overhead.go)
 				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
 			}
+			ef.lf.stderr = cmd.ErrOrStderr()
 			rep, err := ef.run()
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if err := printReport(w, rep, ef.format); err != nil || ef.format != "table" {
+			if ef.engine == "live" {
+				err = printLive(w, rep, ef.format, &ef.lf)
+			} else {
+				err = printReport(w, rep, ef.format)
+			}
+			if err != nil || ef.format != "table" {
 				return err
 			}
 			if ef.out != "" {

@@ -4,17 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/replay"
+	"github.com/salusgo/salus/server"
+	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -23,23 +34,37 @@ type liveFlags struct {
 	timeScale float64
 	server    string
 	serverLog string
+
+	// Set by apply, for compare: where to warn and show progress, what was run and
+	// what the daemon measured of each run.
+	stderr   io.Writer
+	trace    *workload.Trace
+	device   sim.Device
+	modes    core.ModeParams
+	emulated map[string]server.EmulationStats // by scheme, in-process runs only
+	overhead *replay.Overhead
 }
 
 func (l *liveFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Float64Var(&l.timeScale, "time-scale", 1, "live engine: multiply every time of the trace by this (0.01: a hundred times faster)")
-	f.StringVar(&l.server, "server", "", "live engine: fast-path address of a running daemon (unix:/path or host:port); default: start one in this process")
+	f.StringVar(&l.server, "server", "", "live engine: fast-path address of a running daemon (unix:/path or host:port); default: start one in this process, which emulates --device")
 	f.StringVar(&l.serverLog, "server-log", "", "live engine with --server: that daemon's event log (salus serve --events), to compute the results from")
 }
 
 // apply makes o run on the live engine. Without --policy and --mode it runs the
 // paper's four policies; the live engine has Salus lanes and exclusive runs only.
+// Before the runs it measures the live engine's per-iteration overhead and warns
+// when the time scale makes the trace's iterations too short for it.
 func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) error {
 	if l.timeScale <= 0 {
 		return fmt.Errorf("--time-scale %v: give a positive number", l.timeScale)
 	}
 	if l.server != "" && l.serverLog == "" {
 		return errors.New("--server needs --server-log: the results come from that daemon's event log")
+	}
+	if l.stderr == nil {
+		l.stderr = io.Discard
 	}
 	if len(policies) == 0 && len(modes) == 0 {
 		s, err := eval.ResolveSchemes([]string{"fifo", "srtf", "pack", "fair"}, nil, o.Modes)
@@ -50,19 +75,25 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 	}
 	if l.server != "" {
 		o.Schemes = o.Schemes[:1] // one run: the report names the daemon's own policy
+		fmt.Fprintf(l.stderr, "salus: warning: --server %s: that daemon's iterations agree with the simulator's under pack (lanes side by side) only if it runs with --emulate %s; otherwise its workers' iterations never slow each other down\n",
+			l.server, strings.ToLower(o.Device.Name))
 	}
 	for _, s := range o.Schemes {
 		if s.Mode != core.ModeSalus && s.Mode != core.ModeExclusive {
 			return fmt.Errorf("the live engine runs Salus lanes and exclusive runs, not %q: drop --mode %s or use --engine sim", s.String(), s.Mode)
 		}
 	}
+	l.trace, l.device, l.modes, l.emulated = o.Trace, o.Device, o.Modes, map[string]server.EmulationStats{}
+	l.checkTimeScale(o.Trace, o.Device)
 	o.Engine = "live"
 	o.Runner = func(t *workload.Trace, s eval.Scheme, p core.Policy, outDir string) (eval.Run, error) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		t = o.Device.Emulate(t) // the workers sleep the device's iteration times, not the P100's
+		t = o.Device.Emulate(t) // the workers declare the device's iteration times, not the P100's
 		run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
-		ro := replay.Options{Policy: p, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
+		ro := replay.Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
+		done := l.progress(run.Scheme, len(t.Jobs), &ro)
+		defer done()
 		if l.server != "" {
 			res, policy, err := replay.RunRemote(ctx, t, l.server, l.serverLog, ro)
 			if policy != "" {
@@ -80,7 +111,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 			}
 			ro.Log = file
 		}
-		res, err := replay.Run(ctx, t, ro)
+		live, err := replay.RunLive(ctx, t, ro)
 		if file != nil {
 			if cerr := file.Close(); err == nil {
 				err = cerr
@@ -89,10 +120,161 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 		if err != nil {
 			return run, fmt.Errorf("%s (live): %w", run.Scheme, err)
 		}
-		run.Result = replay.Unscale(res, l.timeScale)
+		run.Result = replay.Unscale(live.Result, l.timeScale)
+		l.emulated[run.Scheme] = live.Emulation
 		return run, nil
 	}
 	return nil
+}
+
+// checkTimeScale measures the live engine's per-iteration overhead (a probe of a
+// fraction of a second) and warns when the time scale makes the trace's shortest
+// iteration too short for it to be measured faithfully.
+func (l *liveFlags) checkTimeScale(t *workload.Trace, dev sim.Device) {
+	var shortest *workload.Job
+	for i, j := range t.Jobs {
+		if j.Iterations > 0 && (shortest == nil || j.Profile.IterS < shortest.Profile.IterS) {
+			shortest = &t.Jobs[i]
+		}
+	}
+	if shortest == nil {
+		return
+	}
+	ov, err := replay.MeasureOverhead(context.Background(), replay.Options{})
+	if err != nil {
+		fmt.Fprintf(l.stderr, "salus: warning: could not measure the live engine's overhead, so the time scale is not checked: %v\n", err)
+		return
+	}
+	l.overhead = &ov
+	iterS := dev.IterS(shortest.Profile.IterS) // in the trace's time, on the device
+	live := time.Duration(iterS * l.timeScale * float64(time.Second))
+	need := ov.MinIteration()
+	if live >= need {
+		return
+	}
+	enough := l.timeScale * need.Seconds() / live.Seconds()
+	fmt.Fprintf(l.stderr, "salus: warning: at --time-scale %g the trace's shortest iteration (%s: %s on the %s) takes %s live, "+
+		"less than 20 times the live engine's per-iteration overhead measured on this machine (a worker's round trip, %s) "+
+		"or twice that plus the daemon's reply delay (%s): the figures would then measure the daemon, not the policy. "+
+		"--time-scale %s or more would be enough.\n",
+		l.timeScale, shortest.Profile.Key(), fmtDur(iterS), dev.Name, live.Round(time.Microsecond),
+		ov.RoundTrip.Round(time.Microsecond), ov.ReplyDelay.Round(time.Microsecond), roundUp(enough))
+}
+
+// roundUp formats x rounded up to two significant digits.
+func roundUp(x float64) string {
+	if x <= 0 {
+		return "0"
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return strconv.FormatFloat(math.Ceil(x/p)*p, 'g', 2, 64)
+}
+
+func fmtDur(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(10 * time.Microsecond).String()
+}
+
+// progress shows, on a terminal only, a bar of the jobs finished and the trace
+// time elapsed while a live run goes; it hooks into o and returns what ends it.
+func (l *liveFlags) progress(scheme string, jobs int, o *replay.Options) func() {
+	f, ok := l.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(jobs, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(scheme),
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond))
+	o.OnExit = func(string, error) { bar.Add(1) }
+	start := time.Now()
+	stop := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				trace := time.Duration(float64(time.Since(start)) / l.timeScale).Round(time.Second)
+				bar.Describe(fmt.Sprintf("%s: trace time %s", scheme, trace))
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-ticked
+		bar.Finish()
+	}
+}
+
+// compare prints, after a live report, the simulator's figures for the same
+// trace, schemes and device (what salus eval --engine sim prints) and how far the
+// live run is from them.
+func (l *liveFlags) compare(w io.Writer, rep *eval.Report) error {
+	if l.trace == nil || len(rep.Runs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nThe simulator on the same trace and device (salus eval --engine sim), and the live run's difference from it:\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scheme\tsim makespan (min)\tlive vs sim\tsim avg JCT (min)\tlive vs sim\tsim p95 JCT (min)\tlive vs sim\tcompletion order\tlag per iteration\t")
+	for _, live := range rep.Runs {
+		sim, err := eval.Simulate(l.trace, eval.Scheme{Mode: live.Mode, Policy: live.Policy}, l.modes, l.device, "")
+		if err != nil {
+			return err
+		}
+		lag := "-"
+		if st, ok := l.emulated[live.Scheme]; ok {
+			lag = fmt.Sprintf("%.1f µs", float64(st.MeanLag())/1e3)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t\n", live.Scheme,
+			sim.MakespanS/60, pct(live.MakespanS, sim.MakespanS), sim.AvgJCTS/60, pct(live.AvgJCTS, sim.AvgJCTS),
+			sim.P95JCTS/60, pct(live.P95JCTS, sim.P95JCTS), sameOrder(l.trace, live.Completion, sim.Completion), lag)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if l.overhead != nil {
+		fmt.Fprintf(w, "\nLive engine on this machine: a worker's per-iteration round trip %s, the daemon's reply delay %s (a lag appears when an iteration is shorter than both together; the lag column is in live time).\n",
+			l.overhead.RoundTrip.Round(time.Microsecond), l.overhead.ReplyDelay.Round(time.Microsecond))
+	}
+	return nil
+}
+
+func pct(live, sim float64) string {
+	if sim == 0 {
+		return "-"
+	}
+	d := 100 * (live/sim - 1)
+	if math.Abs(d) < 0.05 {
+		d = 0 // no "-0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", d)
+}
+
+// sameOrder says whether the jobs completed in the same order, or how many did not.
+// Jobs that nothing tells apart (same arrival, model and iterations: the live
+// daemon admits simultaneous arrivals in whatever order their workers reach it)
+// count as the same job.
+func sameOrder(t *workload.Trace, live, sim []metrics.JobResult) string {
+	if len(live) != len(sim) {
+		return fmt.Sprintf("%d vs %d jobs", len(live), len(sim))
+	}
+	kind := map[string]string{}
+	for _, j := range t.Jobs {
+		kind[j.ID] = fmt.Sprintf("%g/%s/%d", j.ArrivalS, j.Profile.Key(), j.Iterations)
+	}
+	off := 0
+	for i := range live {
+		if kind[live[i].ID] != kind[sim[i].ID] {
+			off++
+		}
+	}
+	if off == 0 {
+		return "same"
+	}
+	return fmt.Sprintf("%d of %d differ", off, len(live))
 }
 
 func newReplayCmd() *cobra.Command {
@@ -101,10 +283,20 @@ func newReplayCmd() *cobra.Command {
 		Use:   "replay --trace FILE",
 		Short: "Replay a trace on the live engine: the daemon and one worker process per job",
 		Long: `Replay a trace on the live engine: a daemon (in this process, or --server) and one
-worker process per job, launched at the job's arrival time, each running its iterations
-for real (emulated: no GPU needed). Prints the same results table as the simulator,
-computed from the live event log; --time-scale shrinks the trace for quick runs (the
-table shows the trace's own times).
+worker process per job, launched at the job's arrival time. The daemon in this process
+emulates --device (no GPU needed): it runs the simulator's device model on the wall clock,
+so jobs in lanes side by side slow each other down by their compute demands, and each
+worker only asks before every iteration and reports its end at once. Prints the same
+results table as the simulator, computed from the live event log, then the simulator's
+figures for the same trace, schemes and device and the live run's difference from them.
+--time-scale shrinks the trace for quick runs (the tables show the trace's own times);
+before the runs, a probe of a fraction of a second measures the live engine's
+per-iteration overhead, and a warning says when the time scale makes the trace's shortest
+iteration too short for it, and what time scale would be enough. On a terminal, a progress
+bar shows the jobs finished and the trace time elapsed.
+
+With --server the daemon there is used as it runs: pack agrees with the simulator only if
+it was started with --emulate.
 
 Same as: salus eval --engine live --trace FILE.`,
 		Args: cobra.NoArgs,
@@ -112,11 +304,12 @@ Same as: salus eval --engine live --trace FILE.`,
 			if ef.tf.file == "" {
 				return errors.New("--trace is required: give a trace file (salus trace generates one)")
 			}
+			ef.lf.stderr = cmd.ErrOrStderr()
 			rep, err := ef.run()
 			if err != nil {
 				return err
 			}
-			return printReport(cmd.OutOrStdout(), rep, ef.format)
+			return printLive(cmd.OutOrStdout(), rep, ef.format, &ef.lf)
 		},
 	}
 	ef.tf.register(cmd)
@@ -128,4 +321,15 @@ Same as: salus eval --engine live --trace FILE.`,
 	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
 	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
 	return cmd
+}
+
+// printLive prints a live report and, in a table, the simulator's figures beside it.
+func printLive(w io.Writer, rep eval.Output, format string, lf *liveFlags) error {
+	if err := printReport(w, rep, format); err != nil || format != "table" {
+		return err
+	}
+	if r, ok := rep.(*eval.Report); ok {
+		return lf.compare(w, r)
+	}
+	return nil
 }

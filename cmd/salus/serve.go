@@ -67,7 +67,8 @@ func catalogModels(cat *workload.Catalog) func(string) (server.Model, bool) {
 	return func(name string) (server.Model, bool) {
 		for _, p := range cat.Profiles() {
 			if p.Key() == name || (p.Model == name && p.Kind == workload.Train) {
-				return server.Model{PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, IterS: p.IterS, StartupS: p.StartupS}, true
+				return server.Model{PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, IterS: p.IterS, StartupS: p.StartupS,
+					Demand: p.Demand}, true
 			}
 		}
 		return server.Model{}, false
@@ -83,6 +84,7 @@ func newServeCmd() *cobra.Command {
 		events    string
 		logLevel  string
 		logFormat string
+		emulate   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -95,6 +97,14 @@ Listens on:
   --fast-addr  the fast path on TCP
   --addr       the connect API (gRPC, gRPC-Web, HTTP/JSON; api/salus/v1/salus.proto) and /metrics
 
+With --emulate DEVICE (a preset: p100, v100, a100, a100-40g, h100, h200) the daemon
+emulates that GPU for workers that have none: it runs the simulator's device model on the
+wall clock, so that jobs in concurrent lanes slow each other down by their compute demands
+as they would on the device. Each job must then say what one iteration costs (iter_s and
+demand at open, or a catalog model); a worker ends each iteration as soon as it begins, and
+the daemon answers when the model has done the work (docs/protocol.md). Its memory is the
+preset's unless --capacity-mib says otherwise.
+
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -102,9 +112,19 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if err != nil {
 				return err
 			}
+			if emulate != "" {
+				if cmd.Flags().Changed("device") && !strings.EqualFold(sf.device, emulate) {
+					return fmt.Errorf("--device %s and --emulate %s name two GPUs: give --emulate alone (its memory is scheduled)", sf.device, emulate)
+				}
+				sf.device = emulate
+			}
 			dev, err := sf.capacity()
 			if err != nil {
 				return err
+			}
+			var emulated *sim.Device
+			if emulate != "" {
+				emulated = &dev
 			}
 			logger, err := newLogger(cmd, logLevel, logFormat)
 			if err != nil {
@@ -119,7 +139,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				sink = file
 			}
 			srv, err := server.New(server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
-				Log: sink, Models: catalogModels(workload.Default()), Logger: logger})
+				Log: sink, Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated})
 			if err != nil {
 				return err
 			}
@@ -134,6 +154,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&events, "events", "", "write the event log (JSON Lines; .gz compresses) to this file")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one (p100, v100, a100, a100-40g, h100, h200): iterations take the simulator's device-model time")
 	return cmd
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,4 +89,84 @@ func TestServeShutsDownCleanly(t *testing.T) {
 			t.Errorf("event log lacks %s: %s", want, got)
 		}
 	}
+}
+
+// TestServeEmulatesTheCatalogModel: under --emulate, a job that names a catalog
+// model and nothing else gets the model's iteration time at the emulated device's
+// speed and the model's compute demand.
+func TestServeEmulatesTheCatalogModel(t *testing.T) {
+	var (
+		sf  = serveFlags{device: "h200"}
+		lg  = &memSink{}
+		cat = workload.Default()
+	)
+	dev, err := sf.capacity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := core.Lookup("pack")
+	srv, err := server.New(server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Log: lg, Models: catalogModels(cat),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Emulate: &dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeFast(l)
+	s, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "a", Model: "resnet50", Iterations: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Emulated {
+		t.Fatal("open reply does not say emulated")
+	}
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.End(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(true)
+	var prof workload.Profile
+	for _, q := range cat.Profiles() {
+		if q.Model == "resnet50" && q.Kind == workload.Train {
+			prof = q
+			break
+		}
+	}
+	want := dev.IterS(prof.IterS)
+	var start, end, gpu float64
+	for _, e := range lg.events() {
+		switch e.Kind {
+		case eventlog.IterStart:
+			start = e.T
+		case eventlog.IterEnd:
+			end, gpu = e.T, e.GPU
+		}
+	}
+	if math.Abs(gpu-want) > 1e-9 || end-start < want || end-start > want+0.02 {
+		t.Errorf("iteration %.1f ms with GPU time %.3f ms; want %.3f ms (resnet50 %.1f ms on the P100, speed %v)",
+			1e3*(end-start), 1e3*gpu, 1e3*want, 1e3*prof.IterS, dev.Speed)
+	}
+}
+
+type memSink struct {
+	mu sync.Mutex
+	ev []eventlog.Event
+}
+
+func (m *memSink) Emit(e eventlog.Event) {
+	m.mu.Lock()
+	m.ev = append(m.ev, e)
+	m.mu.Unlock()
+}
+
+func (m *memSink) events() []eventlog.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]eventlog.Event(nil), m.ev...)
 }

@@ -15,12 +15,17 @@ import (
 
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "worker --job NAME (--model MODEL [--batch N] | --iter-s S --persistent-mib P --ephemeral-mib E) [flags]",
+		Use:   "worker --job NAME (--model MODEL [--batch N] | --iter-s S --demand D --persistent-mib P --ephemeral-mib E) [flags]",
 		Short: "Run an emulated training job against a salus daemon (no GPU needed)",
 		Long: `Run an emulated training job: it opens a session on the daemon, does its start-up
 (after admission when the policy holds the GPU through start-up, as fifo does), and runs its
-iterations, each taking the profile's time scaled by --time-scale (or --iter-s), asking the
-daemon before each one. Run "salus worker -h" for the flags.`,
+iterations, asking the daemon before each one. It sends the daemon its iteration time
+(the profile's, scaled by --time-scale, or --iter-s) and compute demand (the profile's, or
+--demand). When the daemon emulates the GPU (salus serve --emulate; salus replay's daemon
+always does) the worker spends no time itself: it ends each iteration as soon as it begins,
+and the daemon answers when its device model has done the work, slowed by whatever runs
+beside it. Otherwise each iteration sleeps its iteration time. Run "salus worker -h" for
+the flags.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {

@@ -89,6 +89,11 @@ type OpenSessionRequest struct {
 	Kind          JobKind                `protobuf:"varint,7,opt,name=kind,proto3,enum=salus.v1.JobKind" json:"kind,omitempty"`
 	Iterations    int32                  `protobuf:"varint,8,opt,name=iterations,proto3" json:"iterations,omitempty"`              // planned iterations (logged only)
 	StartupS      float64                `protobuf:"fixed64,9,opt,name=startup_s,json=startupS,proto3" json:"startup_s,omitempty"` // planned start-up time (logged only)
+	// For a daemon that emulates the GPU (salus serve --emulate): one iteration's
+	// standalone time on the emulated device, seconds, and the share of the GPU it
+	// keeps busy alone (0 to 1). Left at 0, they come from the catalog model.
+	IterS         float64 `protobuf:"fixed64,10,opt,name=iter_s,json=iterS,proto3" json:"iter_s,omitempty"`
+	Demand        float64 `protobuf:"fixed64,11,opt,name=demand,proto3" json:"demand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -186,15 +191,32 @@ func (x *OpenSessionRequest) GetStartupS() float64 {
 	return 0
 }
 
+func (x *OpenSessionRequest) GetIterS() float64 {
+	if x != nil {
+		return x.IterS
+	}
+	return 0
+}
+
+func (x *OpenSessionRequest) GetDemand() float64 {
+	if x != nil {
+		return x.Demand
+	}
+	return 0
+}
+
 type OpenSessionResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	Lane    int32                  `protobuf:"varint,2,opt,name=lane,proto3" json:"lane,omitempty"`
 	LaneMib float64                `protobuf:"fixed64,3,opt,name=lane_mib,json=laneMib,proto3" json:"lane_mib,omitempty"`
 	// The job holds the GPU from admission on (fifo): do the start-up after this reply.
-	StartupOnGpu  bool   `protobuf:"varint,4,opt,name=startup_on_gpu,json=startupOnGpu,proto3" json:"startup_on_gpu,omitempty"`
-	LeaseMs       int64  `protobuf:"varint,5,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
-	Policy        string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	StartupOnGpu bool   `protobuf:"varint,4,opt,name=startup_on_gpu,json=startupOnGpu,proto3" json:"startup_on_gpu,omitempty"`
+	LeaseMs      int64  `protobuf:"varint,5,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
+	Policy       string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	// The daemon emulates the GPU: call EndIteration as soon as BeginIteration
+	// returns; it returns when the emulated device has done the iteration's work.
+	Emulated      bool `protobuf:"varint,7,opt,name=emulated,proto3" json:"emulated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,6 +291,13 @@ func (x *OpenSessionResponse) GetPolicy() string {
 		return x.Policy
 	}
 	return ""
+}
+
+func (x *OpenSessionResponse) GetEmulated() bool {
+	if x != nil {
+		return x.Emulated
+	}
+	return false
 }
 
 type BeginIterationRequest struct {
@@ -1259,7 +1288,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xa7\x02\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xd6\x02\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -1272,14 +1301,18 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
 	"iterations\x18\b \x01(\x05R\n" +
 	"iterations\x12\x1b\n" +
-	"\tstartup_s\x18\t \x01(\x01R\bstartupS\"\xb7\x01\n" +
+	"\tstartup_s\x18\t \x01(\x01R\bstartupS\x12\x15\n" +
+	"\x06iter_s\x18\n" +
+	" \x01(\x01R\x05iterS\x12\x16\n" +
+	"\x06demand\x18\v \x01(\x01R\x06demand\"\xd3\x01\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
 	"\blane_mib\x18\x03 \x01(\x01R\alaneMib\x12$\n" +
 	"\x0estartup_on_gpu\x18\x04 \x01(\bR\fstartupOnGpu\x12\x19\n" +
 	"\blease_ms\x18\x05 \x01(\x03R\aleaseMs\x12\x16\n" +
-	"\x06policy\x18\x06 \x01(\tR\x06policy\"1\n" +
+	"\x06policy\x18\x06 \x01(\tR\x06policy\x12\x1a\n" +
+	"\bemulated\x18\a \x01(\bR\bemulated\"1\n" +
 	"\x15BeginIterationRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\"E\n" +
 	"\x16BeginIterationResponse\x12\x12\n" +

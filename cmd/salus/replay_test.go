@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary act as `salus worker` for the live engine's
+// worker processes (they inherit SALUS_CMD_TEST_WORKER from the test).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" && os.Getenv("SALUS_CMD_TEST_WORKER") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func writeTrace(t *testing.T, iterations int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "three.csv")
+	body := "job_id,model,batch_size,iterations,arrival_s\n"
+	for _, id := range []string{"a", "b", "c"} {
+		body += id + ",resnet50,50," + strconv.Itoa(iterations) + ",0\n"
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReplayPrintsTheSimulatorBeside: three resnet50/50 jobs under pack, side by
+// side in three lanes of the emulated P100, take as long live as in the simulator
+// (their demands of 0.89 sum to 2.7: each iteration is that much slower), and
+// replay prints the simulator's figures and the differences.
+func TestReplayPrintsTheSimulatorBeside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs worker processes for a few seconds")
+	}
+	t.Setenv("SALUS_CMD_TEST_WORKER", "1")
+	out, err := run(t, "replay", "--trace", writeTrace(t, 300), "--policy", "pack", "--time-scale", "0.02")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Log("\n" + out)
+	i := strings.Index(out, "The simulator on the same trace")
+	if i < 0 {
+		t.Fatalf("no comparison with the simulator:\n%s", out)
+	}
+	var row []string
+	for _, line := range strings.Split(out[i:], "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "pack" {
+			row = f
+		}
+	}
+	// scheme, then sim and live-vs-sim for makespan, average and p95 JCT, then the order.
+	if len(row) < 8 {
+		t.Fatalf("no pack row in the comparison:\n%s", out[i:])
+	}
+	if sim, _ := strconv.ParseFloat(row[1], 64); sim < 3.2 || sim > 3.5 {
+		t.Errorf("simulated makespan %s min, want about 3.35 (three resnet50/50 sharing the GPU)", row[1])
+	}
+	for _, k := range []int{2, 4, 6} {
+		d, err := strconv.ParseFloat(strings.TrimSuffix(row[k], "%"), 64)
+		if err != nil || d < -5 || d > 5 {
+			t.Errorf("live vs sim %q (column %d); want within 5%%:\n%s", row[k], k, out[i:])
+		}
+	}
+	if row[7] != "same" {
+		t.Errorf("completion order %q, want same", row[7])
+	}
+}
+
+// TestReplayWarnsOfATooSmallTimeScale: iterations of 22 µs live are far below
+// what the live engine can time; replay says so, and what time scale would do.
+func TestReplayWarnsOfATooSmallTimeScale(t *testing.T) {
+	t.Setenv("SALUS_CMD_TEST_WORKER", "1")
+	out, err := run(t, "replay", "--trace", writeTrace(t, 20), "--policy", "pack", "--time-scale", "0.0001")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"warning: at --time-scale 0.0001 the trace's shortest iteration (resnet50/50/train",
+		"the figures would then measure the daemon, not the policy", "or more would be enough"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
