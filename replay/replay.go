@@ -308,7 +308,7 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 	fs.Float64Var(&startupS, "startup-s", -1, "start-up seconds (overrides the profile)")
 	fs.Float64Var(&pers, "persistent-mib", 0, "persistent memory, MiB (overrides the profile)")
 	fs.Float64Var(&eph, "ephemeral-mib", 0, "ephemeral memory, MiB (overrides the profile)")
-	fs.Float64Var(&declared, "declared-s", 0, "declared total time, seconds (default: start-up + iterations x iteration time)")
+	fs.Float64Var(&declared, "declared-s", 0, "declared GPU time, seconds (default: iterations x iteration time; start-up excluded)")
 	fs.IntVar(&w.Priority, "priority", 0, "priority")
 	fs.Int64Var(&openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
 	if cat == nil {
@@ -354,7 +354,7 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 	}
 	w.DeclaredS = declared
 	if w.DeclaredS == 0 {
-		w.DeclaredS = w.StartupS + float64(w.Iterations)*w.IterS
+		w.DeclaredS = float64(w.Iterations) * w.IterS
 	}
 	if openAt > 0 {
 		w.OpenAt = time.Unix(0, openAt)

@@ -77,7 +77,7 @@ func TestRule2SimultaneousReadyJobsFollowThePolicy(t *testing.T) {
 func TestRule3StartupEndingAtABoundaryCompetes(t *testing.T) {
 	for _, policy := range []string{"srtf", "fair"} {
 		got := starts(t, policy, 14000,
-			traceJob("long", 0, 50, 2, 0, 100, 100),  // iterations end at 2, 4, ...
+			traceJob("long", 0, 50, 2, 0, 100, 100), // iterations end at 2, 4, ...
 			traceJob("short", 0, 3, 1, 2, 100, 100), // start-up ends at 2
 		)
 		if got[0] != "long@0" || got[1] != "short@2" {
