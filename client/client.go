@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,41 @@ type Options struct {
 	// IterS as already on its device. Other daemons ignore them.
 	IterS  float64 `json:"iter_s,omitempty"`
 	Demand float64 `json:"demand,omitempty"`
+	// Token is the daemon's token, which an open over TCP must present (over a
+	// Unix socket none is needed). Empty: read from TokenFile, else from
+	// $SALUS_TOKEN, else from the file named by $SALUS_TOKEN_FILE.
+	Token     string `json:"token,omitempty"`
+	TokenFile string `json:"-"`
+}
+
+// Environment variables the clients read the daemon's token from.
+const (
+	EnvToken     = "SALUS_TOKEN"
+	EnvTokenFile = "SALUS_TOKEN_FILE"
+)
+
+// ResolveToken returns the token to present: token itself, else the contents of
+// file, else $SALUS_TOKEN, else the contents of the file $SALUS_TOKEN_FILE names;
+// "" when none is given. A named file that cannot be read is an error.
+func ResolveToken(token, file string) (string, error) {
+	if token != "" {
+		return token, nil
+	}
+	from := "token file"
+	if file == "" {
+		if t := os.Getenv(EnvToken); t != "" {
+			return strings.TrimSpace(t), nil
+		}
+		file, from = os.Getenv(EnvTokenFile), "$"+EnvTokenFile
+	}
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read the salus daemon's token (%s): %w", from, err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Admission is the daemon's answer to open.
@@ -61,12 +97,17 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("salus daemon: %s (%s)", e.Msg, e.Code) }
 
-// Ended reports whether err means the session is over (lost, or the daemon is
-// shutting down, or the connection broke).
+// Ended reports whether err means the session is over (lost, evicted, refused by
+// a draining daemon or for a missing token, or the daemon is shutting down, or
+// the connection broke).
 func Ended(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Code == "lost" || e.Code == "shutdown" || e.Code == "bad_frame"
+		switch e.Code {
+		case "lost", "shutdown", "bad_frame", "evicted", "draining", "unauthorized":
+			return true
+		}
+		return false
 	}
 	return err != nil
 }
@@ -111,6 +152,11 @@ type Session struct {
 // Open dials addr and opens a session; it returns once the job is admitted.
 // Cancelling ctx while waiting gives up (the daemon then drops the job).
 func Open(ctx context.Context, addr string, o Options) (*Session, error) {
+	tok, err := ResolveToken(o.Token, o.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", o.Job, err)
+	}
+	o.Token = tok
 	c, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err

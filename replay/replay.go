@@ -296,6 +296,7 @@ func parseWorker(args []string, cat *workload.Catalog) (*client.Worker, *flag.Fl
 		demand      float64
 	)
 	fs.StringVar(&w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path or host:port")
+	fs.StringVar(&w.TokenFile, "token-file", "", "file holding the daemon's token, needed over TCP (default: $SALUS_TOKEN, else the file $SALUS_TOKEN_FILE names)")
 	fs.StringVar(&w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
 	fs.StringVar(&model, "model", "", "catalog model whose profile to emulate (with --batch)")
 	fs.IntVar(&batch, "batch", 0, "batch size of --model (default: the catalog's first for that model)")

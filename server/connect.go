@@ -19,8 +19,9 @@ import (
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := &connectAPI{s: s}
-	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api))
-	mux.Handle(salusv1connect.NewAdminServiceHandler(api))
+	auth := connect.WithInterceptors(s.authInterceptor()) // access.go
+	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api, auth))
+	mux.Handle(salusv1connect.NewAdminServiceHandler(api, auth))
 	mux.Handle("/metrics", s.MetricsHandler())
 	return mux
 }
@@ -31,7 +32,9 @@ func (s *Server) NewHTTPServer() *http.Server {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
-	return &http.Server{Handler: s.Handler(), Protocols: &p}
+	hs := &http.Server{Handler: s.Handler(), Protocols: &p}
+	hs.ConnContext = connContext // who connected over a Unix socket (access.go)
+	return hs
 }
 
 type connectAPI struct{ s *Server }
@@ -45,19 +48,33 @@ func connectErr(err error) error {
 		code = connect.CodeFailedPrecondition
 	case CodeRejected:
 		code = connect.CodeResourceExhausted
-	case CodeShutdown:
+	case CodeShutdown, CodeDraining:
 		code = connect.CodeUnavailable
+	case CodeUnauthorized:
+		code = connect.CodeUnauthenticated
+	case CodePermissionDenied:
+		code = connect.CodePermissionDenied
+	case CodeEvicted:
+		code = connect.CodeAborted
+	}
+	if code.String() == CodeOf(err) { // connect already prints its code first
+		return connect.NewError(code, err)
 	}
 	return connect.NewError(code, fmt.Errorf("%s: %w", CodeOf(err), err))
 }
 
-func (a *connectAPI) session(id string) (*Session, error) {
+// session finds the session id for the caller that presents secret: only its
+// opener may act on it.
+func (a *connectAPI) session(id, secret string) (*Session, error) {
 	ss, err := a.s.Lookup(id)
 	if err != nil {
 		return nil, err
 	}
 	if ss.transport != "connect" {
 		return nil, errorf(CodeWrongPhase, "session %q was opened on the fast path: call it there", id)
+	}
+	if err := owned(ss, secret); err != nil {
+		return nil, err
 	}
 	ss.touch()
 	return ss, nil
@@ -79,7 +96,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
-		IterS: m.IterS, Demand: m.Demand},
+		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -91,7 +108,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 		}
 		r := res.r
 		return connect.NewResponse(&salusv1.OpenSessionResponse{Session: r.Session, Lane: int32(r.Lane), LaneMib: r.LaneMiB,
-			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated}), nil
+			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated, Secret: r.Secret}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for admission: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -99,7 +116,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 }
 
 func (a *connectAPI) BeginIteration(ctx context.Context, req *connect.Request[salusv1.BeginIterationRequest]) (*connect.Response[salusv1.BeginIterationResponse], error) {
-	ss, err := a.session(req.Msg.Session)
+	ss, err := a.session(req.Msg.Session, req.Msg.Secret)
 	if err != nil {
 		return nil, connectErr(err)
 	}
@@ -116,7 +133,7 @@ func (a *connectAPI) BeginIteration(ctx context.Context, req *connect.Request[sa
 		if res.err != nil {
 			return nil, connectErr(res.err)
 		}
-		return connect.NewResponse(&salusv1.BeginIterationResponse{Lane: int32(res.r.Lane), WaitUs: res.r.WaitUS}), nil
+		return connect.NewResponse(&salusv1.BeginIterationResponse{Lane: int32(res.r.Lane), WaitUs: res.r.WaitUS, IdleYielded: res.r.IdleYielded}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for its iteration: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -124,7 +141,7 @@ func (a *connectAPI) BeginIteration(ctx context.Context, req *connect.Request[sa
 }
 
 func (a *connectAPI) EndIteration(ctx context.Context, req *connect.Request[salusv1.EndIterationRequest]) (*connect.Response[salusv1.EndIterationResponse], error) {
-	ss, err := a.session(req.Msg.Session)
+	ss, err := a.session(req.Msg.Session, req.Msg.Secret)
 	if err != nil {
 		return nil, connectErr(err)
 	}
@@ -147,7 +164,7 @@ func (a *connectAPI) EndIteration(ctx context.Context, req *connect.Request[salu
 }
 
 func (a *connectAPI) CloseSession(ctx context.Context, req *connect.Request[salusv1.CloseSessionRequest]) (*connect.Response[salusv1.CloseSessionResponse], error) {
-	ss, err := a.session(req.Msg.Session)
+	ss, err := a.session(req.Msg.Session, req.Msg.Secret)
 	if err != nil {
 		return nil, connectErr(err)
 	}
@@ -158,7 +175,7 @@ func (a *connectAPI) CloseSession(ctx context.Context, req *connect.Request[salu
 }
 
 func (a *connectAPI) Heartbeat(ctx context.Context, req *connect.Request[salusv1.HeartbeatRequest]) (*connect.Response[salusv1.HeartbeatResponse], error) {
-	if _, err := a.session(req.Msg.Session); err != nil {
+	if _, err := a.session(req.Msg.Session, req.Msg.Secret); err != nil {
 		return nil, connectErr(err)
 	}
 	return connect.NewResponse(&salusv1.HeartbeatResponse{}), nil
@@ -166,6 +183,25 @@ func (a *connectAPI) Heartbeat(ctx context.Context, req *connect.Request[salusv1
 
 func (a *connectAPI) ListSessions(ctx context.Context, req *connect.Request[salusv1.ListSessionsRequest]) (*connect.Response[salusv1.ListSessionsResponse], error) {
 	return connect.NewResponse(&salusv1.ListSessionsResponse{Sessions: a.s.Sessions()}), nil
+}
+
+func (a *connectAPI) EvictSession(ctx context.Context, req *connect.Request[salusv1.EvictSessionRequest]) (*connect.Response[salusv1.EvictSessionResponse], error) {
+	reason, err := a.s.Evict(req.Msg.Job, callerOf(ctx).who, req.Msg.Reason)
+	if err != nil {
+		return nil, connectErr(err)
+	}
+	a.s.mu.Lock()
+	free := a.s.sched.Free()
+	a.s.mu.Unlock()
+	return connect.NewResponse(&salusv1.EvictSessionResponse{Reason: reason, FreeMib: free}), nil
+}
+
+func (a *connectAPI) Drain(ctx context.Context, req *connect.Request[salusv1.DrainRequest]) (*connect.Response[salusv1.DrainResponse], error) {
+	refused, sessions, err := a.s.Drain(!req.Msg.Resume, callerOf(ctx).who)
+	if err != nil {
+		return nil, connectErr(err)
+	}
+	return connect.NewResponse(&salusv1.DrainResponse{Draining: !req.Msg.Resume, Refused: int32(refused), Sessions: int32(sessions)}), nil
 }
 
 func (a *connectAPI) ListLanes(ctx context.Context, req *connect.Request[salusv1.ListLanesRequest]) (*connect.Response[salusv1.ListLanesResponse], error) {
@@ -200,6 +236,9 @@ func (s *Server) Sessions() []*salusv1.Session {
 		out = append(out, &salusv1.Session{Job: ss.id, Model: ss.model, State: phaseNames[ss.phase], Lane: int32(ss.lane),
 			ArrivalS: ss.job.Arrival.Seconds(), AttainedS: v.Attained.Seconds(), Iterations: int32(v.Iterations), PersistentMib: ss.job.Persistent,
 			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport})
+		if ss.peer != nil {
+			out[len(out)-1].Owner = ss.peer.String()
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ArrivalS < out[j].ArrivalS })
 	return out
@@ -210,5 +249,5 @@ func (s *Server) Stats() *salusv1.GetStatsResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &salusv1.GetStatsResponse{UptimeS: s.now().Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
-		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches}
+		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining}
 }

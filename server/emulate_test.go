@@ -316,14 +316,14 @@ func TestEmulatedConnectAPI(t *testing.T) {
 	if !op.Msg.Emulated {
 		t.Error("open reply does not say emulated")
 	}
-	sid := op.Msg.Session
+	sid, sec := op.Msg.Session, op.Msg.Secret
 	// The work starts when the begin is granted, before its reply arrives: time
 	// both calls.
 	t0 := time.Now()
-	if _, err := sc.BeginIteration(ctx, connect.NewRequest(&salusv1.BeginIterationRequest{Session: sid})); err != nil {
+	if _, err := sc.BeginIteration(ctx, connect.NewRequest(&salusv1.BeginIterationRequest{Session: sid, Secret: sec})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid})); err != nil {
+	if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid, Secret: sec})); err != nil {
 		t.Fatal(err)
 	}
 	if wall := time.Since(t0); wall < 45*time.Millisecond {
@@ -331,7 +331,7 @@ func TestEmulatedConnectAPI(t *testing.T) {
 	}
 	s, e, _ := d.log.iteration(t, "c", 0)
 	near(t, "iteration", e-s, 0.05, 0.0001, 0.015)
-	if _, err := sc.CloseSession(ctx, connect.NewRequest(&salusv1.CloseSessionRequest{Session: sid})); err != nil {
+	if _, err := sc.CloseSession(ctx, connect.NewRequest(&salusv1.CloseSessionRequest{Session: sid, Secret: sec})); err != nil {
 		t.Fatal(err)
 	}
 }

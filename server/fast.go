@@ -43,6 +43,7 @@ type fastRequest struct {
 	PeakMiB       float64 `json:"peak_mib"`
 	Next          bool    `json:"next"`
 	Finished      *bool   `json:"finished"`
+	Token         string  `json:"token"`
 }
 
 type fastOpenReply struct {
@@ -84,6 +85,9 @@ func (s *Server) ServeFast(l net.Listener) error {
 			return fmt.Errorf("fast path: accept on %s: %w", l.Addr(), err)
 		}
 		fc := &fastConn{s: s, c: c, r: bufio.NewReaderSize(c, 4096)}
+		if fc.unix = isUnix(c); fc.unix { // access.go: the socket's permissions let it in
+			fc.peer = peerOf(c)
+		}
 		if !s.addConn(fc) {
 			fc.fail(0, CodeShutdown, "the daemon is shutting down")
 			c.Close()
@@ -102,6 +106,8 @@ type fastConn struct {
 	outstanding atomic.Int64 // id of the request awaiting its reply, 0 when none
 	sess        *Session
 	closed      atomic.Bool
+	unix        bool  // a Unix-socket connection: no token needed
+	peer        *Peer // its process, when the kernel says
 }
 
 func (fc *fastConn) serve() {
@@ -202,10 +208,15 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 			fc.fail(id, CodeBadRequest, fmt.Sprintf("protocol version %d is not supported: send \"version\": %d", req.Version, ProtocolVersion))
 			return true
 		}
+		if err := s.fastOpenAllowed(fc.unix, req.Token); err != nil {
+			fc.fail(id, CodeOf(err), err.Error())
+			fc.gone("unauthorized open")
+			return false
+		}
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
-			IterS: req.IterS, Demand: req.Demand},
+			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -282,6 +293,9 @@ func (fc *fastConn) granted(id int64) func(BeginReply, error) {
 			b = strconv.AppendInt(b, r.WaitUS, 10)
 			if r.ReleaseCache {
 				b = append(b, `,"release_cache":true`...)
+			}
+			if r.IdleYielded {
+				b = append(b, `,"idle_yielded":true`...)
 			}
 			return append(b, '}'), nil
 		})

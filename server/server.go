@@ -5,8 +5,13 @@
 // and the core's decisions into replies: an Admit completes the job's pending open, a
 // Start completes its pending begin. It must hold no policy logic of its own; the only
 // timing it adds is the grace window after an iteration ends (so a job that asks for
-// its next iteration at once competes for the lane at the boundary) and the lease
-// that declares silent clients lost.
+// its next iteration at once competes for the lane at the boundary), the lease
+// that declares silent clients lost, and the idle timeout that takes a lane back
+// from a job that holds it without iterating (idle.go).
+//
+// Who may connect, open, drive a session and call the admin operations (evict,
+// drain) is decided in access.go and admin.go: Unix-socket permissions and the
+// peer's credentials, tokens over TCP, per-session secrets on the connect API.
 //
 // Two transports reach the same Server: the framed fast path of docs/protocol.md
 // (fast.go) and the connect API of api/salus/v1 (connect.go). The server writes the
@@ -43,6 +48,11 @@ const (
 	CodeLost        = "lost"
 	CodeShutdown    = "shutdown"
 	CodeUnknown     = "unknown_session"
+	// Access and operator codes (access.go, admin.go).
+	CodeUnauthorized     = "unauthorized"
+	CodePermissionDenied = "permission_denied"
+	CodeEvicted          = "evicted"
+	CodeDraining         = "draining"
 )
 
 // Error is a failed call: a code from the list above and a sentence for people.
@@ -103,6 +113,21 @@ type Config struct {
 	// emulate.go). Every session then needs its iterations' standalone time and
 	// compute demand, from OpenRequest or from a catalog model.
 	Emulate *sim.Device
+	// Token, when set, is what callers must present over TCP: in the fast path's
+	// open and as "Authorization: Bearer" on the connect API. Over a Unix socket
+	// the socket's permissions are the check. Empty: no token is checked (an
+	// embedder that listens only on a private socket); salus serve always sets one.
+	Token string
+	// TokenFile names where the token is kept, for the sentence that tells a
+	// refused caller where to find it.
+	TokenFile string
+	// AdminToken grants the admin calls (ListSessions, EvictSession, Drain) on the
+	// connect API; over a Unix socket the daemon's own uid and root are admins
+	// without it. Empty: only they are.
+	AdminToken string
+	// IdleTimeout is how long a job may hold a lane without an iteration before
+	// the daemon takes it back (idle.go). Default 10 min; negative disables it.
+	IdleTimeout time.Duration
 }
 
 // OpenRequest is a job asking to be scheduled.
@@ -121,6 +146,9 @@ type OpenRequest struct {
 	// alone; 0: take them from the catalog model.
 	IterS  float64
 	Demand float64
+	// Peer is the opener's process, when it came over a Unix socket: logged, and
+	// shown by ListSessions. nil otherwise.
+	Peer *Peer
 }
 
 // OpenReply says where the job was admitted.
@@ -134,6 +162,9 @@ type OpenReply struct {
 	// Emulated says the daemon emulates the GPU: the client must not spend the
 	// iteration's time itself, but send end as soon as its begin is granted.
 	Emulated bool
+	// Secret is what the connect API's later calls on this session must present
+	// (empty on the fast path, where the connection is the owner).
+	Secret string
 }
 
 // BeginReply says the job may run its iteration.
@@ -143,6 +174,9 @@ type BeginReply struct {
 	// ReleaseCache asks the client to return its framework's cached device memory at
 	// the end of this iteration: jobs are waiting for memory to be admitted.
 	ReleaseCache bool
+	// IdleYielded says the job sat idle past the idle timeout holding its lane,
+	// which was given to the others meanwhile (idle.go).
+	IdleYielded bool
 }
 
 type phase int
@@ -180,6 +214,14 @@ type Session struct {
 	lastSeen     atomic.Int64
 	drop         func(code, msg string) // transport hook: close the client's connection
 
+	// Access: the opener's process (Unix sockets), the connect API's session
+	// secret; when the session entered its idle or holding phase, and whether the
+	// idle timeout took its lane since its last grant (idle.go).
+	peer        *Peer
+	secret      string
+	since       time.Time
+	idleYielded bool
+
 	// Emulation: the standalone work of one iteration and its compute demand; the
 	// running iteration's work is done (at doneAt, the model's instant); the
 	// client's end, held until it is.
@@ -209,11 +251,13 @@ type Server struct {
 	emu      *emulator // nil: no emulation
 	sessions map[string]*Session
 	closing  bool
+	draining bool
 	stats    struct{ iterations, finished, lost, switches int64 }
 
 	tr         tracker
 	stopReaper chan struct{}
 	reaperDone chan struct{}
+	idlerDone  chan struct{}
 }
 
 // New starts a Server; call Shutdown to stop it.
@@ -230,6 +274,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 10 * time.Second
 	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 10 * time.Minute
+	}
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Discard{}
 	}
@@ -242,8 +289,10 @@ func New(cfg Config) (*Server, error) {
 		sessions:   map[string]*Session{},
 		stopReaper: make(chan struct{}),
 		reaperDone: make(chan struct{}),
+		idlerDone:  make(chan struct{}),
 	}
 	s.met = newMetrics(s)
+	s.registerAdminMetrics()
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
 	if cfg.Emulate != nil {
@@ -254,6 +303,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.log.Emit(run)
 	go s.reaper()
+	go s.idler()
 	return s, nil
 }
 
@@ -343,7 +393,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		return nil, err
 	}
 
-	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done}
+	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done, peer: req.Peer}
+	if transport == "connect" {
+		ss.secret = newSecret()
+	}
 	workFrom := ""
 	if s.emu != nil {
 		var err error
@@ -358,6 +411,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if s.closing {
 		s.mu.Unlock()
 		return nil, errorf(CodeShutdown, "open %q: the daemon is shutting down", req.Job)
+	}
+	if s.draining {
+		s.mu.Unlock()
+		return nil, errorf(CodeDraining, "open %q: the daemon is draining (an operator ran salus drain): it admits no new job; try another daemon, or later", req.Job)
 	}
 	if _, dup := s.sessions[req.Job]; dup {
 		s.mu.Unlock()
@@ -377,6 +434,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
 		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport}
+	attrs = append(attrs, ss.peer.logAttrs()...)
 	if ss.emulated {
 		attrs = append(attrs, "emulated_iter_s", ss.work.Seconds(), "demand", ss.demand, "emulated_from", workFrom)
 	}
@@ -518,6 +576,7 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: gpu.Seconds()})
 	ss.phase = pHolding
 	ss.owes = true
+	ss.since = time.Now()
 	ss.gen++
 	gen := ss.gen
 	if ss.grace != nil {
@@ -602,8 +661,14 @@ func (s *Server) usable(ss *Session) error {
 	return nil
 }
 
-// leave removes ss from the core, logs it and fails whatever it was waiting for.
+// leave removes ss from the core, logs it and fails whatever it was waiting for
+// with code lost.
 func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
+	s.leaveWith(ss, finished, CodeLost, reason, out)
+}
+
+// leaveWith is leave, failing what the session waited for with code.
+func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out *[]func()) {
 	now := s.clock(out)
 	if err := s.sched.Leave(now, ss.id); err != nil {
 		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
@@ -627,12 +692,12 @@ func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func())
 		s.stats.lost++
 		s.met.lost.Inc()
 		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: ss.id, Reason: reason})
-		s.logger.Warn("session lost", "job", ss.id, "reason", reason)
+		s.logger.Warn("session lost", append([]any{"job", ss.id, "reason", reason}, ss.peer.logAttrs()...)...)
 	}
 	if wasIn {
 		s.emitMemory(now, lane)
 	}
-	gone := errorf(CodeLost, "session %q ended: %s", ss.id, reason)
+	gone := errorf(code, "session %q ended: %s", ss.id, reason)
 	if s.closing {
 		gone = errorf(CodeShutdown, "session %q: the daemon is shutting down", ss.id)
 	}
@@ -667,11 +732,12 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		case core.Admit:
 			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
 			ss.owes = true
+			ss.since = time.Now()
 			ss.touch()
 			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
 			s.emitMemory(now, d.Lane)
 			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
-				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated}
+				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated, Secret: ss.secret}
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
 				*out = append(*out, func() { f(rep, nil) })
@@ -691,7 +757,8 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			if ss.emulated {
 				s.startWork(now, ss)
 			}
-			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0}
+			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0, IdleYielded: ss.idleYielded}
+			ss.idleYielded = false
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
 				*out = append(*out, func() { f(rep, nil) })
@@ -777,5 +844,6 @@ func (s *Server) Shutdown() {
 	s.closeTransports()
 	close(s.stopReaper)
 	<-s.reaperDone
+	<-s.idlerDone
 	s.logger.Info("daemon stopped", "sessions_ended", len(drops))
 }

@@ -529,34 +529,34 @@ func FuzzFrames(f *testing.F) {
 }
 
 func TestConnectAPI(t *testing.T) {
-	d := start(t, "srtf", 14000, nil)
+	d := start(t, "srtf", 14000, withTokens)
 	hs := httptest.NewUnstartedServer(d.Handler())
 	hs.EnableHTTP2 = true
 	hs.Start()
 	defer hs.Close()
 	ctx := context.Background()
 	for _, opt := range [][]connect.ClientOption{nil, {connect.WithGRPC()}, {connect.WithProtoJSON()}} {
-		sc := salusv1connect.NewSchedulerServiceClient(hs.Client(), hs.URL, opt...)
+		sc := salusv1connect.NewSchedulerServiceClient(hs.Client(), hs.URL, append(opt, bearer(userToken))...)
 		job := "c" + strings.Repeat("x", len(opt))
 		_ = opt
 		op, err := sc.OpenSession(ctx, connect.NewRequest(&salusv1.OpenSessionRequest{Job: job, PersistentMib: 100, EphemeralMib: 100, DeclaredS: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sid := op.Msg.Session
-		if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		sid, sec := op.Msg.Session, op.Msg.Secret
+		if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid, Secret: sec})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 			t.Errorf("end before begin: %v", err)
 		}
-		if _, err := sc.BeginIteration(ctx, connect.NewRequest(&salusv1.BeginIterationRequest{Session: sid})); err != nil {
+		if _, err := sc.BeginIteration(ctx, connect.NewRequest(&salusv1.BeginIterationRequest{Session: sid, Secret: sec})); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid, DurationS: 0.001})); err != nil {
+		if _, err := sc.EndIteration(ctx, connect.NewRequest(&salusv1.EndIterationRequest{Session: sid, Secret: sec, DurationS: 0.001})); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := sc.BeginIteration(ctx, connect.NewRequest(&salusv1.BeginIterationRequest{Session: "nobody"})); connect.CodeOf(err) != connect.CodeNotFound {
 			t.Errorf("unknown session: %v", err)
 		}
-		ac := salusv1connect.NewAdminServiceClient(hs.Client(), hs.URL, opt...)
+		ac := salusv1connect.NewAdminServiceClient(hs.Client(), hs.URL, append(opt, bearer(adminToken))...)
 		ss, err := ac.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
 		if err != nil || len(ss.Msg.Sessions) != 1 || ss.Msg.Sessions[0].Iterations != 1 {
 			t.Fatalf("sessions %v %v", ss, err)
@@ -569,12 +569,15 @@ func TestConnectAPI(t *testing.T) {
 		if err != nil || pol.Msg.Name != "srtf" {
 			t.Fatalf("policy %v %v", pol, err)
 		}
-		if _, err := sc.CloseSession(ctx, connect.NewRequest(&salusv1.CloseSessionRequest{Session: sid})); err != nil {
+		if _, err := sc.CloseSession(ctx, connect.NewRequest(&salusv1.CloseSessionRequest{Session: sid, Secret: sec})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Plain HTTP/JSON works too, and /metrics serves the gauges.
-	resp, err := http.Post(hs.URL+salusv1connect.AdminServiceGetStatsProcedure, "application/json", strings.NewReader(`{}`))
+	req, _ := http.NewRequest("POST", hs.URL+salusv1connect.AdminServiceGetStatsProcedure, strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+userToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

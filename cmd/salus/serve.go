@@ -85,6 +85,12 @@ func newServeCmd() *cobra.Command {
 		logLevel  string
 		logFormat string
 		emulate   string
+		acc       socketAccess
+		mode      string
+		apiSocket string
+		tokenFile string
+		adminFile string
+		idle      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -104,6 +110,13 @@ as they would on the device. Each job must then say what one iteration costs (it
 demand at open, or a catalog model); a worker ends each iteration as soon as it begins, and
 the daemon answers when the model has done the work (docs/protocol.md). Its memory is the
 preset's unless --capacity-mib says otherwise.
+
+Access: the Unix sockets are created --socket-mode (0660: the daemon's user and
+--socket-group) and the daemon logs each peer's uid; over TCP (--fast-addr, --addr)
+callers present the token of --token-file (created 0600 with a random token when
+absent); the admin calls (salus sessions, evict, drain) need the token of
+--admin-token-file, or the daemon's uid or root over --api-socket. A job that holds a
+lane without iterating for --idle-timeout gives it back while others wait.
 
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
@@ -130,6 +143,32 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if err != nil {
 				return err
 			}
+			if acc.mode, err = parseSocketMode(mode); err != nil {
+				return err
+			}
+			if idle < 0 {
+				return fmt.Errorf("--idle-timeout %v: give a duration, or 0 to disable it", idle)
+			}
+			if idle == 0 {
+				idle = -1 // the server's "disabled"; its 0 means the default
+			}
+			if tokenFile == "" {
+				tokenFile = defaultTokenPath("token", socket)
+			}
+			if adminFile == "" {
+				adminFile = defaultTokenPath("admin-token", socket)
+			}
+			token, err := loadToken(tokenFile, "--token-file")
+			if err != nil {
+				return err
+			}
+			adminToken, err := loadToken(adminFile, "--admin-token-file")
+			if err != nil {
+				return err
+			}
+			if token == adminToken {
+				return fmt.Errorf("--token-file %s and --admin-token-file %s hold the same token: the admin token must be another", tokenFile, adminFile)
+			}
 			var sink eventlog.Sink = eventlog.Discard{}
 			var file *eventlog.File
 			if events != "" {
@@ -139,11 +178,13 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				sink = file
 			}
 			srv, err := server.New(server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
-				Log: sink, Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated})
+				Log: sink, Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated,
+				Token: token, TokenFile: tokenFile, AdminToken: adminToken, IdleTimeout: idle})
 			if err != nil {
 				return err
 			}
-			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr)
+			logger.Info("access", "token_file", tokenFile, "admin_token_file", adminFile, "socket_mode", fmt.Sprintf("%04o", acc.mode), "socket_group", acc.group)
+			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr, listenAccess{socketAccess: acc, apiSocket: apiSocket})
 		},
 	}
 	sf.register(cmd, true)
@@ -154,6 +195,12 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&events, "events", "", "write the event log (JSON Lines; .gz compresses) to this file")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&mode, "socket-mode", "0660", "permission bits of the Unix sockets (octal): 0660 lets the daemon's user and --socket-group connect, nobody else")
+	f.StringVar(&acc.group, "socket-group", "", "group (name or gid) of the Unix sockets (default: the daemon's primary group)")
+	f.StringVar(&apiSocket, "api-socket", "", "also serve the connect API on this Unix socket: no token needed, and the daemon's uid or root are admins (empty: off)")
+	f.StringVar(&tokenFile, "token-file", "", "file of the token TCP callers present (created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "token")+")")
+	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
+	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait (under fifo, or with an iteration begun and never ended: it is evicted); 0 disables")
 	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one (p100, v100, a100, a100-40g, h100, h200): iterations take the simulator's device-model time")
 	return cmd
 }
@@ -173,30 +220,27 @@ func newLogger(cmd *cobra.Command, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
 
+// listenAccess says how serve's Unix sockets are made.
+type listenAccess struct {
+	socketAccess
+	apiSocket string // the connect API on a Unix socket too; "": off
+}
+
 // serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
-func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.File, addr, socket, fastAddr string) error {
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.File, addr, socket, fastAddr string, acc listenAccess) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	var hs *http.Server
 	listening := 0
 	if socket != "" {
-		if fi, err := os.Stat(socket); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			// A socket left by a daemon that died; refuse if one still answers.
-			if c, err := net.Dial("unix", socket); err == nil {
-				c.Close()
-				srv.Shutdown()
-				return fmt.Errorf("--socket %s: another daemon is listening there; stop it or choose another path", socket)
-			}
-			os.Remove(socket)
-		}
-		l, err := net.Listen("unix", socket)
+		l, err := listenUnix(socket, "--socket", acc.socketAccess)
 		if err != nil {
 			srv.Shutdown()
-			return fmt.Errorf("--socket: %w", err)
+			return err
 		}
 		defer os.Remove(socket)
 		go func() { errc <- srv.ServeFast(l) }()
@@ -211,24 +255,42 @@ func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *e
 		go func() { errc <- srv.ServeFast(l) }()
 		listening++
 	}
+	var apiListeners []net.Listener
 	if addr != "" {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			srv.Shutdown()
 			return fmt.Errorf("--addr: %w", err)
 		}
-		hs = srv.NewHTTPServer()
-		go func() {
-			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
+		apiListeners = append(apiListeners, l)
+	}
+	if acc.apiSocket != "" {
+		l, err := listenUnix(acc.apiSocket, "--api-socket", acc.socketAccess)
+		if err != nil {
+			for _, l := range apiListeners {
+				l.Close()
 			}
-		}()
+			srv.Shutdown()
+			return err
+		}
+		defer os.Remove(acc.apiSocket)
+		apiListeners = append(apiListeners, l)
+	}
+	if len(apiListeners) > 0 {
+		hs = srv.NewHTTPServer()
+		for _, l := range apiListeners {
+			go func() {
+				if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+					errc <- err
+				}
+			}()
+		}
 	}
 	if listening == 0 && hs == nil {
 		srv.Shutdown()
 		return errors.New("nothing to listen on: give --socket, --fast-addr or --addr")
 	}
-	logger.Info("salus daemon serving", "policy", srv.Policy().Name, "socket", socket, "fast_addr", fastAddr, "addr", addr)
+	logger.Info("salus daemon serving", "policy", srv.Policy().Name, "socket", socket, "fast_addr", fastAddr, "addr", addr, "api_socket", acc.apiSocket)
 	flush := time.NewTicker(time.Second)
 	defer flush.Stop()
 	var err error

@@ -40,7 +40,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "")
+		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "", listenAccess{})
 	}()
 	var s *client.Session
 	for i := 0; ; i++ {

@@ -14,12 +14,13 @@ socket or TCP, one connection per session). See :class:`Session` for the paramet
 and :mod:`salus_client.errors` for what can go wrong.
 """
 
-from .errors import (DaemonGone, DaemonUnavailable, ProtocolError, Rejected, SalusError,
-                     SessionLost)
-from .protocol import DEFAULT_SOCKET, resolve_address
+from .errors import (DaemonGone, DaemonUnavailable, Evicted, ProtocolError, Rejected, SalusError,
+                     SessionLost, Unauthorized)
+from .protocol import DEFAULT_SOCKET, resolve_address, resolve_token
 from .session import Session
 
 __all__ = [
-    "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Rejected",
-    "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
+    "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Evicted",
+    "Rejected", "Unauthorized", "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
+    "resolve_token",
 ]

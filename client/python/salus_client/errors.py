@@ -9,8 +9,10 @@ without the daemon). The subclasses say what happened:
 - :class:`DaemonGone`: the daemon was there and went away: the connection closed or
   was reset, or the daemon said it is shutting down;
 - :class:`SessionLost`: the daemon dropped this session (its lease expired);
+- :class:`Evicted`: an operator (``salus evict``) or the idle timeout ended this session;
 - :class:`Rejected`: the daemon refused to open the session (duplicate name, a job that
-  cannot fit the device, an unknown model);
+  cannot fit the device, an unknown model, a draining daemon: code ``draining``);
+- :class:`Unauthorized`: the open over TCP lacked the daemon's token, or had another;
 - :class:`ProtocolError`: any other error reply, or a reply the client cannot read.
 """
 
@@ -39,8 +41,16 @@ class SessionLost(DaemonGone):
     """The daemon dropped this session (lease expired); the job should stop or reconnect."""
 
 
+class Evicted(SessionLost):
+    """An operator evicted this session (``salus evict``), or the daemon's idle timeout did."""
+
+
 class Rejected(SalusError):
     """The daemon refused to open the session."""
+
+
+class Unauthorized(Rejected):
+    """The open over TCP did not carry the daemon's token (``token=``, ``$SALUS_TOKEN``)."""
 
 
 class ProtocolError(SalusError):

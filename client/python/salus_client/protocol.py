@@ -45,6 +45,31 @@ def resolve_address(address=None):
     return "tcp", (host.strip("[]") or "127.0.0.1", int(port))
 
 
+def resolve_token(token=None, token_file=None):
+    """Return the daemon's token to send at open, or ``None``.
+
+    ``token`` itself, else the contents of ``token_file``, else ``$SALUS_TOKEN``, else
+    the contents of the file ``$SALUS_TOKEN_FILE`` names. Only an open over TCP needs
+    one; over the Unix socket the daemon ignores it.
+    """
+    if token:
+        return str(token).strip()
+    source = "token_file="
+    if not token_file:
+        env = os.environ.get("SALUS_TOKEN")
+        if env:
+            return env.strip()
+        token_file, source = os.environ.get("SALUS_TOKEN_FILE"), "$SALUS_TOKEN_FILE"
+    if not token_file:
+        return None
+    try:
+        with open(token_file) as f:
+            return f.read().strip()
+    except OSError as e:
+        raise SalusError("cannot read the salus daemon's token from %s (%s): %s"
+                         % (token_file, source, e), code="token") from None
+
+
 def describe(addr):
     """Return a human-readable form of a resolved address."""
     kind, where = addr
@@ -179,19 +204,25 @@ class Connection:
 
     def raise_for(self, op, reply):
         """Raise the exception that an error reply to ``op`` stands for."""
-        from .errors import Rejected
+        from .errors import Evicted, Rejected, Unauthorized
         code = reply.get("code") or "error"
         text = reply.get("error") or "no message"
         msg = "salus daemon at %s refused %s: %s (code %s)" % (self.where, op, text, code)
+        if code == "evicted":
+            self.close()
+            raise Evicted(msg, code=code)
         if code == "lost":
             self.close()
             raise SessionLost(msg, code=code)
+        if code == "unauthorized":
+            self.close()
+            raise Unauthorized(msg, code=code)
         if code == "shutdown":
             self.close()
             raise DaemonGone("the salus daemon at %s is shutting down: %s" % (self.where, text), code=code)
         if code == "bad_frame":
             self.close()
-        if code == "rejected":
+        if code in ("rejected", "draining"):
             raise Rejected(msg, code=code)
         raise ProtocolError(msg, code=code)
 

@@ -27,7 +27,7 @@ import weakref
 
 from . import gpu
 from .errors import DaemonGone, SalusError
-from .protocol import VERSION, Connection
+from .protocol import VERSION, Connection, resolve_token
 
 _live = weakref.WeakSet()  # sessions not yet closed, for atexit and the signal handlers
 _hooks_lock = threading.Lock()
@@ -53,6 +53,9 @@ class Session:
     - ``model``: a catalog profile name; the daemon fills what is not given from it.
     - ``address``: the daemon: a socket path, ``unix:PATH``, ``HOST:PORT``; default
       ``$SALUS_ADDR``, then ``/tmp/salus.sock``.
+    - ``token``, ``token_file``: the daemon's token, which an open over TCP must carry
+      (the Unix socket needs none: its permissions are the check); default
+      ``$SALUS_TOKEN``, then the file ``$SALUS_TOKEN_FILE`` names.
     - ``priority``, ``kind`` (``"train"``, the daemon's default, or ``"infer"``), ``iterations`` and
       ``startup`` (planned; logged only).
     - ``release_cache``: on CUDA, empty the allocator's cache at the end of every
@@ -63,14 +66,15 @@ class Session:
       (default True; turning it off is for tests).
     - ``connect_timeout``: seconds to wait for the connection (not for admission).
 
-    Raises :class:`DaemonUnavailable` when no daemon listens at the address and
-    :class:`Rejected` when the daemon refuses the job.
+    Raises :class:`DaemonUnavailable` when no daemon listens at the address,
+    :class:`Rejected` when the daemon refuses the job, and :class:`Unauthorized` (a
+    ``Rejected``) when an open over TCP lacks the daemon's token.
     """
 
     def __init__(self, name, total_time=None, persistent=None, ephemeral=None, model=None,
                  address=None, priority=None, kind=None, iterations=None, startup=None,
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
-                 connect_timeout=5.0):
+                 connect_timeout=5.0, token=None, token_file=None):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
         self.name = str(name)
@@ -79,7 +83,8 @@ class Session:
             version=VERSION, job=self.name, model=model,
             persistent_mib=_num(persistent), ephemeral_mib=_num(ephemeral),
             declared_s=_num(total_time), priority=priority, kind=kind,
-            iterations=iterations, startup_s=_num(startup))
+            iterations=iterations, startup_s=_num(startup),
+            token=resolve_token(token, token_file))
         declared = persistent is not None or ephemeral is not None or model is not None
         if not declared and not self.cuda:
             raise ValueError(

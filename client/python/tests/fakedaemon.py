@@ -3,8 +3,9 @@
 It has one lane, grants iterations one at a time in request order, enforces the lease,
 and records what every connection sent, so tests can check what the client did. It
 can be told to die (close everything abruptly) after a given number of grants, to
-shut down politely (unsolicited ``shutdown`` frames), to reject jobs, and to ask for
-cache release.
+shut down politely (unsolicited ``shutdown`` frames), to reject jobs, to ask for
+cache release, to require a token at open (``token=``, as the real daemon does over
+TCP), and to evict a job (an unsolicited ``evicted`` frame).
 """
 
 import json
@@ -22,7 +23,7 @@ class FakeDaemon:
     """Start with ``FakeDaemon().start()``; ``address`` is the socket path to give clients."""
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
-                 die_after_begins=None, reject=(), tcp=False):
+                 die_after_begins=None, reject=(), tcp=False, token=None):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -30,6 +31,8 @@ class FakeDaemon:
         self.die_after_begins = die_after_begins
         self.reject = set(reject)
         self.tcp = tcp
+        self.token = token
+        self._by_job = {}  # job -> its connection, for evict
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -88,6 +91,17 @@ class FakeDaemon:
             except OSError:
                 pass
             _hard_close(c)
+
+    def evict(self, job):
+        """End a job's session as salus evict does: an unsolicited evicted frame, then close."""
+        with self._lock:
+            c = self._by_job.get(job)
+        self._mark(job, "lost: evicted")
+        try:
+            _send(c, {"id": 0, "ok": False, "code": "evicted", "error": "session %r ended: evicted by uid 0" % job})
+        except OSError:
+            pass
+        _hard_close(c)
 
     def stop(self):
         self.die()
@@ -172,12 +186,18 @@ class FakeDaemon:
                     continue
                 rid = req.get("id")
                 if op == "open":
+                    if self.token is not None and req.get("token") != self.token:
+                        _send(c, {"id": rid, "ok": False, "code": "unauthorized",
+                                  "error": "open over TCP needs the daemon's token in the field \"token\""})
+                        break
                     if req.get("job") in self.reject:
                         _send(c, {"id": rid, "ok": False, "code": "rejected",
                                   "error": "job %r cannot fit the device" % req.get("job")})
                         continue
                     job = req["job"]
                     self._mark(job, "open")
+                    with self._lock:
+                        self._by_job[job] = c
                     reply = {"id": rid, "ok": True, "session": job, "lane": 0, "lane_mib": self.lane_mib,
                              "startup_on_gpu": self.policy == "fifo", "lease_ms": self.lease_ms,
                              "policy": self.policy}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/salusgo/salus/server"
+)
+
+// Access to the daemon: its Unix sockets' mode and group, and its token files.
+// The operating system decides who reaches the sockets; TCP callers present a
+// token kept in a file only the daemon's user can read (server/access.go).
+
+// defaultTokenPath is where serve keeps a token file called name, and where the
+// admin commands look for it: $XDG_RUNTIME_DIR/salus/NAME (a per-user directory
+// nobody else can enter), else ~/.config/salus/NAME, else NAME next to socket.
+func defaultTokenPath(name, socket string) string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "salus", name)
+	}
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, "salus", name)
+	}
+	return filepath.Join(filepath.Dir(socket), "salus-"+name)
+}
+
+const tokenPathHelp = "$XDG_RUNTIME_DIR/salus/%[1]s, else ~/.config/salus/%[1]s"
+
+// loadToken returns the token kept at path, creating the file with a new random
+// token (mode 0600, in a directory created 0700) when there is none. flag names
+// the option, for errors. It refuses a file that its group or others may read or
+// write, one another user owns, a symbolic link, and an empty one: each would let
+// someone else know or choose the token.
+func loadToken(path, flag string) (string, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+		// O_EXCL: never follow a link planted at path, never reuse a file made meanwhile.
+		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if cerr == nil {
+			tok := server.NewToken()
+			_, err = f.WriteString(tok + "\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(path)
+				return "", fmt.Errorf("%s %s: %w", flag, path, err)
+			}
+			return tok, nil
+		}
+		if !errors.Is(cerr, fs.ErrExist) {
+			return "", fmt.Errorf("%s %s: cannot create the token file: %w", flag, path, cerr)
+		}
+		fi, err = os.Lstat(path) // made meanwhile: check it as any existing file
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if err := checkTokenFile(path, fi); err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("%s %s is empty: remove it and the daemon creates one with a random token, or write a token into it", flag, path)
+	}
+	return tok, nil
+}
+
+// checkTokenFile refuses a token file that is not the daemon user's own secret.
+func checkTokenFile(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("token file %s is a symbolic link: give the file itself", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("token file %s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("token file %s can be read or written by its group or others (mode %04o): run chmod 600 %s, or remove it and the daemon creates a new one", path, perm, path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("token file %s belongs to uid %d, not to the daemon's user (uid %d): someone else may know its token; remove it", path, st.Uid, os.Getuid())
+	}
+	return nil
+}
+
+// socketAccess is who may connect to the daemon's Unix sockets.
+type socketAccess struct {
+	mode  os.FileMode // 0: 0660
+	group string      // a group name or gid; "": the daemon's primary group
+}
+
+func parseSocketMode(s string) (os.FileMode, error) {
+	m, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || m > 0o777 {
+		return 0, fmt.Errorf("--socket-mode %q: give octal permission bits such as 0660 (owner and group read-write) or 0600 (owner only)", s)
+	}
+	return os.FileMode(m), nil
+}
+
+func (a socketAccess) gid() (int, error) {
+	if a.group == "" {
+		return os.Getgid(), nil
+	}
+	if n, err := strconv.Atoi(a.group); err == nil && n >= 0 {
+		return n, nil
+	}
+	g, err := user.LookupGroup(a.group)
+	if err != nil {
+		return 0, fmt.Errorf("--socket-group %q: %w: give a group name or a numeric gid", a.group, err)
+	}
+	return strconv.Atoi(g.Gid)
+}
+
+// listenUnix listens on a Unix socket at path with a's mode and group, set before
+// anything is served. A socket file left by a daemon that died is replaced; one
+// another daemon answers on is an error. The socket is created with no
+// permission for group and others (umask), so nobody connects before its mode
+// and group are right.
+func listenUnix(path, flag string, a socketAccess) (net.Listener, error) {
+	mode := a.mode
+	if mode == 0 {
+		mode = 0o660
+	}
+	gid, err := a.gid()
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, path)
+		}
+		os.Remove(path)
+	}
+	old := umask(0o177)
+	l, err := net.Listen("unix", path)
+	umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if err := os.Chown(path, -1, gid); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("%s %s: cannot give the socket to group %d (--socket-group): %w; the daemon's user must be a member of that group", flag, path, gid, err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return l, nil
+}

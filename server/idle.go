@@ -1,0 +1,116 @@
+package server
+
+import (
+	"fmt"
+	"time"
+)
+
+// The idle timeout (Config.IdleTimeout): a job that keeps the GPU from others
+// without using it gives it back. A notebook, or a job that caught an exception
+// and sleeps, would otherwise hold its lane (under fifo, the whole GPU) for as long
+// as its process lives, heartbeats keeping its lease.
+//
+// Past the timeout, and only while another job waits for what it holds:
+//
+//   - a job holding its lane between iterations (it ended one and asked for no
+//     other; only possible when --grace is longer than the timeout) yields it,
+//     through the core's Yield as the grace window does: its next begin still
+//     works, it waits its turn, and the reply says idle_yielded;
+//   - under an exclusive policy (fifo), where the admitted job holds the whole GPU
+//     and a yield would let no one in (the others wait for admission, not for the
+//     lane), an admitted job with no iteration running (one that never began, or
+//     stopped) is evicted: lost with reason "idle for D", code evicted;
+//   - a job whose granted iteration has not ended is taken for hung and evicted the
+//     same way, under every policy: the core cannot take a running iteration back.
+//
+// Others wait for a job when jobs wait for admission, or when jobs of its lane are
+// ready. Nobody waiting, nothing is taken: an idle job harms no one.
+
+func (s *Server) idler() {
+	defer close(s.idlerDone)
+	d := s.cfg.IdleTimeout
+	if d <= 0 {
+		return
+	}
+	// Checked a few times per timeout: a job is reclaimed within d*9/8.
+	t := time.NewTicker(min(max(d/8, 5*time.Millisecond), 30*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopReaper:
+			return
+		case <-t.C:
+			s.reclaimIdle(time.Now())
+		}
+	}
+}
+
+// reclaimIdle applies the idle timeout at wall-clock time wall.
+func (s *Server) reclaimIdle(wall time.Time) {
+	d := s.cfg.IdleTimeout
+	exclusive := s.cfg.Policy.Mode == "exclusive"
+	var out []func()
+	type told struct {
+		ss     *Session
+		reason string
+	}
+	var evicted []told
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	now := s.clock(&out)
+	yielded := false
+	for _, ss := range s.sessions { // leaving deletes from the map: allowed while ranging
+		var idleFor time.Duration
+		switch ss.phase {
+		case pRunning:
+			if ss.held != nil { // the daemon holds the end (emulation): not the job's doing
+				continue
+			}
+			idleFor = wall.Sub(ss.granted)
+		case pHolding, pIdle:
+			idleFor = wall.Sub(ss.since)
+		default:
+			continue
+		}
+		if idleFor <= d || !s.othersWait(ss) {
+			continue
+		}
+		switch {
+		case ss.phase == pRunning:
+			reason := fmt.Sprintf("iteration begun %v ago never ended (idle timeout %v): taken for hung", idleFor.Round(time.Millisecond), d)
+			s.leaveWith(ss, false, CodeEvicted, reason, &out)
+			evicted = append(evicted, told{ss, reason})
+		case exclusive:
+			reason := fmt.Sprintf("idle for %v", d)
+			s.leaveWith(ss, false, CodeEvicted, reason, &out)
+			evicted = append(evicted, told{ss, reason})
+		case ss.phase == pHolding:
+			if err := s.sched.Yield(now, ss.id); err != nil {
+				s.logger.Error("core refused a yield", "job", ss.id, "err", err)
+				continue
+			}
+			ss.gen++ // its grace timer, if any, is stale
+			ss.phase = pIdle
+			ss.idleYielded = true
+			yielded = true
+			s.logger.Warn("idle job yielded its lane to waiting jobs", "job", ss.id, "idle", idleFor.Round(time.Millisecond), "idle_timeout", d)
+		}
+	}
+	if yielded {
+		s.decide(now, &out)
+	}
+	s.mu.Unlock()
+	run(out)
+	for _, e := range evicted {
+		tell(e.ss, CodeEvicted, e.reason)
+	}
+}
+
+// othersWait reports whether another job waits for what ss holds: jobs waiting
+// for admission, or ready jobs of its lane. Called under s.mu.
+func (s *Server) othersWait(ss *Session) bool {
+	return len(s.sched.Waiting()) > 0 || s.sched.ReadyCount(ss.lane) > 0
+}
