@@ -18,6 +18,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -179,6 +180,10 @@ type Session struct {
 	owes         bool // the client owes a message: the lease applies
 	lastSeen     atomic.Int64
 	drop         func(code, msg string) // transport hook: close the client's connection
+
+	// startedAt is when the running iteration was granted, on the core's clock:
+	// its GPU time is measured from there.
+	startedAt time.Duration
 
 	// Emulation: the standalone work of one iteration and its compute demand; the
 	// running iteration's work is done (at doneAt, the model's instant); the
@@ -435,8 +440,11 @@ func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, e
 	return nil
 }
 
-// End reports that the session's iteration ended; durS is the measured iteration
-// time (0: the daemon measures it from the grant). done is called once, outside the
+// End reports that the session's iteration ended. The iteration's GPU time is what
+// the daemon measured, from its grant to this end on the daemon's clock (under
+// emulation, the device model's work): durS, what the client measured, is only a
+// hint, logged at debug level, so that a client cannot buy itself GPU time by
+// under-reporting it. done is called once, outside the
 // lock, when the end has been processed: at once, or, for an emulated session whose
 // iteration the device model has not finished yet, when it has. A refused request
 // returns an error, and done is never called.
@@ -486,8 +494,12 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 		// The client's end came after the work was done: the iteration ends now.
 		s.emu.lagged(now, ss.doneAt)
 		dur = ss.work // the GPU time the device model gave it, as in the simulator
-	} else if dur == 0 {
-		dur = time.Since(ss.granted)
+	} else {
+		if dur != 0 && s.logger.Enabled(context.Background(), slog.LevelDebug) {
+			s.logger.Debug("client reported an iteration time (a hint; the daemon's measurement counts)", "job", ss.id,
+				"client_s", durS, "measured_s", (now - ss.startedAt).Seconds())
+		}
+		dur = now - ss.startedAt
 	}
 	if err := s.endIteration(ss, now, dur, !h.next); err != nil {
 		s.unlockRun(out)
@@ -681,6 +693,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.owes = true
 			ss.touch()
 			ss.granted = time.Now()
+			ss.startedAt = now
 			wait := ss.granted.Sub(ss.asked)
 			s.met.grant.Observe(wait.Seconds())
 			if d.Previous != "" {

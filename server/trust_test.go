@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/eventlog"
+)
+
+// TestFairIgnoresLyingDurations: under fair, a job that reports tiny iteration
+// durations must not get more of the GPU than an honest job whose iterations
+// take as long. The daemon's own clock (grant to end) is what counts, so the two
+// alternate. Before, the liar got hundreds of iterations for each of the honest
+// job's.
+func TestFairIgnoresLyingDurations(t *testing.T) {
+	d := start(t, "fair", 14000, nil)
+	honest := open(t, d, "honest", 10, 10, 1)
+	liar := open(t, d, "liar", 10, 10, 1)
+	const iter = 3 * time.Millisecond
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	loop := func(s *client.Session, report time.Duration) {
+		defer wg.Done()
+		if err := s.Begin(); err != nil {
+			t.Error(err)
+			return
+		}
+		for {
+			client.Wait(iter)
+			select {
+			case <-stop:
+				s.End(report, 0)
+				s.Close(true)
+				return
+			default:
+			}
+			if err := s.Next(report, 0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go loop(honest, iter)
+	go loop(liar, time.Nanosecond)
+	time.Sleep(400 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	var order []string
+	n := map[string]int{}
+	var attained = map[string]float64{}
+	d.log.mu.Lock()
+	for _, e := range d.log.ev {
+		if e.Kind == eventlog.IterStart {
+			order = append(order, e.Job)
+			n[e.Job]++
+		}
+		if e.Kind == eventlog.IterEnd {
+			attained[e.Job] += e.GPU
+		}
+	}
+	d.log.mu.Unlock()
+	if n["honest"] < 10 {
+		t.Fatalf("honest job ran %d iterations in 400 ms of 3 ms iterations", n["honest"])
+	}
+	if r := float64(n["liar"]) / float64(n["honest"]); r > 1.5 || r < 0.67 {
+		t.Errorf("liar %d iterations, honest %d (ratio %.2f): fair must share by the daemon's clock", n["liar"], n["honest"], r)
+	}
+	// They alternate: no job runs many iterations in a row while the other waits.
+	run, longest := 1, 1
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 1
+		}
+	}
+	if longest > 3 {
+		t.Errorf("a job ran %d iterations in a row under fair with two equal jobs", longest)
+	}
+	// Attained GPU time is what the daemon measured: at least the 3 ms each
+	// iteration took, whatever the liar said.
+	if a := attained["liar"] / float64(n["liar"]); a < iter.Seconds()*0.9 {
+		t.Errorf("liar's logged GPU time %.6f s per iteration; the daemon measured at least %v", a, iter)
+	}
+}
