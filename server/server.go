@@ -295,6 +295,9 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if req.Job == "" {
 		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
 	}
+	if err := checkOpen(req); err != nil {
+		return nil, err
+	}
 	declaredFrom := "client"
 	if req.DeclaredS == 0 {
 		declaredFrom = "none"
@@ -317,20 +320,11 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 			declaredFrom = "catalog: iterations x the model's iteration time"
 		}
 	}
-	for name, v := range map[string]float64{"persistent_mib": req.PersistentMiB, "ephemeral_mib": req.EphemeralMiB} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errorf(CodeBadRequest, "open %q: %s is %v: give a finite number >= 0", req.Job, name, v)
-		}
-	}
-	if req.Iterations < 0 {
-		return nil, errorf(CodeBadRequest, "open %q: iterations is %d: give a number >= 0", req.Job, req.Iterations)
-	}
-	declared, err := core.Seconds(req.DeclaredS)
+	// What the catalog filled in is checked too: iterations x the model's time
+	// may pass core.MaxSeconds.
+	declared, err := checkSeconds("open", req.Job, "declared_s", req.DeclaredS)
 	if err != nil {
-		return nil, errorf(CodeBadRequest, "open %q: declared_s: %v", req.Job, err)
-	}
-	if _, err := core.Seconds(req.StartupS); err != nil {
-		return nil, errorf(CodeBadRequest, "open %q: startup_s: %v", req.Job, err)
+		return nil, err
 	}
 	// A missing declared time is never taken as zero: under a policy that orders by
 	// it, that job would run ahead of every real short job.
@@ -343,9 +337,6 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	case "train", "infer", "training", "inference":
 	default:
 		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
-	}
-	if err := checkEmulationFields(req); err != nil {
-		return nil, err
 	}
 
 	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done}
@@ -461,13 +452,10 @@ func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginRepl
 }
 
 func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
-	dur, err := core.Seconds(durS)
-	if err != nil {
-		return errorf(CodeBadRequest, "end %q: duration_s: %v", ss.id, err)
+	if err := checkEnd(ss.id, durS, peakMiB); err != nil {
+		return err
 	}
-	if peakMiB < 0 || math.IsNaN(peakMiB) || math.IsInf(peakMiB, 0) {
-		return errorf(CodeBadRequest, "end %q: peak_mib is %v: give a finite number >= 0", ss.id, peakMiB)
-	}
+	var dur time.Duration
 	var out []func()
 	s.mu.Lock()
 	if err := s.usable(ss); err != nil {
@@ -495,7 +483,7 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 		s.emu.lagged(now, ss.doneAt)
 		dur = ss.work // the GPU time the device model gave it, as in the simulator
 	} else {
-		if dur != 0 && s.logger.Enabled(context.Background(), slog.LevelDebug) {
+		if durS != 0 && s.logger.Enabled(context.Background(), slog.LevelDebug) {
 			s.logger.Debug("client reported an iteration time (a hint; the daemon's measurement counts)", "job", ss.id,
 				"client_s", durS, "measured_s", (now - ss.startedAt).Seconds())
 		}
