@@ -98,6 +98,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Trace names the trace in the log header, when there is one.
 	Trace string
+	// MinJobMiB is the least memory a job is accounted, persistent and ephemeral
+	// each: a job that declares less (0, say) is given this much. Without a floor,
+	// jobs of no memory would each get a lane of 0 MiB under pack, and lanes (and
+	// their /metrics series) would grow without bound. Default 1 MiB.
+	MinJobMiB float64
 	// Emulate, when set, is the device the daemon emulates for workers without a
 	// GPU: it runs the simulator's device model (sim.GPU) on the wall clock and
 	// holds each iteration's end until the model says its work is done (see
@@ -235,6 +240,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 10 * time.Second
 	}
+	if !(cfg.MinJobMiB > 0) || cfg.MinJobMiB > MaxMiB {
+		cfg.MinJobMiB = 1
+	}
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Discard{}
 	}
@@ -320,6 +328,8 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 			declaredFrom = "catalog: iterations x the model's iteration time"
 		}
 	}
+	req.PersistentMiB = max(req.PersistentMiB, s.cfg.MinJobMiB)
+	req.EphemeralMiB = max(req.EphemeralMiB, s.cfg.MinJobMiB)
 	// What the catalog filled in is checked too: iterations x the model's time
 	// may pass core.MaxSeconds.
 	declared, err := checkSeconds("open", req.Job, "declared_s", req.DeclaredS)

@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,4 +90,40 @@ func TestFairIgnoresLyingDurations(t *testing.T) {
 	if a := attained["liar"] / float64(n["liar"]); a < iter.Seconds()*0.9 {
 		t.Errorf("liar's logged GPU time %.6f s per iteration; the daemon measured at least %v", a, iter)
 	}
+}
+
+// TestZeroMemoryJobsHaveAFloor: jobs that declare no memory are given the floor
+// (1 MiB each of persistent and ephemeral) under pack, so they cannot open lanes
+// without bound: on 100 MiB, at most 100 / ((1.1 + 1) * 1.05) = 45 lanes.
+func TestZeroMemoryJobsHaveAFloor(t *testing.T) {
+	d := start(t, "pack", 100, nil)
+	for i := range 60 {
+		c := rawConn(t, d)
+		c.sendBytes(frame(fmt.Sprintf(`{"op":"open","id":1,"version":1,"job":"z%d","persistent_mib":0,"ephemeral_mib":0}`, i)))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(d.Sessions()) < 60 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	rec := httptest.NewRecorder()
+	d.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	if !strings.Contains(body, "\nsalus_lanes 45\n") || !strings.Contains(body, "\nsalus_admission_queue 15\n") {
+		t.Errorf("want 45 lanes and 15 jobs waiting:\n%s", grep(body, "salus_lanes ", "salus_admission_queue "))
+	}
+	if e, ok := d.log.find(eventlog.Arrive, "z0"); !ok || e.PersistentMiB != 1 || e.EphemeralMiB != 1 {
+		t.Errorf("arrive event %+v: the log should show the floor the daemon accounts", e)
+	}
+}
+
+func grep(text string, prefixes ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
