@@ -75,6 +75,7 @@ type Collector struct {
 	memory    float64
 	peakMem   float64
 	latencies map[string][]float64
+	runs      int
 	err       error
 }
 
@@ -89,6 +90,9 @@ func (c *Collector) Emit(e eventlog.Event) {
 		return
 	}
 	if e.Kind == eventlog.Run || e.Kind == eventlog.Memory {
+		if e.Kind == eventlog.Run {
+			c.restart(e.T)
+		}
 		if e.Kind == eventlog.Memory {
 			c.memory += e.LaneMiB - c.lanes[e.Lane]
 			c.lanes[e.Lane] = e.LaneMiB
@@ -113,7 +117,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 	switch e.Kind {
 	case eventlog.Admit:
 		r.admitted, r.holdsGPU = true, e.HoldsGPU
-		if e.HoldsGPU {
+		if e.HoldsGPU && !r.started { // a job re-admitted after a restart was served already
 			r.ServiceS, r.started = e.T, true
 		}
 	case eventlog.IterStart:
@@ -140,6 +144,23 @@ func (c *Collector) Emit(e eventlog.Event) {
 		r.QueuingS = r.ServiceS - r.ArrivalS
 		c.order = append(c.order, r)
 	}
+}
+
+// restart takes a run header. After the first, it is a daemon that restarted on
+// the same log after a crash: the iterations that ran then ended with it (at the
+// header's time, the last of the log before it), and its lanes are gone: the new
+// daemon rebuilds them and logs their memory again. Its jobs keep their records
+// (their arrival, first service and GPU time), and go on in the new run when
+// their clients resume them.
+func (c *Collector) restart(t float64) {
+	if c.runs++; c.runs == 1 {
+		return
+	}
+	for _, r := range c.jobs {
+		c.stopRunning(r, t)
+	}
+	clear(c.lanes)
+	c.memory = 0
 }
 
 func (c *Collector) stopRunning(r *jobRec, t float64) {
