@@ -103,6 +103,18 @@ type Config struct {
 	// jobs of no memory would each get a lane of 0 MiB under pack, and lanes (and
 	// their /metrics series) would grow without bound. Default 1 MiB.
 	MinJobMiB float64
+	// Recover, when set, is the run this daemon takes over, read from its event
+	// log (ReadJournal) by a daemon restarted on the same log: the daemon's clock
+	// continues from the log's last time, and the sessions open at the end of the
+	// log are rebuilt and held for RecoverWindow, for their clients to resume
+	// (journal.go).
+	Recover *Journal
+	// RecoverWindow is how long recovered sessions wait for their clients to
+	// resume them. Positive only for a daemon whose log is a journal (a file it
+	// appends to): the open reply then says it (recover_ms), and clients whose
+	// connection drops reconnect for that long. Default 0: sessions cannot be
+	// resumed, and Recover's are lost at once.
+	RecoverWindow time.Duration
 	// Emulate, when set, is the device the daemon emulates for workers without a
 	// GPU: it runs the simulator's device model (sim.GPU) on the wall clock and
 	// holds each iteration's end until the model says its work is done (see
@@ -127,6 +139,9 @@ type OpenRequest struct {
 	// alone; 0: take them from the catalog model.
 	IterS  float64
 	Demand float64
+	// Resume asks for the session of this job that a restarted daemon recovered
+	// from its log, instead of a new one.
+	Resume bool
 }
 
 // OpenReply says where the job was admitted.
@@ -140,6 +155,11 @@ type OpenReply struct {
 	// Emulated says the daemon emulates the GPU: the client must not spend the
 	// iteration's time itself, but send end as soon as its begin is granted.
 	Emulated bool
+	// Resumed says the open took back a session recovered after a restart.
+	Resumed bool
+	// RecoverMS is the daemon's recover window: after a restart it holds
+	// sessions this long for their clients to resume. 0: it cannot recover.
+	RecoverMS int64
 }
 
 // BeginReply says the job may run its iteration.
@@ -186,6 +206,10 @@ type Session struct {
 	lastSeen     atomic.Int64
 	drop         func(code, msg string) // transport hook: close the client's connection
 
+	// unclaimed: a session recovered after a restart that no client has resumed
+	// yet; resumed: one that a client resumed.
+	unclaimed, resumed bool
+
 	// startedAt is when the running iteration was granted, on the core's clock:
 	// its GPU time is measured from there.
 	startedAt time.Duration
@@ -213,6 +237,10 @@ type Server struct {
 	logger *slog.Logger
 	start  time.Time
 	met    *metrics
+	// offset is the time of the log's last event when the daemon took over a
+	// run (Config.Recover): its clock continues from there.
+	offset       time.Duration
+	recoverTimer *time.Timer
 
 	mu       sync.Mutex
 	sched    *core.Scheduler
@@ -259,13 +287,27 @@ func New(cfg Config) (*Server, error) {
 	s.met = newMetrics(s)
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
+	if cfg.Recover != nil {
+		last, err := core.Seconds(max(cfg.Recover.LastS, 0))
+		if err != nil {
+			return nil, fmt.Errorf("server: the event log to recover from ends at %v: %v", cfg.Recover.LastS, err)
+		}
+		s.offset = last
+		run.T, run.Reason = last.Seconds(), "restart"
+	}
 	if cfg.Emulate != nil {
 		s.emu = newEmulator(cfg.Policy.Mode, *cfg.Emulate, s.emuFire)
 		run.Device = cfg.Emulate.Name
 		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
 			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)
 	}
+	if s.emu != nil {
+		s.emu.at = s.offset
+	}
 	s.log.Emit(run)
+	if cfg.Recover != nil {
+		s.recover(cfg.Recover, s.offset)
+	}
 	go s.reaper()
 	return s, nil
 }
@@ -277,8 +319,9 @@ func (s *Server) Policy() core.Policy { return s.cfg.Policy }
 func (s *Server) Lease() time.Duration { return s.cfg.Lease }
 
 // now is the core's clock: the time since the daemon started, on the monotonic
-// clock. Called under s.mu, so successive values never go backwards.
-func (s *Server) now() time.Duration { return time.Since(s.start) }
+// clock, after the run it took over, if any. Called under s.mu, so successive
+// values never go backwards.
+func (s *Server) now() time.Duration { return s.offset + time.Since(s.start) }
 
 // decide asks the core what to do now that an event has been applied, and carries
 // it out. The wall clock makes every event its own instant. Under emulation the
@@ -365,9 +408,24 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(CodeShutdown, "open %q: the daemon is shutting down", req.Job)
 	}
-	if _, dup := s.sessions[req.Job]; dup {
+	if old, dup := s.sessions[req.Job]; dup {
+		switch {
+		case req.Resume && old.unclaimed:
+			s.resume(old, ss, &out)
+			s.unlockRun(out)
+			s.logger.Info("session resumed after restart", "job", req.Job, "transport", transport,
+				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting)
+			return old, nil
+		case old.unclaimed:
+			s.mu.Unlock()
+			return nil, errorf(CodeRejected, "open: job %q is a session the daemon recovered after a restart: open it with resume to take it back", req.Job)
+		}
 		s.mu.Unlock()
 		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
+	}
+	if req.Resume {
+		s.mu.Unlock()
+		return nil, errorf(CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
@@ -599,6 +657,9 @@ func (s *Server) Lookup(id string) (*Session, error) {
 	if !ok {
 		return nil, errorf(CodeUnknown, "unknown session %q: open a session first (or it was closed or lost)", id)
 	}
+	if ss.unclaimed {
+		return nil, errorf(CodeUnknown, "session %q was recovered after the daemon restarted: open it with resume to take it back", id)
+	}
 	return ss, nil
 }
 
@@ -676,12 +737,15 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		switch d.Action {
 		case core.Admit:
 			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
-			ss.owes = true
+			ss.owes = !ss.unclaimed // a recovered session waits for its client within the recover window
 			ss.touch()
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
+			ev := eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU}
+			if ss.unclaimed || ss.resumed {
+				ev.Reason = "recovered"
+			}
+			s.log.Emit(ev)
 			s.emitMemory(now, d.Lane)
-			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
-				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated}
+			rep := s.openReply(ss)
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
 				*out = append(*out, func() { f(rep, nil) })
@@ -782,6 +846,9 @@ func (s *Server) Shutdown() {
 	}
 	if s.emu != nil {
 		s.emu.timer.Stop()
+	}
+	if s.recoverTimer != nil {
+		s.recoverTimer.Stop()
 	}
 	s.mu.Unlock()
 	run(out)
