@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The kinds of event.
@@ -377,6 +378,8 @@ type File struct {
 	*Writer
 	f  *os.File
 	gz *gzip.Writer
+	// stop ends the FlushEvery goroutine, which closes stopped.
+	stop, stopped chan struct{}
 }
 
 // Create opens path for writing a log.
@@ -429,8 +432,36 @@ func OpenAppend(path string) (*File, error) {
 	return lf, nil
 }
 
+// FlushEvery flushes the file every d from now on, until Close: a process killed
+// (kill -9) then loses at most the last d of events, and may leave its last line
+// cut (Read reports it). SetFlushEach loses none, for a write per event.
+func (f *File) FlushEvery(d time.Duration) {
+	if d <= 0 || f.stop != nil {
+		return
+	}
+	f.stop, f.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(f.stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-t.C:
+				f.Flush() // an error stays in the writer, for Close to return
+			}
+		}
+	}()
+}
+
 // Close flushes and closes the file.
 func (f *File) Close() error {
+	if f.stop != nil {
+		close(f.stop)
+		<-f.stopped
+		f.stop = nil
+	}
 	err := f.Flush()
 	if f.gz != nil {
 		if e := f.gz.Close(); err == nil {
