@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
@@ -60,7 +63,7 @@ func TestRecoverFromTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.jsonl")
 	a, fileA := startOnLog(t, "fair", path, time.Second, false)
 	conns := map[string]*raw{}
-	for _, job := range []string{"x", "y", "gone"} {
+	for _, job := range []string{"x", "y", "gone", "web"} {
 		c := rawConn(t, a)
 		if rep := c.call(`{"op":"open","id":1,"version":1,"job":"` + job + `","persistent_mib":100,"ephemeral_mib":100}`); rep["ok"] != true || rep["recover_ms"] != 1000.0 {
 			t.Fatalf("open %s: %v", job, rep)
@@ -89,8 +92,8 @@ func TestRecoverFromTheLog(t *testing.T) {
 	b, fileB := startOnLog(t, "fair", crashed, 300*time.Millisecond, true)
 	defer b.Shutdown()
 	after := b.Sessions()
-	if len(after) != 3 {
-		t.Fatalf("recovered %d sessions, want 3: %v", len(after), after)
+	if len(after) != 4 {
+		t.Fatalf("recovered %d sessions, want 4: %v", len(after), after)
 	}
 	for i, s := range after {
 		if s.Job != before[i].Job || math.Abs(s.ArrivalS-before[i].ArrivalS) > 1e-6 || math.Abs(s.AttainedS-before[i].AttainedS) > 1e-6 ||
@@ -136,6 +139,28 @@ func TestRecoverFromTheLog(t *testing.T) {
 			t.Errorf("after resuming: %v", r)
 		}
 	}
+	// The connect API takes a recovered session back with OpenSession and resume;
+	// until then, calls naming it are refused.
+	hs := httptest.NewServer(b.Handler())
+	defer hs.Close()
+	post := func(proc, body string) (int, string) {
+		resp, err := http.Post(hs.URL+proc, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	if code, out := post(salusv1connect.SchedulerServiceBeginIterationProcedure, `{"session":"web"}`); code == 200 || !strings.Contains(out, "resume") {
+		t.Errorf("begin of a recovered session not resumed: %d %s", code, out)
+	}
+	if code, out := post(salusv1connect.SchedulerServiceOpenSessionProcedure, `{"job":"web","resume":true,"persistentMib":100,"ephemeralMib":100}`); code != 200 || !strings.Contains(out, `"resumed":true`) || !strings.Contains(out, `"recoverMs":"300"`) {
+		t.Errorf("OpenSession with resume: %d %s", code, out)
+	}
+	if code, out := post(salusv1connect.SchedulerServiceCloseSessionProcedure, `{"session":"web"}`); code != 200 {
+		t.Errorf("close: %d %s", code, out)
+	}
 	// "gone" is not resumed: lost once the window passes.
 	deadline := time.Now().Add(5 * time.Second)
 	for len(b.Sessions()) > 0 && time.Now().Before(deadline) {
@@ -172,7 +197,7 @@ func TestRecoverFromTheLog(t *testing.T) {
 	if !errors.Is(err, eventlog.ErrTruncated) {
 		t.Fatalf("metrics: %v", err)
 	}
-	if res.Jobs != 3 || res.Finished != 2 || res.Lost != 1 {
+	if res.Jobs != 4 || res.Finished != 3 || res.Lost != 1 {
 		t.Errorf("metrics of both runs: %+v", res)
 	}
 	for _, j := range res.Completion {
