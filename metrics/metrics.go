@@ -61,6 +61,7 @@ type jobRec struct {
 	admitted bool
 	started  bool
 	running  bool
+	ended    bool
 }
 
 // Collector accumulates a log event by event; it is an eventlog.Sink, so an engine
@@ -75,6 +76,7 @@ type Collector struct {
 	memory    float64
 	peakMem   float64
 	latencies map[string][]float64
+	arrivals  int
 	runs      int
 	err       error
 }
@@ -101,10 +103,13 @@ func (c *Collector) Emit(e eventlog.Event) {
 		return
 	}
 	if e.Kind == eventlog.Arrive {
-		if _, dup := c.jobs[e.Job]; dup {
+		// A name may come again once its job ended (a daemon's log runs on across
+		// restarts): that is a new job.
+		if r, dup := c.jobs[e.Job]; dup && !r.ended {
 			c.err = fmt.Errorf("job %q arrives twice", e.Job)
 			return
 		}
+		c.arrivals++
 		r := &jobRec{JobResult: JobResult{ID: e.Job, Model: e.Model, ArrivalS: e.T}, startupS: e.StartupS}
 		c.jobs[e.Job] = r
 		return
@@ -136,6 +141,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 		c.latencies[r.Model] = append(c.latencies[r.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
 		c.stopRunning(r, e.T)
+		r.ended = true
 		r.EndS, r.Lost = e.T, e.Kind == eventlog.Lost
 		if !r.started {
 			r.ServiceS = e.T
@@ -180,16 +186,16 @@ func (c *Collector) Result() (Result, error) {
 	if c.err != nil {
 		return Result{}, c.err
 	}
-	res := Result{Jobs: len(c.jobs), PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
-	if len(c.order) < len(c.jobs) {
-		var missing []string
-		for id, r := range c.jobs {
-			if r.EndS == 0 && !contains(c.order, r) {
-				missing = append(missing, id)
-			}
+	res := Result{Jobs: c.arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	var missing []string
+	for id, r := range c.jobs {
+		if !r.ended {
+			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
 		sort.Strings(missing)
-		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), len(c.jobs), missing[0])
+		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.arrivals, missing[0])
 	}
 	if len(c.order) == 0 {
 		return res, fmt.Errorf("the log has no jobs")
@@ -232,15 +238,6 @@ func SummarizeLatency(byModel map[string][]float64) map[string]Latency {
 		out[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
 	}
 	return out
-}
-
-func contains(rs []*jobRec, r *jobRec) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 func mean(xs []float64) float64 {

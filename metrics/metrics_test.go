@@ -140,3 +140,27 @@ func TestARestartedDaemonsLog(t *testing.T) {
 		t.Errorf("GPU busy %v, want %v", res.GPUBusy, want)
 	}
 }
+
+// A daemon's log runs on across restarts, so a job name can come again once its
+// job ended: a new job. A name that arrives again while its job runs is an error.
+func TestAJobNameComesAgain(t *testing.T) {
+	c := NewCollector()
+	for _, e := range []eventlog.Event{
+		{T: 0, Kind: eventlog.Run}, {T: 0, Kind: eventlog.Arrive, Job: "a"}, {T: 1, Kind: eventlog.Finish, Job: "a"},
+		{T: 5, Kind: eventlog.Run, Reason: "restart"}, {T: 5, Kind: eventlog.Arrive, Job: "a"}, {T: 8, Kind: eventlog.Finish, Job: "a"},
+	} {
+		c.Emit(e)
+	}
+	res, err := c.Result()
+	if err != nil || res.Jobs != 2 || res.Finished != 2 || res.AvgJCTS != 2 {
+		t.Errorf("%+v %v", res, err)
+	}
+	c.Emit(eventlog.Event{T: 9, Kind: eventlog.Arrive, Job: "a"})
+	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "1 of 3 jobs never finished") {
+		t.Errorf("unfinished: %v", err)
+	}
+	c.Emit(eventlog.Event{T: 9, Kind: eventlog.Arrive, Job: "a"})
+	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "arrives twice") {
+		t.Errorf("arrives twice: %v", err)
+	}
+}
