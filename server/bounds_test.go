@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
@@ -172,4 +174,68 @@ func openBody(job, field, value string) string {
 		}
 	}
 	return b + "}"
+}
+
+// lockedBuffer is a log file in memory.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+// FuzzNumbers puts arbitrary number tokens in every numeric field of an open and
+// of an end: whatever the daemon accepts or refuses, its event log must read back
+// whole after every input (go test -fuzz FuzzNumbers ./server).
+func FuzzNumbers(f *testing.F) {
+	for _, v := range []string{"1e302", "1e309", "-0", "0", "1", "-1", "0.5", "4294967296", "1e-320", "99999999999999999999", "00", "NaN"} {
+		f.Add(uint8(0), v)
+	}
+	fields := []string{"persistent_mib", "ephemeral_mib", "declared_s", "startup_s", "iterations", "priority", "iter_s", "demand", "duration_s", "peak_mib"}
+	buf := &lockedBuffer{}
+	w := eventlog.NewWriter(buf)
+	w.SetFlushEach(true)
+	d := start(f, "srtf", 14000, func(c *server.Config) { c.Log = w })
+	n := 0
+	f.Fuzz(func(t *testing.T, field uint8, value string) {
+		if strings.ContainsAny(value, `{}[]",:`) || strings.TrimSpace(value) == "" {
+			t.Skip("not a number token")
+		}
+		name := fields[int(field)%len(fields)]
+		n++
+		job := fmt.Sprint("f", n)
+		c := rawConn(t, d)
+		open := openBody(job, name, value)
+		if name == "duration_s" || name == "peak_mib" {
+			open = openBody(job, "declared_s", "1")
+		} else if name != "declared_s" {
+			open = strings.TrimSuffix(open, "}") + `,"declared_s":1}`
+		}
+		call := func(body string) map[string]any { // a bad token may end the connection
+			if _, err := c.c.Write(frame(body)); err != nil {
+				return nil
+			}
+			return c.readFrame()
+		}
+		if rep := call(open); rep["ok"] == true {
+			call(`{"op":"begin","id":2}`)
+			call(fmt.Sprintf(`{"op":"end","id":3,%q:%s}`, name, value))
+			call(`{"op":"end","id":4}`)
+			call(`{"op":"close","id":5}`)
+		}
+		c.c.Close()
+		if err := eventlog.Read(bytes.NewReader(buf.bytes()), "fuzz", func(eventlog.Event) error { return nil }); err != nil {
+			t.Fatalf("after %s=%s the log does not read back: %v", name, value, err)
+		}
+	})
 }
