@@ -503,10 +503,10 @@ func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, e
 // the daemon measured, from its grant to this end on the daemon's clock (under
 // emulation, the device model's work): durS, what the client measured, is only a
 // hint, logged at debug level, so that a client cannot buy itself GPU time by
-// under-reporting it. done is called once, outside the
-// lock, when the end has been processed: at once, or, for an emulated session whose
-// iteration the device model has not finished yet, when it has. A refused request
-// returns an error, and done is never called.
+// under-reporting it. done is called once, outside the lock, when the end has been
+// processed: at once, or, for an emulated session whose iteration the device model
+// has not finished yet, when it has. A refused request returns an error, and done
+// is never called.
 func (s *Server) End(ss *Session, durS, peakMiB float64, done func(error)) error {
 	return s.end(ss, durS, peakMiB, &heldEnd{done: done})
 }
