@@ -139,6 +139,9 @@ type Session struct {
 	stop   chan struct{}
 	once   sync.Once
 	alone  bool
+	// gone is set once reconnecting failed: later requests fail at once with it
+	// rather than wait for the daemon again.
+	gone error
 }
 
 // Open dials addr and opens a session; it returns once the job is admitted.
@@ -250,6 +253,9 @@ func (s *Session) recover(err error) error {
 	if !reconnectable(err) || window <= 0 {
 		return err
 	}
+	if s.gone != nil {
+		return s.gone
+	}
 	rerr := s.reconnect(context.Background(), window)
 	if rerr == nil {
 		return nil
@@ -260,9 +266,11 @@ func (s *Session) recover(err error) error {
 		return nil
 	}
 	if !reconnectable(rerr) { // the daemon came back and answered: its answer is the error
-		return fmt.Errorf("%v; reconnected, and %w", err, rerr)
+		s.gone = fmt.Errorf("%v; reconnected, and %w", err, rerr)
+	} else {
+		s.gone = fmt.Errorf("%w (reconnecting: %v)", err, rerr)
 	}
-	return fmt.Errorf("%w (reconnecting: %v)", err, rerr)
+	return s.gone
 }
 
 // Alone reports whether the session carries on without the daemon, which went

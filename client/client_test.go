@@ -150,7 +150,10 @@ func TestReconnectGivesUp(t *testing.T) {
 		if el := time.Since(t0); err == nil || !client.Ended(err) || el < c.min || el > c.max || s.Alone() {
 			t.Errorf("window %v, reconnect %v: %v after %v, alone %v", c.window, c.reconnect, err, el, s.Alone())
 		}
-		s.Abort()
+		t0 = time.Now()
+		if err := s.Close(true); err == nil || time.Since(t0) > 100*time.Millisecond {
+			t.Errorf("close after giving up: %v after %v; want the error at once", err, time.Since(t0))
+		}
 	}
 }
 

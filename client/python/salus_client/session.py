@@ -205,6 +205,7 @@ class Session:
         if self._on_daemon_gone == "continue" and op != "close":
             self._go_alone()
             return {}
+        self._conn.close()  # given up: a later close does not wait for the daemon again
         raise failure
 
     def _resume(self, window):

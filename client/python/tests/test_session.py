@@ -456,7 +456,9 @@ class ReconnectTest(unittest.TestCase):
                 pass
         self.assertGreaterEqual(time.monotonic() - t0, 0.25)
         self.assertIn("did not come back", str(cm.exception))
-        s.close()
+        t0 = time.monotonic()
+        self.assertFalse(s.close())
+        self.assertLess(time.monotonic() - t0, 0.2, "given up: close does not wait for the daemon again")
 
     def test_shutdown_is_final(self):
         d = FakeDaemon(recover_ms=5000).start()
