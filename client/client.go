@@ -2,6 +2,12 @@
 // (docs/protocol.md): one connection per job, one request at a time, heartbeats
 // sent in the background so long iterations keep the session's lease.
 //
+// When the connection drops without a word from the daemon (no shutdown or lost
+// code: it crashed, or was killed), the client reconnects with backoff for the
+// daemon's recover window and resumes its session on the restarted daemon (see
+// Options.Reconnect); it can be told to carry on alone if the daemon stays away
+// (Options.ContinueAlone).
+//
 // It holds no scheduling logic: it only asks the daemon and waits for its answers.
 package client
 
@@ -38,6 +44,25 @@ type Options struct {
 	// IterS as already on its device. Other daemons ignore them.
 	IterS  float64 `json:"iter_s,omitempty"`
 	Demand float64 `json:"demand,omitempty"`
+	// Resume takes back this job's session that a restarted daemon recovered
+	// from its event log (same arrival, same attained GPU time) instead of
+	// opening a new one. The client sets it itself when it reconnects.
+	Resume bool `json:"resume,omitempty"`
+
+	// Reconnect is how long the client tries to reconnect when the connection
+	// drops without a word from the daemon: it dials again with backoff (50 ms,
+	// doubling up to 2 s) and re-opens the session with Resume, then carries on
+	// (Begin and Close are sent again; an End the daemon did not answer counts
+	// as done, the iteration having run; Next asks for the next iteration).
+	// 0 takes the daemon's recover window from its open reply (RecoverMS; a
+	// daemon that has none is not reconnected to, and a connection that drops
+	// before the open reply is an error); negative never reconnects. A positive
+	// value also reconnects when the connection drops while the open waits.
+	Reconnect time.Duration `json:"-"`
+	// ContinueAlone, when the daemon does not come back within that time,
+	// carries on without it: Begin, Next and End return nil at once (iterations
+	// run ungated) and Alone reports true. Otherwise they return the error.
+	ContinueAlone bool `json:"-"`
 	// Token is the daemon's token, which an open over TCP must present (over a
 	// Unix socket none is needed). Empty: read from TokenFile, else from
 	// $SALUS_TOKEN, else from the file named by $SALUS_TOKEN_FILE.
@@ -87,6 +112,11 @@ type Admission struct {
 	// end it as soon as it begins; End and Next return when the emulated device
 	// has done the iteration's work.
 	Emulated bool `json:"emulated"`
+	// Resumed says the open took back a session recovered after a restart.
+	Resumed bool `json:"resumed"`
+	// RecoverMS is the daemon's recover window, milliseconds: after a restart it
+	// holds sessions this long for their clients to resume. 0: it cannot.
+	RecoverMS int64 `json:"recover_ms"`
 }
 
 // Error is an error reply from the daemon.
@@ -139,14 +169,20 @@ func Dial(ctx context.Context, addr string) (net.Conn, error) {
 // time (the protocol allows one request at a time); heartbeats run on their own.
 type Session struct {
 	Admission
+	addr   string
+	opts   Options
 	c      net.Conn
 	r      *bufio.Reader
-	wmu    sync.Mutex
+	wmu    sync.Mutex // guards c and wbuf: heartbeats write from their goroutine
 	wbuf   []byte
 	rbuf   []byte
 	nextID int64
 	stop   chan struct{}
 	once   sync.Once
+	alone  bool
+	// gone is set once reconnecting failed: later requests fail at once with it
+	// rather than wait for the daemon again.
+	gone error
 }
 
 // Open dials addr and opens a session; it returns once the job is admitted.
@@ -157,11 +193,38 @@ func Open(ctx context.Context, addr string, o Options) (*Session, error) {
 		return nil, fmt.Errorf("open %q: %w", o.Job, err)
 	}
 	o.Token = tok
-	c, err := Dial(ctx, addr)
+	s := &Session{addr: addr, opts: o, stop: make(chan struct{})}
+	err = s.open(ctx, o.Resume)
+	if err != nil && o.Reconnect > 0 && reconnectable(err) && ctx.Err() == nil {
+		err = s.reconnect(ctx, o.Reconnect)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{c: c, r: bufio.NewReaderSize(c, 4096), stop: make(chan struct{})}
+	lease := time.Duration(s.LeaseMS) * time.Millisecond
+	if lease <= 0 {
+		lease = 10 * time.Second
+	}
+	go s.heartbeats(lease / 3)
+	return s, nil
+}
+
+// open dials the daemon and sends the open request (with resume when asked),
+// waiting for its reply.
+func (s *Session) open(ctx context.Context, resume bool) error {
+	o := s.opts
+	c, err := Dial(ctx, s.addr)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	if s.c != nil {
+		s.c.Close()
+	}
+	s.c = c
+	s.wmu.Unlock()
+	s.r = bufio.NewReaderSize(c, 4096)
+	o.Resume = resume
 	req := struct {
 		Op      string `json:"op"`
 		ID      int64  `json:"id"`
@@ -170,8 +233,7 @@ func Open(ctx context.Context, addr string, o Options) (*Session, error) {
 	}{"open", 1, 1, o}
 	body, err := json.Marshal(req)
 	if err != nil {
-		c.Close()
-		return nil, err
+		return err
 	}
 	s.nextID = 1
 	cancel := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Unix(1, 0)) })
@@ -185,19 +247,81 @@ func Open(ctx context.Context, addr string, o Options) (*Session, error) {
 	}
 	if err != nil {
 		c.Close()
-		return nil, err
+		return err
 	}
-	if err := json.Unmarshal(rep, &s.Admission); err != nil {
+	var a Admission
+	if err := json.Unmarshal(rep, &a); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
+		return fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
 	}
-	lease := time.Duration(s.LeaseMS) * time.Millisecond
-	if lease <= 0 {
-		lease = 10 * time.Second
-	}
-	go s.heartbeats(lease / 3)
-	return s, nil
+	s.Admission = a
+	return nil
 }
+
+// reconnectable reports whether err is a dropped connection, with no word from
+// the daemon (an error reply, shutdown or lost among them, is a word).
+func reconnectable(err error) bool {
+	var e *Error
+	return err != nil && !errors.As(err, &e) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// reconnect dials the daemon again with backoff for up to window and resumes the
+// session. It returns the first error reply (there was nothing to resume, say),
+// or the last connection error once the window has passed.
+func (s *Session) reconnect(ctx context.Context, window time.Duration) error {
+	deadline := time.Now().Add(window)
+	wait := 50 * time.Millisecond
+	var err error
+	for {
+		err = s.open(ctx, true)
+		if err == nil || !reconnectable(err) || ctx.Err() != nil {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("salus daemon at %s did not come back within %v: %w", s.addr, window, err)
+		}
+		time.Sleep(min(wait, left))
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// recover handles a request that failed with err. When the connection dropped
+// without a word and the session may reconnect, it reconnects and resumes the
+// session: nil, for the caller to carry on with the resumed session. When the
+// daemon stays away and ContinueAlone is set, the session goes on alone: nil too,
+// with Alone true. Otherwise it returns err.
+func (s *Session) recover(err error) error {
+	window := s.opts.Reconnect
+	if window == 0 {
+		window = time.Duration(s.RecoverMS) * time.Millisecond
+	}
+	if !reconnectable(err) || window <= 0 {
+		return err
+	}
+	if s.gone != nil {
+		return s.gone
+	}
+	rerr := s.reconnect(context.Background(), window)
+	if rerr == nil {
+		return nil
+	}
+	if s.opts.ContinueAlone && reconnectable(rerr) {
+		s.alone = true
+		s.Abort()
+		return nil
+	}
+	if !reconnectable(rerr) { // the daemon came back and answered: its answer is the error
+		s.gone = fmt.Errorf("%v; reconnected, and %w", err, rerr)
+	} else {
+		s.gone = fmt.Errorf("%w (reconnecting: %v)", err, rerr)
+	}
+	return s.gone
+}
+
+// Alone reports whether the session carries on without the daemon, which went
+// away and did not come back (Options.ContinueAlone).
+func (s *Session) Alone() bool { return s.alone }
 
 func (s *Session) heartbeats(every time.Duration) {
 	t := time.NewTicker(every)
@@ -208,9 +332,7 @@ func (s *Session) heartbeats(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if s.send(hb) != nil {
-				return
-			}
+			s.send(hb) // a broken connection is noticed, and replaced, by the next request
 		}
 	}
 }
@@ -283,14 +405,24 @@ func (s *Session) call(body []byte, id int64) ([]byte, error) {
 
 // Begin asks for the next iteration and returns when the policy lets the job run.
 func (s *Session) Begin() error {
-	s.nextID++
-	id := s.nextID
-	_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"begin","id":`), id, 10), '}'), id)
-	return err
+	for !s.alone {
+		s.nextID++
+		id := s.nextID
+		_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"begin","id":`), id, 10), '}'), id)
+		if err == nil {
+			return nil
+		}
+		if err := s.recover(err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// End reports the end of the running iteration, which took d (0: let the daemon
-// measure it) and peaked at peakMiB of GPU memory (0: unknown).
+// End reports the end of the running iteration. d is what the client measured of
+// it (0: unknown): a hint, which the daemon logs at debug level; the daemon
+// counts the time it measured itself. peakMiB is the iteration's peak of GPU
+// memory (0: unknown), informational.
 func (s *Session) End(d time.Duration, peakMiB float64) error {
 	return s.end(d, peakMiB, false)
 }
@@ -302,6 +434,9 @@ func (s *Session) Next(d time.Duration, peakMiB float64) error {
 }
 
 func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
+	if s.alone {
+		return nil
+	}
 	s.nextID++
 	id := s.nextID
 	b := strconv.AppendInt([]byte(`{"op":"end","id":`), id, 10)
@@ -318,19 +453,37 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	}
 	b = append(b, '}')
 	_, err := s.call(b, id)
-	return err
+	if err == nil {
+		return nil
+	}
+	if err := s.recover(err); err != nil {
+		return err
+	}
+	// The resumed session is between iterations: this one ran; ask for the next.
+	if next {
+		return s.Begin()
+	}
+	return nil
 }
 
 // Close ends the session; finished false tells the daemon the job did not complete
 // its work (it is logged as lost). The connection is closed in any case.
 func (s *Session) Close(finished bool) error {
-	s.nextID++
-	id := s.nextID
-	b := strconv.AppendInt([]byte(`{"op":"close","id":`), id, 10)
-	b = append(b, `,"finished":`...)
-	b = strconv.AppendBool(b, finished)
-	b = append(b, '}')
-	_, err := s.call(b, id)
+	var err error
+	for !s.alone {
+		s.nextID++
+		id := s.nextID
+		b := strconv.AppendInt([]byte(`{"op":"close","id":`), id, 10)
+		b = append(b, `,"finished":`...)
+		b = strconv.AppendBool(b, finished)
+		b = append(b, '}')
+		if _, err = s.call(b, id); err == nil {
+			break
+		}
+		if err = s.recover(err); err != nil {
+			break
+		}
+	}
 	s.Abort()
 	return err
 }
@@ -339,6 +492,8 @@ func (s *Session) Close(finished bool) error {
 func (s *Session) Abort() {
 	s.once.Do(func() {
 		close(s.stop)
+		s.wmu.Lock()
 		s.c.Close()
+		s.wmu.Unlock()
 	})
 }

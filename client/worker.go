@@ -69,7 +69,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker %q: iteration 1: %w", w.Job, err)
 	}
 	for i := 1; ; i++ {
-		if !s.Emulated {
+		if !s.Emulated || s.Alone() { // alone, nobody emulates the GPU: the worker spends the time
 			Wait(iter)
 		}
 		// Report the emulated GPU time, as a real job would report what the device

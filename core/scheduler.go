@@ -171,6 +171,27 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	return nil
 }
 
+// Restore registers a job that arrived at j.Arrival (before now) and has already
+// received attained GPU time over iterations iterations: a daemon rebuilding its
+// sessions from its event log after a restart. Like an arrival, it waits for
+// admission; policies see its arrival and attained time as they were, so fair and
+// srtf order it as before the restart. Restoring jobs in their arrival order keeps
+// ties (which go to the earlier arrival) as they were.
+func (s *Scheduler) Restore(now time.Duration, j Job, attained time.Duration, iterations int) error {
+	if attained < 0 || iterations < 0 {
+		return fmt.Errorf("job %q: attained GPU time %v over %d iterations: neither may be negative", j.ID, attained, iterations)
+	}
+	if j.Arrival > now {
+		return fmt.Errorf("job %q: restored with an arrival %v after now (%v)", j.ID, j.Arrival, now)
+	}
+	if err := s.Arrive(now, j); err != nil {
+		return err
+	}
+	v := &s.jobs[j.ID].view
+	v.Attained, v.Iterations = attained, iterations
+	return nil
+}
+
 // Request says the job asks to run its next iteration. A job still waiting for
 // admission may ask too (its start-up is over): it is ready from its admission on.
 func (s *Scheduler) Request(now time.Duration, id string) error {

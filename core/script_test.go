@@ -19,6 +19,7 @@ import (
 //	state               prints lanes, ready queues and waiting jobs
 //
 // Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S]",
+// "restore JOB arrival=S attained=S iterations=N [persistent=MIB] [ephemeral=MIB] [declared=S]",
 // "request JOB", "end JOB gpu=S", "yield JOB", "leave JOB". An event the core
 // refuses prints "error: ..." and the script goes on. Rewrite the expected output
 // with: go test ./core -run TestScripts -rewrite
@@ -145,6 +146,10 @@ func scriptEvent(t *testing.T, s *Scheduler, now time.Duration, line string) err
 	case "arrive":
 		return s.Arrive(now, Job{ID: id, Arrival: now, Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
 			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))})
+	case "restore":
+		j := Job{ID: id, Arrival: scriptTime(t, kv["arrival"]), Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
+			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))}
+		return s.Restore(now, j, scriptTime(t, kv["attained"]), int(num("iterations", "0")))
 	case "request":
 		return s.Request(now, id)
 	case "end":

@@ -6,6 +6,7 @@ package eventlog
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The kinds of event.
@@ -100,6 +102,11 @@ type Writer struct {
 	w   *bufio.Writer
 	buf []byte
 	err error
+	// each: every event goes out in its own write, whole (see SetFlushEach).
+	each bool
+	// prefix goes before the first event: the newline that ends a line a crash
+	// cut off, when appending (see OpenAppend).
+	prefix []byte
 }
 
 // NewWriter returns a Writer on w. Call Flush when done.
@@ -114,9 +121,24 @@ func (w *Writer) Emit(e Event) {
 	if w.err != nil {
 		return
 	}
-	w.buf = Append(w.buf[:0], e)
+	w.buf = Append(append(w.buf[:0], w.prefix...), e)
+	w.prefix = nil
 	w.buf = append(w.buf, '\n')
 	_, w.err = w.w.Write(w.buf)
+	if w.each && w.err == nil {
+		w.err = w.w.Flush()
+	}
+}
+
+// SetFlushEach makes every later event go out at once, in one write of its whole
+// line: a process killed at any moment (kill -9) then loses no event it emitted,
+// and leaves no line cut in the middle (a write to a regular file is not
+// interrupted by a signal). Without it, events are buffered until Flush, and the
+// buffer goes out when full, whatever line it ends in.
+func (w *Writer) SetFlushEach(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.each = on
 }
 
 // Flush writes what is buffered and returns the first error met.
@@ -234,9 +256,12 @@ func simple(s string) bool {
 	return true
 }
 
-// ErrTruncated says a log's last line was cut off: its writer stopped in the middle
-// of it (a crash, kill -9). Read has passed on every event before that line.
-var ErrTruncated = errors.New("the last line is cut off (its writer stopped in the middle of it); every event before it was read")
+// ErrTruncated says a line of a log was cut off: its writer stopped in the middle
+// of it (a crash, kill -9). It is either the last line, and Read has passed on
+// every event before it, or a line followed by the header of a run that appended
+// to the log after the crash (a daemon restarted on the same log), and Read has
+// passed on every event but that line.
+var ErrTruncated = errors.New("a line is cut off (its writer stopped in the middle of it: a crash, kill -9); every other event was read")
 
 // maxLine bounds one line of a log.
 const maxLine = 1 << 24
@@ -244,11 +269,16 @@ const maxLine = 1 << 24
 // Read decodes a log, calling fn for each event in order. Errors name the line. A
 // last line that is cut off (no newline, and not an event) gives an error that
 // wraps ErrTruncated, after every event before it: callers reading the log of a
-// daemon that crashed can warn and go on.
+// daemon that crashed can warn and go on. So does a line that is not an event but
+// is followed by a run header: a daemon that crashed mid-line and was restarted on
+// the same log (see OpenAppend); Read then passes on every event, and says which line
+// it skipped once it has read them all.
 func Read(r io.Reader, name string, fn func(Event) error) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	line := 0
 	var long []byte
+	cut, cuts := 0, 0 // the first line cut off before a restart, and how many
+	var pending error // a line that is not an event, unless a run header follows
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -267,14 +297,39 @@ func Read(r io.Reader, name string, fn func(Event) error) error {
 		complete := err == nil
 		if len(chunk) > 0 {
 			line++
-			if derr := decodeLine(chunk, name, line, fn); derr != nil {
-				if !complete && errors.Is(derr, errNotEvent) {
-					return fmt.Errorf("%s:%d: %w", name, line, ErrTruncated)
+			e, ok, derr := decodeLine(chunk, name, line)
+			switch {
+			case derr != nil && errors.Is(derr, errNotEvent) && !complete:
+				return fmt.Errorf("%s:%d: %w", name, line, ErrTruncated)
+			case derr != nil && errors.Is(derr, errNotEvent) && pending == nil:
+				pending = derr
+				continue
+			case derr != nil:
+				return cmp.Or(pending, derr)
+			case ok && pending != nil:
+				if e.Kind != Run {
+					return pending
 				}
-				return derr
+				if cuts++; cut == 0 {
+					cut = line - 1
+				}
+				pending = nil
+			}
+			if ok {
+				if err := fn(e); err != nil {
+					return fmt.Errorf("%s:%d: %w", name, line, err)
+				}
 			}
 		}
 		if !complete {
+			switch {
+			case pending != nil:
+				return pending
+			case cuts == 1:
+				return fmt.Errorf("%s:%d: %w (a run appended after it)", name, cut, ErrTruncated)
+			case cuts > 1:
+				return fmt.Errorf("%s:%d and %d more: %w (each followed by a run appended after it)", name, cut, cuts-1, ErrTruncated)
+			}
 			return nil
 		}
 	}
@@ -282,24 +337,21 @@ func Read(r io.Reader, name string, fn func(Event) error) error {
 
 var errNotEvent = errors.New("not an event")
 
-func decodeLine(b []byte, name string, line int, fn func(Event) error) error {
+// decodeLine decodes one line; ok is false for a blank line.
+func decodeLine(b []byte, name string, line int) (e Event, ok bool, err error) {
 	text := bytes.TrimSpace(b)
 	if len(text) == 0 {
-		return nil
+		return e, false, nil
 	}
-	var e Event
 	if decodeFast(text, &e) {
 		// the common case: a line as Append writes it
 	} else if err := json.Unmarshal(text, &e); err != nil {
-		return fmt.Errorf("%s:%d: %w: %v", name, line, errNotEvent, err)
+		return e, false, fmt.Errorf("%s:%d: %w: %v", name, line, errNotEvent, err)
 	}
 	if e.Kind == "" {
-		return fmt.Errorf(`%s:%d: field "ev": missing; every event needs a kind`, name, line)
+		return e, false, fmt.Errorf(`%s:%d: field "ev": missing; every event needs a kind`, name, line)
 	}
-	if err := fn(e); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line, err)
-	}
-	return nil
+	return e, true, nil
 }
 
 // ReadFile reads a log file; a name ending in .gz is decompressed.
@@ -326,6 +378,8 @@ type File struct {
 	*Writer
 	f  *os.File
 	gz *gzip.Writer
+	// stop ends the FlushEvery goroutine, which closes stopped.
+	stop, stopped chan struct{}
 }
 
 // Create opens path for writing a log.
@@ -344,8 +398,70 @@ func Create(path string) (*File, error) {
 	return lf, nil
 }
 
+// OpenAppend opens path to add events to the log in it, creating it if needed: it
+// never truncates what is there, so a daemon restarted on its log keeps the
+// history of the runs before. When the file's last line was cut off (its writer
+// crashed in the middle of it), the first event appended starts a new line, and
+// the cut line stays as it was, on a line of its own (Read reports it and goes on
+// when a run header follows it, as a restarted daemon's does). A gzip stream
+// cannot be appended to: a name ending in .gz is an error.
+func OpenAppend(path string) (*File, error) {
+	if strings.HasSuffix(path, ".gz") {
+		return nil, fmt.Errorf("%s: a compressed log cannot be appended to: give a name without .gz (and compress the log afterwards if you like)", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	lf := &File{f: f, Writer: NewWriter(f)}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if n := fi.Size(); n > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], n-1); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if last[0] != '\n' {
+			lf.prefix = []byte{'\n'}
+		}
+	}
+	return lf, nil
+}
+
+// FlushEvery flushes the file every d from now on, until Close: a process killed
+// (kill -9) then loses at most the last d of events, and may leave its last line
+// cut (Read reports it). SetFlushEach loses none, for a write per event.
+func (f *File) FlushEvery(d time.Duration) {
+	if d <= 0 || f.stop != nil {
+		return
+	}
+	f.stop, f.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(f.stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-t.C:
+				f.Flush() // an error stays in the writer, for Close to return
+			}
+		}
+	}()
+}
+
 // Close flushes and closes the file.
 func (f *File) Close() error {
+	if f.stop != nil {
+		close(f.stop)
+		<-f.stopped
+		f.stop = nil
+	}
 	err := f.Flush()
 	if f.gz != nil {
 		if e := f.gz.Close(); err == nil {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,5 +115,79 @@ func TestTruncatedLastLine(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// OpenAppend never truncates: a second writer adds its events after the first's.
+// Every event goes out at once with SetFlushEach.
+func TestOpenAppendKeepsWhatIsThere(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	for run := range 3 {
+		f, err := OpenAppend(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(path)
+		f.SetFlushEach(true)
+		f.Emit(Event{T: float64(run), Kind: Run, Engine: "live"})
+		f.Emit(Event{T: float64(run), Kind: Arrive, Job: fmt.Sprint("j", run)})
+		after, _ := os.ReadFile(path) // no Flush: each event went out whole
+		if !bytes.HasPrefix(after, before) || bytes.Count(after, []byte("\n")) != 2*(run+1) {
+			t.Fatalf("run %d: file went from %q to %q", run, before, after)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var jobs []string
+	if err := ReadFile(path, func(e Event) error { jobs = append(jobs, e.Job); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(jobs, ",") != ",j0,,j1,,j2" {
+		t.Errorf("events %q", jobs)
+	}
+	if _, err := OpenAppend(path + ".gz"); err == nil || !strings.Contains(err.Error(), "cannot be appended") {
+		t.Errorf("gzip log: %v", err)
+	}
+}
+
+// A log whose writer was killed in the middle of a line, then appended to by a
+// restarted daemon: the cut line keeps a line of its own, and the reader passes on
+// every event before and after it, then says which line it skipped.
+func TestOpenAppendAfterACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	head := `{"t":0,"ev":"run","engine":"live"}` + "\n" + `{"t":1,"ev":"arrive","job":"a"}` + "\n" + `{"t":2,"ev":"iter_st`
+	if err := os.WriteFile(path, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := ReadFile(path, func(Event) error { n++; return nil }); !errors.Is(err, ErrTruncated) || n != 2 {
+		t.Fatalf("before the restart: %d events, %v", n, err)
+	}
+	f, err := OpenAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Emit(Event{T: 2, Kind: Run, Engine: "live", Reason: "restart"})
+	f.Emit(Event{T: 3, Kind: Finish, Job: "a"})
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(b, []byte(head+"\n")) {
+		t.Fatalf("the old log changed: %q", b)
+	}
+	var kinds []string
+	err = ReadFile(path, func(e Event) error { kinds = append(kinds, e.Kind); return nil })
+	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "live.jsonl:3") {
+		t.Errorf("error %v, want ErrTruncated naming line 3", err)
+	}
+	if strings.Join(kinds, " ") != "run arrive run finish" {
+		t.Errorf("events %v", kinds)
+	}
+	// A line that is not an event and is not followed by a run header is an error.
+	bad := head + "\n" + `{"t":3,"ev":"finish","job":"a"}` + "\n"
+	if err := Read(strings.NewReader(bad), "x", func(Event) error { return nil }); err == nil || errors.Is(err, ErrTruncated) {
+		t.Errorf("a bad line in the middle: %v", err)
 	}
 }

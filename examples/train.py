@@ -11,7 +11,9 @@ held the job back; ``loss``), and one ``done`` line (median iteration time, firs
 last loss). Runs on CUDA when there is a GPU, else on CPU with ``--threads`` threads.
 
 Exit status: 0 when done, 3 when the daemon went away (the job stops; ``--on-daemon-gone
-continue`` finishes the remaining iterations alone instead).
+continue`` finishes the remaining iterations alone instead). A daemon that can recover
+sessions (``salus serve --events``) and comes back within its recover window gets the
+job back: the client reconnects and resumes its session.
 """
 
 import argparse
@@ -97,7 +99,7 @@ def open_session(args, memory):
     return salus_client.Session(
         name=args.job or "%s-%d" % (args.model, os.getpid()), total_time=args.declared_s,
         persistent=pers, ephemeral=eph, priority=args.priority, iterations=args.iterations,
-        address=None if args.salus == "env" else args.salus)
+        address=None if args.salus == "env" else args.salus, on_daemon_gone=args.on_daemon_gone)
 
 
 def main(argv=None):
@@ -148,10 +150,14 @@ def main(argv=None):
                 break
             continue
         dt = time.perf_counter() - t0
+        wait_us = sess.last_wait_us if gated else None
+        if gated and sess.alone:  # the daemon went away and the session carries on alone
+            emit(ev="daemon_gone", i=i, error="the salus daemon at %s went away; going on alone" % sess.address)
+            sess.close(finished=False)
+            sess, gated, wait_us = None, False, None
         times.append(dt)
         losses.append(loss_value)
-        emit(ev="iter", i=i, s=round(dt, 6), gated=gated,
-             wait_us=sess.last_wait_us if gated else None, loss=round(loss_value, 5))
+        emit(ev="iter", i=i, s=round(dt, 6), gated=gated, wait_us=wait_us, loss=round(loss_value, 5))
     lane_mib = sess.lane_mib if sess else None
     if sess:
         sess.close(finished=status == 0)

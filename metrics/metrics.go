@@ -61,6 +61,7 @@ type jobRec struct {
 	admitted bool
 	started  bool
 	running  bool
+	ended    bool
 }
 
 // Collector accumulates a log event by event; it is an eventlog.Sink, so an engine
@@ -75,6 +76,8 @@ type Collector struct {
 	memory    float64
 	peakMem   float64
 	latencies map[string][]float64
+	arrivals  int
+	runs      int
 	err       error
 }
 
@@ -89,6 +92,9 @@ func (c *Collector) Emit(e eventlog.Event) {
 		return
 	}
 	if e.Kind == eventlog.Run || e.Kind == eventlog.Memory {
+		if e.Kind == eventlog.Run {
+			c.restart(e.T)
+		}
 		if e.Kind == eventlog.Memory {
 			c.memory += e.LaneMiB - c.lanes[e.Lane]
 			c.lanes[e.Lane] = e.LaneMiB
@@ -97,10 +103,13 @@ func (c *Collector) Emit(e eventlog.Event) {
 		return
 	}
 	if e.Kind == eventlog.Arrive {
-		if _, dup := c.jobs[e.Job]; dup {
+		// A name may come again once its job ended (a daemon's log runs on across
+		// restarts): that is a new job.
+		if r, dup := c.jobs[e.Job]; dup && !r.ended {
 			c.err = fmt.Errorf("job %q arrives twice", e.Job)
 			return
 		}
+		c.arrivals++
 		r := &jobRec{JobResult: JobResult{ID: e.Job, Model: e.Model, ArrivalS: e.T}, startupS: e.StartupS}
 		c.jobs[e.Job] = r
 		return
@@ -113,7 +122,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 	switch e.Kind {
 	case eventlog.Admit:
 		r.admitted, r.holdsGPU = true, e.HoldsGPU
-		if e.HoldsGPU {
+		if e.HoldsGPU && !r.started { // a job re-admitted after a restart was served already
 			r.ServiceS, r.started = e.T, true
 		}
 	case eventlog.IterStart:
@@ -132,6 +141,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 		c.latencies[r.Model] = append(c.latencies[r.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
 		c.stopRunning(r, e.T)
+		r.ended = true
 		r.EndS, r.Lost = e.T, e.Kind == eventlog.Lost
 		if !r.started {
 			r.ServiceS = e.T
@@ -140,6 +150,23 @@ func (c *Collector) Emit(e eventlog.Event) {
 		r.QueuingS = r.ServiceS - r.ArrivalS
 		c.order = append(c.order, r)
 	}
+}
+
+// restart takes a run header. After the first, it is a daemon that restarted on
+// the same log after a crash: the iterations that ran then ended with it (at the
+// header's time, the last of the log before it), and its lanes are gone: the new
+// daemon rebuilds them and logs their memory again. Its jobs keep their records
+// (their arrival, first service and GPU time), and go on in the new run when
+// their clients resume them.
+func (c *Collector) restart(t float64) {
+	if c.runs++; c.runs == 1 {
+		return
+	}
+	for _, r := range c.jobs {
+		c.stopRunning(r, t)
+	}
+	clear(c.lanes)
+	c.memory = 0
 }
 
 func (c *Collector) stopRunning(r *jobRec, t float64) {
@@ -159,16 +186,16 @@ func (c *Collector) Result() (Result, error) {
 	if c.err != nil {
 		return Result{}, c.err
 	}
-	res := Result{Jobs: len(c.jobs), PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
-	if len(c.order) < len(c.jobs) {
-		var missing []string
-		for id, r := range c.jobs {
-			if r.EndS == 0 && !contains(c.order, r) {
-				missing = append(missing, id)
-			}
+	res := Result{Jobs: c.arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	var missing []string
+	for id, r := range c.jobs {
+		if !r.ended {
+			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
 		sort.Strings(missing)
-		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), len(c.jobs), missing[0])
+		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.arrivals, missing[0])
 	}
 	if len(c.order) == 0 {
 		return res, fmt.Errorf("the log has no jobs")
@@ -211,15 +238,6 @@ func SummarizeLatency(byModel map[string][]float64) map[string]Latency {
 		out[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
 	}
 	return out
-}
-
-func contains(rs []*jobRec, r *jobRec) bool {
-	for _, x := range rs {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 func mean(xs []float64) float64 {

@@ -93,3 +93,74 @@ func TestFromFileWithACutLastLine(t *testing.T) {
 		t.Errorf("results before the cut: %+v", res)
 	}
 }
+
+// The log of a daemon killed under load and restarted on the same log: a second
+// run header, a job that resumed (re-admitted, keeping its arrival and its first
+// service) and one that did not.
+func TestARestartedDaemonsLog(t *testing.T) {
+	lines := []string{
+		`{"t":0,"ev":"run","policy":"fifo","engine":"live"}`,
+		`{"t":0,"ev":"arrive","job":"a"}`,
+		`{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100,"holds_gpu":true}`,
+		`{"t":0,"ev":"memory","lane":0,"lane_mib":100,"jobs":1}`,
+		`{"t":1,"ev":"arrive","job":"b"}`,
+		`{"t":2,"ev":"iter_start","job":"a","lane":0}`,
+		`{"t":3,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}`,
+		`{"t":3,"ev":"iter_start","job":"a","lane":0}`,
+		`{"t":3.5,"ev":"iter_st`,
+		`{"t":3.5,"ev":"run","policy":"fifo","engine":"live","reason":"restart"}`,
+		`{"t":3.5,"ev":"admit","job":"a","lane":0,"lane_mib":100,"holds_gpu":true,"reason":"recovered"}`,
+		`{"t":3.5,"ev":"memory","lane":0,"lane_mib":100,"jobs":1}`,
+		`{"t":4,"ev":"iter_start","job":"a","lane":0}`,
+		`{"t":5,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}`,
+		`{"t":5,"ev":"finish","job":"a"}`,
+		`{"t":5,"ev":"memory","lane":0}`,
+		`{"t":5,"ev":"admit","job":"b","lane":0,"lane_mib":100,"holds_gpu":true,"reason":"recovered"}`,
+		`{"t":5,"ev":"memory","lane":0,"lane_mib":100,"jobs":1}`,
+		`{"t":35,"ev":"lost","job":"b","reason":"not resumed after restart"}`,
+		`{"t":35,"ev":"memory","lane":0}`,
+	}
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := FromFile(path)
+	if !errors.Is(err, eventlog.ErrTruncated) {
+		t.Fatalf("error %v, want the cut line reported", err)
+	}
+	if res.Jobs != 2 || res.Finished != 1 || res.Lost != 1 || res.PeakMemoryMiB != 100 {
+		t.Errorf("results %+v", res)
+	}
+	a := res.Completion[0]
+	if a.ID != "a" || a.ArrivalS != 0 || a.ServiceS != 0 || a.JCTS != 5 || a.GPUS != 2 {
+		t.Errorf("job a %+v: keeps its arrival and first service across the restart", a)
+	}
+	// Busy: 2 to 3.5 (the iteration the crash cut ends at the restart), 4 to 5.
+	if want := 2.5 / 35; math.Abs(res.GPUBusy-want) > 1e-9 {
+		t.Errorf("GPU busy %v, want %v", res.GPUBusy, want)
+	}
+}
+
+// A daemon's log runs on across restarts, so a job name can come again once its
+// job ended: a new job. A name that arrives again while its job runs is an error.
+func TestAJobNameComesAgain(t *testing.T) {
+	c := NewCollector()
+	for _, e := range []eventlog.Event{
+		{T: 0, Kind: eventlog.Run}, {T: 0, Kind: eventlog.Arrive, Job: "a"}, {T: 1, Kind: eventlog.Finish, Job: "a"},
+		{T: 5, Kind: eventlog.Run, Reason: "restart"}, {T: 5, Kind: eventlog.Arrive, Job: "a"}, {T: 8, Kind: eventlog.Finish, Job: "a"},
+	} {
+		c.Emit(e)
+	}
+	res, err := c.Result()
+	if err != nil || res.Jobs != 2 || res.Finished != 2 || res.AvgJCTS != 2 {
+		t.Errorf("%+v %v", res, err)
+	}
+	c.Emit(eventlog.Event{T: 9, Kind: eventlog.Arrive, Job: "a"})
+	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "1 of 3 jobs never finished") {
+		t.Errorf("unfinished: %v", err)
+	}
+	c.Emit(eventlog.Event{T: 9, Kind: eventlog.Arrive, Job: "a"})
+	if _, err := c.Result(); err == nil || !strings.Contains(err.Error(), "arrives twice") {
+		t.Errorf("arrives twice: %v", err)
+	}
+}

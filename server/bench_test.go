@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/server"
 )
 
 // BenchmarkRoundTrip measures a begin+end round trip on the Unix-socket fast path,
@@ -139,5 +142,50 @@ func BenchmarkSwitch(b *testing.B) {
 	}
 	if st := d.Stats(); st.Switches == 0 && b.N > 2 {
 		b.Errorf("no switches: %+v", st)
+	}
+}
+
+// BenchmarkRoundTripLogged is the end+next round trip of one client with the
+// event log written to a file, as `salus serve --events` does: buffered (flushed
+// by the caller from time to time) or flushed after every event (each event one
+// write of its whole line, so a kill -9 loses none). Each iteration logs two
+// events (iter_start, iter_end).
+func BenchmarkRoundTripLogged(b *testing.B) {
+	for _, each := range []bool{false, true} {
+		name := "buffered"
+		if each {
+			name = "flush-each-event"
+		}
+		b.Run(name, func(b *testing.B) {
+			f, err := eventlog.OpenAppend(filepath.Join(b.TempDir(), "events.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			f.SetFlushEach(each)
+			d := start(b, "pack", 1e9, func(c *server.Config) { c.Log = f })
+			s := open(b, d, "j", 1, 1, 1)
+			if err := s.Begin(); err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			t0 := time.Now()
+			for range b.N {
+				t := time.Now()
+				if err := s.Next(0, 0); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+			}
+			el := time.Since(t0)
+			b.StopTimer()
+			s.End(0, 0)
+			s.Close(true)
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "median-µs")
+			b.ReportMetric(float64(lat[int(0.99*float64(len(lat)))].Nanoseconds())/1e3, "p99-µs")
+			b.ReportMetric(float64(len(lat))/el.Seconds(), "grants/s")
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -96,7 +97,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
-		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer},
+		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -108,7 +109,8 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 		}
 		r := res.r
 		return connect.NewResponse(&salusv1.OpenSessionResponse{Session: r.Session, Lane: int32(r.Lane), LaneMib: r.LaneMiB,
-			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated, Secret: r.Secret}), nil
+			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated, Secret: r.Secret,
+			Resumed: r.Resumed, RecoverMs: r.RecoverMS}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for admission: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -248,6 +250,6 @@ func (s *Server) Sessions() []*salusv1.Session {
 func (s *Server) Stats() *salusv1.GetStatsResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &salusv1.GetStatsResponse{UptimeS: s.now().Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
+	return &salusv1.GetStatsResponse{UptimeS: time.Since(s.start).Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
 		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining}
 }

@@ -162,18 +162,6 @@ func (e *emulator) emulatedWork(req OpenRequest, m Model, ok bool) (work time.Du
 	return max(work, 1), demand, from, nil
 }
 
-// checkEmulationFields refuses iter_s and demand that no daemon could use,
-// emulating or not.
-func checkEmulationFields(req OpenRequest) error {
-	if _, err := secondsField(req.Job, "iter_s", req.IterS); err != nil {
-		return err
-	}
-	if req.Demand < 0 || req.Demand > 1 || math.IsNaN(req.Demand) {
-		return errorf(CodeBadRequest, "open %q: demand is %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", req.Job, req.Demand)
-	}
-	return nil
-}
-
 func secondsField(job, name string, v float64) (time.Duration, error) {
 	d, err := core.Seconds(v)
 	if err != nil {

@@ -44,6 +44,7 @@ type fastRequest struct {
 	Next          bool    `json:"next"`
 	Finished      *bool   `json:"finished"`
 	Token         string  `json:"token"`
+	Resume        bool    `json:"resume"`
 }
 
 type fastOpenReply struct {
@@ -56,6 +57,8 @@ type fastOpenReply struct {
 	LeaseMS      int64   `json:"lease_ms"`
 	Policy       string  `json:"policy"`
 	Emulated     bool    `json:"emulated,omitempty"`
+	Resumed      bool    `json:"resumed,omitempty"`
+	RecoverMS    int64   `json:"recover_ms,omitempty"`
 }
 
 type fastError struct {
@@ -216,7 +219,7 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
-			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer},
+			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -224,7 +227,8 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 				}
 				fc.write(id, func(b []byte) ([]byte, error) {
 					return appendJSON(b, fastOpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
-						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated})
+						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated,
+						Resumed: r.Resumed, RecoverMS: r.RecoverMS})
 				})
 			})
 		if err != nil {

@@ -23,6 +23,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -107,6 +108,23 @@ type Config struct {
 	Logger *slog.Logger
 	// Trace names the trace in the log header, when there is one.
 	Trace string
+	// MinJobMiB is the least memory a job is accounted, persistent and ephemeral
+	// each: a job that declares less (0, say) is given this much. Without a floor,
+	// jobs of no memory would each get a lane of 0 MiB under pack, and lanes (and
+	// their /metrics series) would grow without bound. Default 1 MiB.
+	MinJobMiB float64
+	// Recover, when set, is the run this daemon takes over, read from its event
+	// log (ReadJournal) by a daemon restarted on the same log: the daemon's clock
+	// continues from the log's last time, and the sessions open at the end of the
+	// log are rebuilt and held for RecoverWindow, for their clients to resume
+	// (journal.go).
+	Recover *Journal
+	// RecoverWindow is how long recovered sessions wait for their clients to
+	// resume them. Positive only for a daemon whose log is a journal (a file it
+	// appends to): the open reply then says it (recover_ms), and clients whose
+	// connection drops reconnect for that long. Default 0: sessions cannot be
+	// resumed, and Recover's are lost at once.
+	RecoverWindow time.Duration
 	// Emulate, when set, is the device the daemon emulates for workers without a
 	// GPU: it runs the simulator's device model (sim.GPU) on the wall clock and
 	// holds each iteration's end until the model says its work is done (see
@@ -149,6 +167,9 @@ type OpenRequest struct {
 	// Peer is the opener's process, when it came over a Unix socket: logged, and
 	// shown by ListSessions. nil otherwise.
 	Peer *Peer
+	// Resume asks for the session of this job that a restarted daemon recovered
+	// from its log, instead of a new one.
+	Resume bool
 }
 
 // OpenReply says where the job was admitted.
@@ -165,6 +186,11 @@ type OpenReply struct {
 	// Secret is what the connect API's later calls on this session must present
 	// (empty on the fast path, where the connection is the owner).
 	Secret string
+	// Resumed says the open took back a session recovered after a restart.
+	Resumed bool
+	// RecoverMS is the daemon's recover window: after a restart it holds
+	// sessions this long for their clients to resume. 0: it cannot recover.
+	RecoverMS int64
 }
 
 // BeginReply says the job may run its iteration.
@@ -221,6 +247,13 @@ type Session struct {
 	secret      string
 	since       time.Time
 	idleYielded bool
+	// unclaimed: a session recovered after a restart that no client has resumed
+	// yet; resumed: one that a client resumed.
+	unclaimed, resumed bool
+
+	// startedAt is when the running iteration was granted, on the core's clock:
+	// its GPU time is measured from there.
+	startedAt time.Duration
 
 	// Emulation: the standalone work of one iteration and its compute demand; the
 	// running iteration's work is done (at doneAt, the model's instant); the
@@ -245,6 +278,10 @@ type Server struct {
 	logger *slog.Logger
 	start  time.Time
 	met    *metrics
+	// offset is the time of the log's last event when the daemon took over a
+	// run (Config.Recover): its clock continues from there.
+	offset       time.Duration
+	recoverTimer *time.Timer
 
 	mu       sync.Mutex
 	sched    *core.Scheduler
@@ -277,6 +314,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 10 * time.Minute
 	}
+	if !(cfg.MinJobMiB > 0) || cfg.MinJobMiB > MaxMiB {
+		cfg.MinJobMiB = 1
+	}
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Discard{}
 	}
@@ -295,13 +335,27 @@ func New(cfg Config) (*Server, error) {
 	s.registerAdminMetrics()
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
+	if cfg.Recover != nil {
+		last, err := core.Seconds(max(cfg.Recover.LastS, 0))
+		if err != nil {
+			return nil, fmt.Errorf("server: the event log to recover from ends at %v: %v", cfg.Recover.LastS, err)
+		}
+		s.offset = last
+		run.T, run.Reason = last.Seconds(), "restart"
+	}
 	if cfg.Emulate != nil {
 		s.emu = newEmulator(cfg.Policy.Mode, *cfg.Emulate, s.emuFire)
 		run.Device = cfg.Emulate.Name
 		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
 			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)
 	}
+	if s.emu != nil {
+		s.emu.at = s.offset
+	}
 	s.log.Emit(run)
+	if cfg.Recover != nil {
+		s.recover(cfg.Recover, s.offset)
+	}
 	go s.reaper()
 	go s.idler()
 	return s, nil
@@ -314,8 +368,9 @@ func (s *Server) Policy() core.Policy { return s.cfg.Policy }
 func (s *Server) Lease() time.Duration { return s.cfg.Lease }
 
 // now is the core's clock: the time since the daemon started, on the monotonic
-// clock. Called under s.mu, so successive values never go backwards.
-func (s *Server) now() time.Duration { return time.Since(s.start) }
+// clock, after the run it took over, if any. Called under s.mu, so successive
+// values never go backwards.
+func (s *Server) now() time.Duration { return s.offset + time.Since(s.start) }
 
 // decide asks the core what to do now that an event has been applied, and carries
 // it out. The wall clock makes every event its own instant. Under emulation the
@@ -340,6 +395,9 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if req.Job == "" {
 		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
 	}
+	if err := checkOpen(req); err != nil {
+		return nil, err
+	}
 	declaredFrom := "client"
 	if req.DeclaredS == 0 {
 		declaredFrom = "none"
@@ -362,20 +420,13 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 			declaredFrom = "catalog: iterations x the model's iteration time"
 		}
 	}
-	for name, v := range map[string]float64{"persistent_mib": req.PersistentMiB, "ephemeral_mib": req.EphemeralMiB} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errorf(CodeBadRequest, "open %q: %s is %v: give a finite number >= 0", req.Job, name, v)
-		}
-	}
-	if req.Iterations < 0 {
-		return nil, errorf(CodeBadRequest, "open %q: iterations is %d: give a number >= 0", req.Job, req.Iterations)
-	}
-	declared, err := core.Seconds(req.DeclaredS)
+	req.PersistentMiB = max(req.PersistentMiB, s.cfg.MinJobMiB)
+	req.EphemeralMiB = max(req.EphemeralMiB, s.cfg.MinJobMiB)
+	// What the catalog filled in is checked too: iterations x the model's time
+	// may pass core.MaxSeconds.
+	declared, err := checkSeconds("open", req.Job, "declared_s", req.DeclaredS)
 	if err != nil {
-		return nil, errorf(CodeBadRequest, "open %q: declared_s: %v", req.Job, err)
-	}
-	if _, err := core.Seconds(req.StartupS); err != nil {
-		return nil, errorf(CodeBadRequest, "open %q: startup_s: %v", req.Job, err)
+		return nil, err
 	}
 	// A missing declared time is never taken as zero: under a policy that orders by
 	// it, that job would run ahead of every real short job.
@@ -388,9 +439,6 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	case "train", "infer", "training", "inference":
 	default:
 		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
-	}
-	if err := checkEmulationFields(req); err != nil {
-		return nil, err
 	}
 
 	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done, peer: req.Peer}
@@ -412,13 +460,28 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(CodeShutdown, "open %q: the daemon is shutting down", req.Job)
 	}
-	if s.draining {
+	if s.draining && !req.Resume { // a recovered job may still come back
 		s.mu.Unlock()
 		return nil, errorf(CodeDraining, "open %q: the daemon is draining (an operator ran salus drain): it admits no new job; try another daemon, or later", req.Job)
 	}
-	if _, dup := s.sessions[req.Job]; dup {
+	if old, dup := s.sessions[req.Job]; dup {
+		switch {
+		case req.Resume && old.unclaimed:
+			s.resume(old, ss, &out)
+			s.unlockRun(out)
+			s.logger.Info("session resumed after restart", "job", req.Job, "transport", transport,
+				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting)
+			return old, nil
+		case old.unclaimed:
+			s.mu.Unlock()
+			return nil, errorf(CodeRejected, "open: job %q is a session the daemon recovered after a restart: open it with resume to take it back", req.Job)
+		}
 		s.mu.Unlock()
 		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
+	}
+	if req.Resume {
+		s.mu.Unlock()
+		return nil, errorf(CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
@@ -493,11 +556,14 @@ func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, e
 	return nil
 }
 
-// End reports that the session's iteration ended; durS is the measured iteration
-// time (0: the daemon measures it from the grant). done is called once, outside the
-// lock, when the end has been processed: at once, or, for an emulated session whose
-// iteration the device model has not finished yet, when it has. A refused request
-// returns an error, and done is never called.
+// End reports that the session's iteration ended. The iteration's GPU time is what
+// the daemon measured, from its grant to this end on the daemon's clock (under
+// emulation, the device model's work): durS, what the client measured, is only a
+// hint, logged at debug level, so that a client cannot buy itself GPU time by
+// under-reporting it. done is called once, outside the lock, when the end has been
+// processed: at once, or, for an emulated session whose iteration the device model
+// has not finished yet, when it has. A refused request returns an error, and done
+// is never called.
 func (s *Server) End(ss *Session, durS, peakMiB float64, done func(error)) error {
 	return s.end(ss, durS, peakMiB, &heldEnd{done: done})
 }
@@ -511,13 +577,10 @@ func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginRepl
 }
 
 func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
-	dur, err := core.Seconds(durS)
-	if err != nil {
-		return errorf(CodeBadRequest, "end %q: duration_s: %v", ss.id, err)
+	if err := checkEnd(ss.id, durS, peakMiB); err != nil {
+		return err
 	}
-	if peakMiB < 0 || math.IsNaN(peakMiB) || math.IsInf(peakMiB, 0) {
-		return errorf(CodeBadRequest, "end %q: peak_mib is %v: give a finite number >= 0", ss.id, peakMiB)
-	}
+	var dur time.Duration
 	var out []func()
 	s.mu.Lock()
 	if err := s.usable(ss); err != nil {
@@ -544,8 +607,12 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 		// The client's end came after the work was done: the iteration ends now.
 		s.emu.lagged(now, ss.doneAt)
 		dur = ss.work // the GPU time the device model gave it, as in the simulator
-	} else if dur == 0 {
-		dur = time.Since(ss.granted)
+	} else {
+		if durS != 0 && s.logger.Enabled(context.Background(), slog.LevelDebug) {
+			s.logger.Debug("client reported an iteration time (a hint; the daemon's measurement counts)", "job", ss.id,
+				"client_s", durS, "measured_s", (now - ss.startedAt).Seconds())
+		}
+		dur = now - ss.startedAt
 	}
 	if err := s.endIteration(ss, now, dur, !h.next); err != nil {
 		s.unlockRun(out)
@@ -648,6 +715,9 @@ func (s *Server) Lookup(id string) (*Session, error) {
 	if !ok {
 		return nil, errorf(CodeUnknown, "unknown session %q: open a session first (or it was closed or lost)", id)
 	}
+	if ss.unclaimed {
+		return nil, errorf(CodeUnknown, "session %q was recovered after the daemon restarted: open it with resume to take it back", id)
+	}
 	return ss, nil
 }
 
@@ -731,13 +801,16 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		switch d.Action {
 		case core.Admit:
 			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
-			ss.owes = true
+			ss.owes = !ss.unclaimed // a recovered session waits for its client within the recover window
 			ss.since = time.Now()
 			ss.touch()
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU})
+			ev := eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU}
+			if ss.unclaimed || ss.resumed {
+				ev.Reason = "recovered"
+			}
+			s.log.Emit(ev)
 			s.emitMemory(now, d.Lane)
-			rep := OpenReply{Session: ss.id, Lane: d.Lane, LaneMiB: d.LaneSize, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
-				LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated, Secret: ss.secret}
+			rep := s.openReply(ss)
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
 				*out = append(*out, func() { f(rep, nil) })
@@ -747,6 +820,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.owes = true
 			ss.touch()
 			ss.granted = time.Now()
+			ss.startedAt = now
 			wait := ss.granted.Sub(ss.asked)
 			s.met.grant.Observe(wait.Seconds())
 			if d.Previous != "" {
@@ -838,6 +912,9 @@ func (s *Server) Shutdown() {
 	}
 	if s.emu != nil {
 		s.emu.timer.Stop()
+	}
+	if s.recoverTimer != nil {
+		s.recoverTimer.Stop()
 	}
 	s.mu.Unlock()
 	run(out)

@@ -9,9 +9,14 @@ import (
 )
 
 // TestMain lets the test binary act as `salus worker` for the live engine's
-// worker processes (they inherit SALUS_CMD_TEST_WORKER from the test).
+// worker processes (they inherit SALUS_CMD_TEST_WORKER from the test), and as
+// `salus` itself with SALUS_CMD_TEST_MAIN=1.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "worker" && os.Getenv("SALUS_CMD_TEST_WORKER") == "1" {
+		main()
+		os.Exit(0)
+	}
+	if os.Getenv("SALUS_CMD_TEST_MAIN") == "1" { // the test binary as `salus ARGS...` (a daemon to kill)
 		main()
 		os.Exit(0)
 	}

@@ -91,6 +91,7 @@ func newServeCmd() *cobra.Command {
 		tokenFile string
 		adminFile string
 		idle      time.Duration
+		jf        journalFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -117,6 +118,13 @@ callers present the token of --token-file (created 0600 with a random token when
 absent); the admin calls (salus sessions, evict, drain) need the token of
 --admin-token-file, or the daemon's uid or root over --api-socket. A job that holds a
 lane without iterating for --idle-timeout gives it back while others wait.
+
+With --events FILE the event log is the daemon's journal: it is appended to, never
+truncated, and every event is written as it happens (--events-flush). A daemon restarted
+on the same file after a crash continues the run: its clock goes on from the log's last
+time, and the sessions open at the end of the log are rebuilt (same arrival, same
+attained GPU time) and held for --recover-window, for their clients to reconnect and
+resume them; those not resumed are logged lost.
 
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
@@ -170,17 +178,22 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				return fmt.Errorf("--token-file %s and --admin-token-file %s hold the same token: the admin token must be another", tokenFile, adminFile)
 			}
 			var sink eventlog.Sink = eventlog.Discard{}
-			var file *eventlog.File
-			if events != "" {
-				if file, err = eventlog.Create(events); err != nil {
-					return fmt.Errorf("--events: %w", err)
-				}
+			cfg := server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
+				Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated}
+			file, err := jf.open(events, logger, &cfg)
+			if err != nil {
+				return err
+			}
+			if file != nil {
 				sink = file
 			}
-			srv, err := server.New(server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
-				Log: sink, Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated,
-				Token: token, TokenFile: tokenFile, AdminToken: adminToken, IdleTimeout: idle})
+			cfg.Log = sink
+			cfg.Token, cfg.TokenFile, cfg.AdminToken, cfg.IdleTimeout = token, tokenFile, adminToken, idle
+			srv, err := server.New(cfg)
 			if err != nil {
+				if file != nil {
+					file.Close()
+				}
 				return err
 			}
 			logger.Info("access", "token_file", tokenFile, "admin_token_file", adminFile, "socket_mode", fmt.Sprintf("%04o", acc.mode), "socket_group", acc.group)
@@ -192,7 +205,8 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
 	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")
 	f.StringVar(&fastAddr, "fast-addr", "127.0.0.1:7071", "TCP address of the fast path (empty: off)")
-	f.StringVar(&events, "events", "", "write the event log (JSON Lines; .gz compresses) to this file")
+	f.StringVar(&events, "events", "", "append the event log (JSON Lines) to this file, the daemon's journal: a daemon restarted on it continues the run (see --recover-window)")
+	jf.register(cmd)
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&mode, "socket-mode", "0660", "permission bits of the Unix sockets (octal): 0660 lets the daemon's user and --socket-group connect, nobody else")
@@ -325,4 +339,56 @@ loop:
 		}
 	}
 	return err
+}
+
+// journalFlags configure the daemon's event log as a journal.
+type journalFlags struct {
+	recoverWindow time.Duration
+	flushEvery    time.Duration
+}
+
+func (j *journalFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.DurationVar(&j.recoverWindow, "recover-window", 30*time.Second, "with --events: after a restart on the same log, how long the sessions open at its end wait for their clients to resume them (0: lost at once)")
+	f.DurationVar(&j.flushEvery, "events-flush", 0, "with --events: 0 writes every event as it happens (a kill -9 loses none); a duration buffers events and writes them that often (a kill -9 loses up to that much)")
+}
+
+// open opens the event log at path for the daemon (nil when path is empty): it
+// appends, and when the file already holds a log, it reads it first so that the
+// daemon continues the run (cfg.Recover). A gzip log cannot be appended to, and
+// a file that is not an event log is not written to.
+func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if strings.HasSuffix(path, ".gz") {
+		return nil, fmt.Errorf("--events %s: the daemon appends to its event log, its journal (a restart continues it), and a gzip file cannot be appended to: give a name without .gz and compress the log once the daemon has stopped", path)
+	}
+	if j.recoverWindow < 0 || j.flushEvery < 0 {
+		return nil, fmt.Errorf("--recover-window %v, --events-flush %v: give durations of 0 or more", j.recoverWindow, j.flushEvery)
+	}
+	cfg.RecoverWindow = j.recoverWindow
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		t0 := time.Now()
+		jn, err := server.ReadJournal(path)
+		switch {
+		case errors.Is(err, eventlog.ErrTruncated):
+			logger.Warn("event log: a line was cut off by a crash; it is skipped, and the new events start on a line of their own", "err", err)
+		case err != nil:
+			return nil, fmt.Errorf("--events %s: it holds something that is not an event log this daemon can continue (%v): move it away or give another file", path, err)
+		}
+		cfg.Recover = jn
+		logger.Info("continuing the run of the event log", "events", path, "log_time_s", jn.LastS,
+			"open_sessions", len(jn.Open()), "read_in", time.Since(t0).Round(time.Microsecond))
+	}
+	file, err := eventlog.OpenAppend(path)
+	if err != nil {
+		return nil, fmt.Errorf("--events: %w", err)
+	}
+	if j.flushEvery == 0 {
+		file.SetFlushEach(true)
+	} else {
+		file.FlushEvery(j.flushEvery)
+	}
+	return file, nil
 }

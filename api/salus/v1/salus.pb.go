@@ -100,8 +100,12 @@ type OpenSessionRequest struct {
 	// For a daemon that emulates the GPU (salus serve --emulate): one iteration's
 	// standalone time on the emulated device, seconds, and the share of the GPU it
 	// keeps busy alone (0 to 1). Left at 0, they come from the catalog model.
-	IterS         float64 `protobuf:"fixed64,10,opt,name=iter_s,json=iterS,proto3" json:"iter_s,omitempty"`
-	Demand        float64 `protobuf:"fixed64,11,opt,name=demand,proto3" json:"demand,omitempty"`
+	IterS  float64 `protobuf:"fixed64,10,opt,name=iter_s,json=iterS,proto3" json:"iter_s,omitempty"`
+	Demand float64 `protobuf:"fixed64,11,opt,name=demand,proto3" json:"demand,omitempty"`
+	// Take back this job's session that a restarted daemon recovered from its
+	// event log (same arrival, same attained GPU time), instead of opening a new
+	// one. Refused with code lost when there is none to take back.
+	Resume        bool `protobuf:"varint,12,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -213,6 +217,13 @@ func (x *OpenSessionRequest) GetDemand() float64 {
 	return 0
 }
 
+func (x *OpenSessionRequest) GetResume() bool {
+	if x != nil {
+		return x.Resume
+	}
+	return false
+}
+
 type OpenSessionResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -225,6 +236,11 @@ type OpenSessionResponse struct {
 	// The daemon emulates the GPU: call EndIteration as soon as BeginIteration
 	// returns; it returns when the emulated device has done the iteration's work.
 	Emulated bool `protobuf:"varint,7,opt,name=emulated,proto3" json:"emulated,omitempty"`
+	// The open took back a session recovered after a restart.
+	Resumed bool `protobuf:"varint,8,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	// The daemon's recover window: after a restart it holds sessions this long for
+	// their clients to resume (0: it cannot recover sessions).
+	RecoverMs int64 `protobuf:"varint,9,opt,name=recover_ms,json=recoverMs,proto3" json:"recover_ms,omitempty"`
 	// What every later call on this session must present: only its opener controls it.
 	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -308,6 +324,20 @@ func (x *OpenSessionResponse) GetEmulated() bool {
 		return x.Emulated
 	}
 	return false
+}
+
+func (x *OpenSessionResponse) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
+}
+
+func (x *OpenSessionResponse) GetRecoverMs() int64 {
+	if x != nil {
+		return x.RecoverMs
+	}
+	return 0
 }
 
 func (x *OpenSessionResponse) GetSecret() string {
@@ -1572,7 +1602,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xd6\x02\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xee\x02\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -1588,7 +1618,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\tstartup_s\x18\t \x01(\x01R\bstartupS\x12\x15\n" +
 	"\x06iter_s\x18\n" +
 	" \x01(\x01R\x05iterS\x12\x16\n" +
-	"\x06demand\x18\v \x01(\x01R\x06demand\"\xeb\x01\n" +
+	"\x06demand\x18\v \x01(\x01R\x06demand\x12\x16\n" +
+	"\x06resume\x18\f \x01(\bR\x06resume\"\xa4\x02\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
@@ -1596,7 +1627,10 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x0estartup_on_gpu\x18\x04 \x01(\bR\fstartupOnGpu\x12\x19\n" +
 	"\blease_ms\x18\x05 \x01(\x03R\aleaseMs\x12\x16\n" +
 	"\x06policy\x18\x06 \x01(\tR\x06policy\x12\x1a\n" +
-	"\bemulated\x18\a \x01(\bR\bemulated\x12\x16\n" +
+	"\bemulated\x18\a \x01(\bR\bemulated\x12\x18\n" +
+	"\aresumed\x18\b \x01(\bR\aresumed\x12\x1d\n" +
+	"\n" +
+	"recover_ms\x18\t \x01(\x03R\trecoverMs\x12\x16\n" +
 	"\x06secret\x18\x14 \x01(\tR\x06secret\"I\n" +
 	"\x15BeginIterationRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +

@@ -15,7 +15,17 @@ the allocator statistics are read, and the session opens with the measured figur
 
 It is closed by :meth:`Session.close`, by leaving a ``with Session(...)`` block (as
 not finished when an exception is leaving it), at interpreter exit, and on SIGTERM or
-SIGINT (then not finished; the previous handlers run afterwards).
+SIGINT (then not finished; the previous handlers run afterwards). A signal the process
+was started with ignored (a background job of a shell, a launcher's child) stays
+ignored: the client installs no handler for it, so a Ctrl-C meant for the launcher
+does not end jobs that carry on.
+
+When the connection drops without a word from the daemon (no ``shutdown`` or
+``lost`` code: it crashed or was killed), the session reconnects with backoff (50 ms,
+doubling to 2 s) for the daemon's recover window and re-opens with ``resume``: a
+daemon restarted on its event log gives the session back with its arrival and
+attained GPU time. If the daemon stays away, ``on_daemon_gone="continue"`` carries on
+without it (iterations run ungated); the default raises :class:`DaemonGone`.
 """
 
 import atexit
@@ -26,7 +36,7 @@ import time
 import weakref
 
 from . import gpu
-from .errors import DaemonGone, SalusError
+from .errors import DaemonGone, DaemonUnavailable, SalusError
 from .protocol import VERSION, Connection, resolve_token
 
 _live = weakref.WeakSet()  # sessions not yet closed, for atexit and the signal handlers
@@ -65,6 +75,14 @@ class Session:
     - ``heartbeat``: send heartbeats every ``lease_ms / 3`` while the session is open
       (default True; turning it off is for tests).
     - ``connect_timeout``: seconds to wait for the connection (not for admission).
+    - ``reconnect``: seconds to try to reconnect when the connection drops without a
+      word from the daemon. ``None`` (default) takes the daemon's recover window from
+      its open reply (``recover_ms``; a daemon without one is not reconnected to, nor
+      is one that goes away before the open reply); a number above 0 tries that long,
+      also while the open waits; 0 never reconnects.
+    - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
+      daemon went away and did not come back; ``"continue"`` carries on alone: the
+      remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
 
     Raises :class:`DaemonUnavailable` when no daemon listens at the address,
     :class:`Rejected` when the daemon refuses the job, and :class:`Unauthorized` (a
@@ -74,9 +92,12 @@ class Session:
     def __init__(self, name, total_time=None, persistent=None, ephemeral=None, model=None,
                  address=None, priority=None, kind=None, iterations=None, startup=None,
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
-                 connect_timeout=5.0, token=None, token_file=None):
+                 connect_timeout=5.0, token=None, token_file=None, reconnect=None,
+                 on_daemon_gone="stop"):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
+        if on_daemon_gone not in ("stop", "continue"):
+            raise ValueError("on_daemon_gone=%r: use \"stop\" or \"continue\"" % (on_daemon_gone,))
         self.name = str(name)
         self.cuda = gpu.cuda_available()
         self._open_fields = dict(
@@ -95,6 +116,13 @@ class Session:
         self._release_cache = release_cache
         self._cap_memory = cap_memory
         self._heartbeat = heartbeat
+        self._address = address
+        self._connect_timeout = connect_timeout
+        self._reconnect = reconnect
+        self._on_daemon_gone = on_daemon_gone
+        self.recover_ms = 0
+        self.resumed = False
+        self.alone = False
 
         self.lane = None
         self.lane_mib = None
@@ -108,6 +136,7 @@ class Session:
         self.closed = False
         self.finished = None
         self._release_now = False
+        self._release_default = False
         self._hb_stop = threading.Event()
         self._hb_thread = None
         self._hb_error = None
@@ -138,30 +167,114 @@ class Session:
         return self._conn.where
 
     def _request(self, op, **fields):
-        if self._hb_error is not None:
+        if self.alone:
+            return {}
+        failure = self._hb_error
+        if failure is not None:
+            self._hb_error = None
             self._conn.close()
-            raise DaemonGone("%s (noticed by the heartbeat of session %r)"
-                             % (self._hb_error, self.name), code="gone")
-        self._in_request = True
-        try:
-            return self._conn.request(op, **fields)
-        finally:
-            self._in_request = False
+            if failure.code != "gone":
+                raise type(failure)("%s (noticed by the heartbeat of session %r)" % (failure, self.name),
+                                    code=failure.code)
+        else:
+            self._in_request = True
+            try:
+                return self._conn.request(op, **fields)
+            except DaemonGone as e:
+                if e.code != "gone":  # the daemon said why (shutdown, lost): that is final
+                    raise
+                failure = e
+            finally:
+                self._in_request = False
+        return self._after_drop(op, fields, failure)
+
+    def _after_drop(self, op, fields, failure):
+        """The connection dropped without a word: reconnect and resume, then finish
+        what ``op`` asked of the resumed session; or go on alone; or raise."""
+        window = self._reconnect
+        if window is None:
+            window = self.recover_ms / 1000.0 if self.opened else 0
+        if window and window > 0:
+            try:
+                reply = self._resume(window)
+            except DaemonGone as e:
+                if e.code != "gone":
+                    raise
+                failure = e  # the daemon stayed away
+            else:
+                if op == "open":
+                    return reply
+                self._admitted(reply)
+                if op == "end":
+                    return {}  # the iteration ran; the resumed session is between iterations
+                return self._request(op, **fields)
+        if self._on_daemon_gone == "continue" and op != "close":
+            self._go_alone()
+            return {}
+        self._conn.close()  # given up: a later close does not wait for the daemon again
+        raise failure
+
+    def _resume(self, window):
+        """Dial again with backoff for up to ``window`` seconds and re-open with resume.
+        Returns the open reply; raises what the daemon answered (``lost``: nothing to
+        resume), or :class:`DaemonGone` (code ``gone``) once the window has passed."""
+        deadline = time.monotonic() + window
+        wait = 0.05
+        while True:
+            try:
+                conn = Connection(self._address, connect_timeout=self._connect_timeout)
+            except DaemonUnavailable as e:
+                last = e
+            else:
+                try:
+                    reply = conn.request("open", resume=True, **self._open_fields)
+                except DaemonGone as e:
+                    conn.close()
+                    if e.code != "gone":
+                        raise
+                    last = e
+                except BaseException:
+                    conn.close()
+                    raise
+                else:
+                    old, self._conn = self._conn, conn
+                    old.close()
+                    self.resumed = bool(reply.get("resumed"))
+                    return reply
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DaemonGone("the salus daemon at %s went away and did not come back within %g s (%s)"
+                                 % (self.address, window, last), code="gone")
+            time.sleep(min(wait, left))
+            wait = min(2 * wait, 2.0)
+
+    def _go_alone(self):
+        """Carry on without the daemon: iterations run ungated from now on."""
+        self.alone = True
+        self._hb_stop.set()
+        self._conn.close()
 
     def _open(self):
-        reply = self._request("open", **self._open_fields)
+        self._admitted(self._request("open", **self._open_fields))
+        if self.cuda and self._cap_memory and self.lane_mib:
+            self.memory_fraction = gpu.cap_to_lane(self.lane_mib)
+
+    def _admitted(self, reply):
+        """Take in an open reply (the first, or a resume's); start the heartbeats."""
+        if self.alone:
+            return
         self.lane = reply.get("lane")
         self.lane_mib = reply.get("lane_mib")
         self.lease_ms = reply.get("lease_ms")
         self.policy = reply.get("policy")
         self.startup_on_gpu = bool(reply.get("startup_on_gpu"))
+        self.recover_ms = reply.get("recover_ms") or 0
         if self._release_cache is None:
             self._release_default = bool(reply.get("release_cache", False))
         else:
             self._release_default = bool(self._release_cache)
-        if self.cuda and self._cap_memory and self.lane_mib:
-            self.memory_fraction = gpu.cap_to_lane(self.lane_mib)
-        if self._heartbeat and self.lease_ms:
+        alive = self._hb_thread is not None and self._hb_thread.is_alive()
+        if self._heartbeat and self.lease_ms and not alive:
             self._hb_thread = threading.Thread(
                 target=self._heartbeats, args=(max(0.01, self.lease_ms / 3000.0),),
                 name="salus-heartbeat-%s" % self.name, daemon=True)
@@ -201,7 +314,7 @@ class Session:
         _live.discard(self)
         acknowledged = False
         try:
-            if not self._conn.closed:
+            if not self._conn.closed and not self.alone:
                 self._request("close", finished=bool(finished))
                 acknowledged = True
         except SalusError:
@@ -251,7 +364,7 @@ class _Iteration:
 
     def __enter__(self):
         s = self.s
-        self.measuring = not s.opened
+        self.measuring = not s.opened and not s.alone
         if self.measuring:
             s._measure.before()
         else:
@@ -306,7 +419,8 @@ def _num(x):
 
 
 def _install_hooks():
-    """Install, once, the atexit hook and the SIGTERM/SIGINT handlers (main thread only)."""
+    """Install, once, the atexit hook and the SIGTERM/SIGINT handlers (main thread only;
+    not for a signal that is ignored)."""
     global _hooks_installed
     with _hooks_lock:
         if _hooks_installed:
@@ -317,7 +431,12 @@ def _install_hooks():
             return
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
-                _previous_handlers[sig] = signal.getsignal(sig)
+                prev = signal.getsignal(sig)
+                if prev is signal.SIG_IGN:
+                    # Started with it ignored (a shell's background job, a launcher's
+                    # child): the signal is meant for someone else; leave it ignored.
+                    continue
+                _previous_handlers[sig] = prev
                 signal.signal(sig, _on_signal)
             except (ValueError, OSError):
                 pass

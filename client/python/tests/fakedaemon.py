@@ -5,7 +5,10 @@ and records what every connection sent, so tests can check what the client did. 
 can be told to die (close everything abruptly) after a given number of grants, to
 shut down politely (unsolicited ``shutdown`` frames), to reject jobs, to ask for
 cache release, to require a token at open (``token=``, as the real daemon does over
-TCP), and to evict a job (an unsolicited ``evicted`` frame).
+TCP), and to evict a job (an unsolicited ``evicted`` frame). With ``recover_ms`` its
+open replies say it can recover sessions after a restart, and it answers an open with
+``resume`` as a restarted daemon would; with ``address`` it listens on that socket path
+(a daemon restarted where the last one was).
 """
 
 import json
@@ -23,7 +26,8 @@ class FakeDaemon:
     """Start with ``FakeDaemon().start()``; ``address`` is the socket path to give clients."""
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
-                 die_after_begins=None, reject=(), tcp=False, token=None):
+                 die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
+                 address=None):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -33,6 +37,8 @@ class FakeDaemon:
         self.tcp = tcp
         self.token = token
         self._by_job = {}  # job -> its connection, for evict
+        self.recover_ms = recover_ms
+        self._fixed_address = address
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -49,6 +55,14 @@ class FakeDaemon:
             self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self.listener.bind(("127.0.0.1", 0))
             self.address = "127.0.0.1:%d" % self.listener.getsockname()[1]
+        elif self._fixed_address:
+            self.address = self._fixed_address
+            try:
+                os.unlink(self.address)  # left by a daemon that died
+            except OSError:
+                pass
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(self.address)
         else:
             self._dir = tempfile.mkdtemp(prefix="salus-fake-")
             self.address = os.path.join(self._dir, "salus.sock")
@@ -203,6 +217,10 @@ class FakeDaemon:
                              "policy": self.policy}
                     if self.release_cache is not None:
                         reply["release_cache"] = self.release_cache
+                    if self.recover_ms is not None:
+                        reply["recover_ms"] = self.recover_ms
+                    if req.get("resume"):
+                        reply["resumed"] = True
                     deadline[0] = time.monotonic() + self.lease_ms / 1000.0
                     _send(c, reply)
                 elif op == "begin":

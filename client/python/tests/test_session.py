@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import types
 import unittest
@@ -376,3 +377,135 @@ class ProcessExitTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReconnectTest(unittest.TestCase):
+    """A daemon that can recover sessions (recover_ms in its open reply) and dies:
+    the client reconnects, resumes, or carries on alone, or gives up."""
+
+    def test_reconnects_and_resumes(self):
+        d1 = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d1.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d1.address)
+        self.assertEqual(s.recover_ms, 5000)
+        with s.iteration():
+            pass
+        d1.die()
+        restarted = []
+
+        def restart():
+            time.sleep(0.3)
+            restarted.append(FakeDaemon(recover_ms=5000, address=d1.address).start())
+
+        t = threading.Thread(target=restart)
+        t.start()
+        self.addCleanup(lambda: restarted and restarted[0].die())
+        for _ in range(3):
+            with s.iteration():  # the first begin finds the daemon gone, and waits for its return
+                pass
+        t.join()
+        d2 = restarted[0]
+        self.assertTrue(s.resumed)
+        self.assertEqual(d2.ops("j"), ["open", "begin", "end", "begin", "end", "begin", "end"])
+        opened = d2.requests("j", "open")[0]
+        self.assertTrue(opened["resume"])
+        self.assertEqual((opened["persistent_mib"], opened["ephemeral_mib"]), (1.0, 1.0))
+        self.assertTrue(s.close())
+        self.assertEqual(d2.sessions, {"j": "finished"})
+
+    def test_dies_inside_a_step_and_comes_back(self):
+        d1 = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d1.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d1.address)
+        with s.iteration():
+            d1.die()
+            d2 = FakeDaemon(recover_ms=5000, address=d1.address).start()
+            self.addCleanup(d2.die)
+        # The end found the daemon gone: it resumed, and the iteration counts as ended.
+        self.assertEqual(s.iterations_done, 1)
+        with s.iteration():
+            pass
+        self.assertEqual(d2.ops("j"), ["open", "begin", "end"])
+        s.close()
+
+    def test_stays_away_and_the_job_goes_on_alone(self):
+        d = FakeDaemon(recover_ms=300).start()
+        self.addCleanup(d.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d.address,
+                                 on_daemon_gone="continue")
+        with s.iteration():
+            pass
+        d.die()
+        t0 = time.monotonic()
+        for _ in range(3):
+            with s.iteration():
+                pass
+        self.assertGreaterEqual(time.monotonic() - t0, 0.25, "it tried for the recover window first")
+        self.assertTrue(s.alone)
+        self.assertEqual(s.iterations_done, 4)
+        self.assertFalse(s.close(), "nobody to tell")
+
+    def test_stays_away_and_the_job_stops(self):
+        d = FakeDaemon(recover_ms=300).start()
+        self.addCleanup(d.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d.address)
+        d.die()
+        t0 = time.monotonic()
+        with self.assertRaises(salus_client.DaemonGone) as cm:
+            with s.iteration():
+                pass
+        self.assertGreaterEqual(time.monotonic() - t0, 0.25)
+        self.assertIn("did not come back", str(cm.exception))
+        t0 = time.monotonic()
+        self.assertFalse(s.close())
+        self.assertLess(time.monotonic() - t0, 0.2, "given up: close does not wait for the daemon again")
+
+    def test_shutdown_is_final(self):
+        d = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d.address)
+        d.shutdown()
+        t0 = time.monotonic()
+        with self.assertRaises(salus_client.DaemonGone) as cm:
+            with s.iteration():
+                pass
+        self.assertEqual(cm.exception.code, "shutdown")
+        self.assertLess(time.monotonic() - t0, 1.0)
+        s.close()
+
+    def test_reconnect_zero_never_reconnects(self):
+        d = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d.address, reconnect=0)
+        d.die()
+        t0 = time.monotonic()
+        with self.assertRaises(salus_client.DaemonGone):
+            with s.iteration():
+                pass
+        self.assertLess(time.monotonic() - t0, 1.0)
+        s.close()
+
+
+class IgnoredSigintTest(unittest.TestCase):
+    """A process started with SIGINT ignored (a shell's background job, a launcher's
+    child) keeps its session on SIGINT: the Ctrl-C was meant for someone else."""
+
+    def test_sigint_ignored_keeps_the_session(self):
+        d = FakeDaemon().start()
+        self.addCleanup(d.stop)
+        code = _CHILD.format(client=CLIENT, addr=d.address, mode="signal")
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        self.addCleanup(p.kill)
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        p.send_signal(signal.SIGINT)
+        begins = len(d.requests("child", "begin"))
+        time.sleep(0.3)
+        self.assertIsNone(p.poll(), "the child must not stop on an ignored SIGINT")
+        self.assertEqual(d.sessions["child"], "open")
+        self.assertGreater(len(d.requests("child", "begin")), begins + 5, "it keeps iterating under the daemon")
+        p.send_signal(signal.SIGTERM)  # SIGTERM is not ignored: it still closes and terminates
+        p.communicate(timeout=20)
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+        self.assertTrue(d.wait_for(lambda: d.sessions.get("child") != "open"))

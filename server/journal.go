@@ -1,0 +1,204 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+)
+
+// Journal and recovery. The daemon's event log is its journal: every arrival,
+// iteration end and departure is in it, so a daemon restarted on the same log
+// (salus serve --events FILE) can rebuild the sessions that were open when the
+// previous one died: their jobs, arrival times, memory, declared and attained GPU
+// time. It restores them in the core in arrival order (core.Scheduler.Restore),
+// which re-admits them into lanes, and holds them for Config.RecoverWindow: a
+// client that reconnects and opens its job with resume gets its session back,
+// with the same arrival and attained time, so fair and srtf order it as before.
+// Sessions not resumed within the window are logged lost ("not resumed after
+// restart") and their memory freed. The new daemon's clock continues from the
+// log's last time, so the log's times stay in order across the restart; its run
+// header says "restart".
+
+// Journal is what a daemon's event log says of its run so far. It is an
+// eventlog.Sink: feed it the log's events in order.
+type Journal struct {
+	// LastS is the time of the log's last event, seconds.
+	LastS float64
+	open  map[string]*RecoveredSession
+	seq   int
+}
+
+// RecoveredSession is a session open at the end of a log: its job arrived, and
+// neither finished nor was lost.
+type RecoveredSession struct {
+	Job, Model, Kind            string
+	ArrivalS                    float64
+	PersistentMiB, EphemeralMiB float64
+	DeclaredS, StartupS         float64
+	// PlannedIterations is what the job said it plans; Iterations and AttainedS
+	// what it ran: the iterations that ended, and their GPU time.
+	PlannedIterations int
+	Iterations        int
+	AttainedS         float64
+	seq               int
+}
+
+// NewJournal returns an empty journal.
+func NewJournal() *Journal { return &Journal{open: map[string]*RecoveredSession{}} }
+
+// Emit takes one event of the log.
+func (j *Journal) Emit(e eventlog.Event) {
+	j.LastS = max(j.LastS, e.T)
+	switch e.Kind {
+	case eventlog.Arrive:
+		j.seq++
+		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
+			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
+			PlannedIterations: e.Iterations, seq: j.seq}
+	case eventlog.IterEnd:
+		if r := j.open[e.Job]; r != nil {
+			r.Iterations++
+			r.AttainedS += e.GPU
+		}
+	case eventlog.Finish, eventlog.Lost:
+		delete(j.open, e.Job)
+	}
+}
+
+// Open returns the sessions open at the end of the log, in arrival order.
+func (j *Journal) Open() []RecoveredSession {
+	out := make([]RecoveredSession, 0, len(j.open))
+	for _, r := range j.open {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b RecoveredSession) int { return a.seq - b.seq })
+	return out
+}
+
+// ReadJournal reads the event log at path for a daemon that restarts on it. A file
+// that does not exist is an empty journal. When a line of the log was cut off (the
+// daemon died in the middle of writing it) the journal of every other event comes
+// back with an error wrapping eventlog.ErrTruncated, for the caller to report.
+func ReadJournal(path string) (*Journal, error) {
+	j := NewJournal()
+	err := eventlog.ReadFile(path, func(e eventlog.Event) error { j.Emit(e); return nil })
+	switch {
+	case err == nil, errors.Is(err, os.ErrNotExist):
+		return j, nil
+	case errors.Is(err, eventlog.ErrTruncated):
+		return j, err
+	}
+	return nil, err
+}
+
+// recover rebuilds the journal's open sessions at the start of the daemon's run,
+// and arms the recover window. Called by New, before any client can connect.
+func (s *Server) recover(j *Journal, now time.Duration) {
+	var out []func()
+	s.mu.Lock()
+	defer func() { s.unlockRun(out) }()
+	n := 0
+	for _, r := range j.Open() {
+		job, err := recoveredJob(r, s.cfg.MinJobMiB)
+		if err == nil {
+			job.Arrival = min(job.Arrival, now)
+			err = s.sched.Restore(now, job, core.MustSeconds(max(r.AttainedS, 0)), r.Iterations)
+		}
+		if err != nil {
+			s.stats.lost++
+			s.met.lost.Inc()
+			reason := "cannot be restored after restart: " + err.Error()
+			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: r.Job, Reason: reason})
+			s.logger.Warn("session lost", "job", r.Job, "reason", reason)
+			continue
+		}
+		s.sessions[r.Job] = &Session{id: r.Job, job: job, model: r.Model, kind: r.Kind, lane: -1, unclaimed: true}
+		n++
+	}
+	s.decide(now, &out)
+	if n == 0 {
+		return
+	}
+	s.logger.Info("sessions recovered from the event log: their clients may resume them", "sessions", n,
+		"window", s.cfg.RecoverWindow, "log_time_s", now.Seconds())
+	if s.cfg.RecoverWindow <= 0 {
+		s.loseUnclaimed(&out)
+		return
+	}
+	s.recoverTimer = time.AfterFunc(s.cfg.RecoverWindow, func() {
+		var out []func()
+		s.mu.Lock()
+		if !s.closing {
+			s.loseUnclaimed(&out)
+		}
+		s.unlockRun(out)
+	})
+}
+
+// recoveredJob is the core's job of a recovered session.
+func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
+	arrival, err := core.Seconds(max(r.ArrivalS, 0))
+	if err != nil {
+		return core.Job{}, fmt.Errorf("arrival: %v", err)
+	}
+	declared, err := core.Seconds(max(r.DeclaredS, 0))
+	if err != nil {
+		return core.Job{}, fmt.Errorf("declared time: %v", err)
+	}
+	if err := checkMiB("restore", r.Job, "persistent_mib", r.PersistentMiB); err != nil {
+		return core.Job{}, err
+	}
+	if err := checkMiB("restore", r.Job, "ephemeral_mib", r.EphemeralMiB); err != nil {
+		return core.Job{}, err
+	}
+	if _, err := core.Seconds(max(r.AttainedS, 0)); err != nil {
+		return core.Job{}, fmt.Errorf("attained time: %v", err)
+	}
+	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
+		Declared: declared}, nil
+}
+
+// loseUnclaimed loses the recovered sessions no client resumed.
+func (s *Server) loseUnclaimed(out *[]func()) {
+	var gone []*Session
+	for _, ss := range s.sessions {
+		if ss.unclaimed {
+			gone = append(gone, ss)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *Session) int { return int(a.job.Arrival - b.job.Arrival) })
+	for _, ss := range gone {
+		s.leave(ss, false, "not resumed after restart", out)
+	}
+}
+
+// resume gives a recovered session to the client that opened its job with
+// resume. fresh holds what the open brought (transport, hooks, emulated work).
+// Called under the lock.
+func (s *Server) resume(ss, fresh *Session, out *[]func()) {
+	ss.unclaimed, ss.resumed = false, true
+	ss.transport, ss.drop, ss.pendingOpen = fresh.transport, fresh.drop, fresh.pendingOpen
+	ss.emulated, ss.work, ss.demand = fresh.emulated, fresh.work, fresh.demand
+	ss.touch()
+	if ss.phase == pWaiting { // the open is answered at admission, as any open
+		return
+	}
+	ss.owes = true
+	rep := s.openReply(ss)
+	if f := ss.pendingOpen; f != nil {
+		ss.pendingOpen = nil
+		*out = append(*out, func() { f(rep, nil) })
+	}
+}
+
+// openReply is the answer to the open of an admitted session.
+func (s *Server) openReply(ss *Session) OpenReply {
+	return OpenReply{Session: ss.id, Lane: ss.lane, LaneMiB: ss.laneMiB, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
+		LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated, Resumed: ss.resumed,
+		RecoverMS: s.cfg.RecoverWindow.Milliseconds(), Secret: ss.secret}
+}
