@@ -62,11 +62,16 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("salus daemon: %s (%s)", e.Msg, e.Code) }
 
 // Ended reports whether err means the session is over (lost, or the daemon is
-// shutting down, or the connection broke).
+// shutting down, or the connection broke or was closed: refused beyond the
+// daemon's connection limit, or timed out).
 func Ended(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Code == "lost" || e.Code == "shutdown" || e.Code == "bad_frame"
+		switch e.Code {
+		case "lost", "shutdown", "bad_frame", "timeout", "too_many_connections":
+			return true
+		}
+		return false
 	}
 	return err != nil
 }
