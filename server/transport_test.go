@@ -133,6 +133,24 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 	if n := strings.Count(lb.String(), "too many open files"); n != 1 {
 		t.Errorf("4 accept errors within a second logged %d times, want once (rate-limited):\n%s", n, lb.String())
 	}
+	// The HTTP API: net/http backs off; its log goes to the daemon's, rate-limited.
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := &flakyListener{Listener: tl}
+	hl.fails.Store(4)
+	hs := d.NewHTTPServer()
+	go hs.Serve(d.LimitListener(hl))
+	defer hs.Close()
+	resp, err := http.Get("http://" + tl.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := strings.Count(lb.String(), "Accept error"); n != 1 {
+		t.Errorf("4 HTTP accept errors logged %d times, want once:\n%s", n, lb.String())
+	}
 }
 
 // TestConnectionLimit: a connection beyond --max-conns is told why and closed;
