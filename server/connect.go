@@ -53,7 +53,12 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) bounded(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)) // ErrNotSupported in a test recorder
+		// Not for a request without a body: its connection's next read (HTTP/1.1
+		// watching for the client going away) has already begun, and would time
+		// out under the handler.
+		if r.ContentLength != 0 {
+			rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)) // ErrNotSupported in a test recorder
+		}
 		// A copy, as http.MaxBytesHandler makes: the server looks at the original
 		// body after the handler, to decide whether the connection can be reused.
 		r2 := *r

@@ -294,6 +294,15 @@ func (fc *fastConn) reason(err error) string {
 	return readReason(err)
 }
 
+// writeReason says why a write failed: a client that went away reads as it does
+// on the read side.
+func writeReason(err error) string {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return "connection closed"
+	}
+	return "connection broken: " + err.Error()
+}
+
 func readReason(err error) string {
 	if errors.Is(err, io.EOF) {
 		return "connection closed"
@@ -460,7 +469,7 @@ func (fc *fastConn) write(id int64, body func([]byte) ([]byte, error)) {
 		n, err := fc.tryWrite(fc.queue)
 		if err != nil {
 			fc.queue = fc.queue[:0]
-			fc.abort("connection broken: "+err.Error(), false)
+			fc.abort(writeReason(err), false)
 			return
 		}
 		fc.queue = fc.queue[:copy(fc.queue, fc.queue[n:])]
@@ -535,7 +544,7 @@ func (fc *fastConn) writer() {
 			if isTimeout(err) {
 				fc.abort(fmt.Sprintf("reply not written within %v (salus serve --write-timeout): the client does not read its replies", fc.s.cfg.WriteTimeout), true)
 			} else {
-				fc.abort("connection broken: "+err.Error(), false)
+				fc.abort(writeReason(err), false)
 			}
 		}
 		done = buf

@@ -475,8 +475,28 @@ func TestInvalidUTF8Refused(t *testing.T) {
 			t.Errorf("job %q: %v, want ok", job, rep)
 		}
 	}
+	// The connect API refuses them too (protobuf checks its strings).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := d.NewHTTPServer()
+	go hs.Serve(l)
+	defer hs.Close()
+	for _, job := range []string{"a\xff", `a\ud800`} {
+		resp, err := http.Post("http://"+l.Addr().String()+salusv1connect.SchedulerServiceOpenSessionProcedure, "application/json",
+			strings.NewReader(`{"job":"`+job+`","persistentMib":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !bytes.Contains(b, []byte("invalid_argument")) {
+			t.Errorf("connect API, job %q: HTTP %d %s", job, resp.StatusCode, b)
+		}
+	}
 	// The server refuses such names whatever the transport.
-	_, err := d.Open(server.OpenRequest{Job: "c\xff", PersistentMiB: 1}, "test", nil, func(server.OpenReply, error) {})
+	_, err = d.Open(server.OpenRequest{Job: "c\xff", PersistentMiB: 1}, "test", nil, func(server.OpenReply, error) {})
 	if server.CodeOf(err) != server.CodeBadRequest {
 		t.Errorf("Open with an invalid UTF-8 name: %v", err)
 	}
@@ -641,23 +661,34 @@ func TestHTTPTimeouts(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	// fifo: y waits for x to leave, several timeouts long.
-	x := open(t, d, "x", 1, 1, 1)
-	sc := salusv1connect.NewSchedulerServiceClient(http.DefaultClient, url)
-	got := make(chan error, 1)
-	go func() {
-		_, err := sc.OpenSession(context.Background(), connect.NewRequest(&salusv1.OpenSessionRequest{Job: "y", PersistentMib: 1, EphemeralMib: 1}))
-		got <- err
-	}()
-	time.Sleep(4 * to)
-	x.Close(true)
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Errorf("an open that waited %v for admission: %v", 4*to, err)
+	// fifo: y waits for x to leave, several timeouts long, over HTTP/1.1 (connect)
+	// and HTTP/2 (gRPC).
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	h2c := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	for i, sc := range []salusv1connect.SchedulerServiceClient{
+		salusv1connect.NewSchedulerServiceClient(http.DefaultClient, url),
+		salusv1connect.NewSchedulerServiceClient(h2c, url, connect.WithGRPC()),
+	} {
+		x := open(t, d, fmt.Sprintf("x%d", i), 1, 1, 1)
+		got := make(chan error, 1)
+		go func() {
+			r, err := sc.OpenSession(context.Background(), connect.NewRequest(&salusv1.OpenSessionRequest{Job: fmt.Sprintf("y%d", i), PersistentMib: 1, EphemeralMib: 1}))
+			if err == nil {
+				_, err = sc.CloseSession(context.Background(), connect.NewRequest(&salusv1.CloseSessionRequest{Session: r.Msg.Session}))
+			}
+			got <- err
+		}()
+		time.Sleep(4 * to)
+		x.Close(true)
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Errorf("an open that waited %v for admission: %v", 4*to, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("open never answered")
 		}
-	case <-time.After(5 * time.Second):
-		t.Error("open never answered")
 	}
 }
 
