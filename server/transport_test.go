@@ -508,8 +508,10 @@ func TestLeaseExpiresOnTime(t *testing.T) {
 	const lease = time.Second
 	d := start(t, "pack", 1000, func(c *server.Config) { c.Lease = lease })
 	var conns []*raw
-	// Sessions opened 60 ms apart: a reaper that ticks every lease/4 would be
-	// late by more than 50 ms for at least three of them.
+	// Sessions opened 60 ms apart: a reaper that ticks every lease/4 (250 ms)
+	// would be late by more than 100 ms for at least two of them (their delays
+	// are spread 60 ms apart over the tick); this one is late by a millisecond
+	// or so, and the bound leaves room for a busy machine.
 	for i := range 4 {
 		r := rawConn(t, d)
 		if rep := r.call(fmt.Sprintf(`{"op":"open","id":1,"version":1,"job":"s%d","persistent_mib":1,"ephemeral_mib":1}`, i)); rep["ok"] != true {
@@ -532,8 +534,8 @@ func TestLeaseExpiresOnTime(t *testing.T) {
 		}
 		late := time.Duration((lost.T-adm.T)*1e9) - lease
 		t.Logf("%s: lost %v after its lease", job, late)
-		if late < -5*time.Millisecond || late > lease/20 {
-			t.Errorf("%s: lost %v after its lease of %v, want within %v", job, late, lease, lease/20)
+		if late < -5*time.Millisecond || late > lease/10 {
+			t.Errorf("%s: lost %v after its lease of %v, want within %v", job, late, lease, lease/10)
 		}
 	}
 }
