@@ -129,12 +129,13 @@ func (e *Error) Error() string { return fmt.Sprintf("salus daemon: %s (%s)", e.M
 
 // Ended reports whether err means the session is over (lost, evicted, refused by
 // a draining daemon or for a missing token, or the daemon is shutting down, or
-// the connection broke).
+// the connection broke or was closed: refused beyond the daemon's connection
+// limit, or timed out).
 func Ended(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		switch e.Code {
-		case "lost", "shutdown", "bad_frame", "evicted", "draining", "unauthorized":
+		case "lost", "shutdown", "bad_frame", "evicted", "draining", "unauthorized", "timeout", "too_many_connections":
 			return true
 		}
 		return false

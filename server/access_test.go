@@ -286,7 +286,7 @@ func TestEvictReturnsMemoryAndTellsTheClient(t *testing.T) {
 		}
 		admitted <- err
 	}()
-	waitFor(t, "b waits for memory", func() bool { return len(d.Sessions()) == 2 })
+	waitFor(t, 5*time.Second, "b waits for memory", func() bool { return len(d.Sessions()) == 2 })
 	hs := api(t, d)
 	admin := salusv1connect.NewAdminServiceClient(hs.Client(), hs.URL, bearer(adminToken))
 	res, err := admin.EvictSession(context.Background(), connect.NewRequest(&salusv1.EvictSessionRequest{Job: "a", Reason: "hogging"}))
@@ -325,7 +325,7 @@ func TestEvictTellsAWaitingClient(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- b.Begin() }()
-	waitFor(t, "b ready", func() bool { return state(d, "b") == "ready" })
+	waitFor(t, 5*time.Second, "b ready", func() bool { return state(d, "b") == "ready" })
 	if _, err := d.Evict("b", "uid 0", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestDrainRefusesOpens(t *testing.T) {
 		_, err := client.Open(context.Background(), d.addr, client.Options{Job: "b", PersistentMiB: 400, EphemeralMiB: 300})
 		waiting <- err
 	}()
-	waitFor(t, "b waits for memory", func() bool { return len(d.Sessions()) == 2 })
+	waitFor(t, 5*time.Second, "b waits for memory", func() bool { return len(d.Sessions()) == 2 })
 	hs := api(t, d)
 	admin := salusv1connect.NewAdminServiceClient(hs.Client(), hs.URL, bearer(adminToken))
 	res, err := admin.Drain(context.Background(), connect.NewRequest(&salusv1.DrainRequest{}))
@@ -384,17 +384,6 @@ func TestDrainRefusesOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	open(t, d, "after", 1, 1, 1).Close(true)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func state(d *daemon, job string) string {

@@ -2,10 +2,17 @@ package server_test
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,5 +194,190 @@ func BenchmarkRoundTripLogged(b *testing.B) {
 			b.ReportMetric(float64(lat[int(0.99*float64(len(lat)))].Nanoseconds())/1e3, "p99-µs")
 			b.ReportMetric(float64(len(lat))/el.Seconds(), "grants/s")
 		})
+	}
+}
+
+// BenchmarkLoad measures the daemon under load: 1,000 sessions iterating (end +
+// next, each in its own lane under pack, so the figure is the daemon's overhead),
+// back to back or at 100 ms an iteration, alone and beside 10,000 idle
+// connections (connected, no session opened). It
+// reports the active sessions' round trip (median and p99) and grants per
+// second, and the daemon's memory per idle connection: Go heap and goroutine
+// stacks, and the process's resident set, measured before and after the idle
+// connections were accepted. The idle connections come from a child process (this
+// test binary, running TestIdleConnectionsHelper), so that their client side
+// costs the daemon's process nothing and both sides fit the open-file limit.
+// Skipped with -short.
+//
+//	go test -run '^$' -bench Load -benchtime 50000x ./server
+func BenchmarkLoad(b *testing.B) {
+	if testing.Short() {
+		b.Skip("1,000 sessions and 10,000 idle connections: run without -short")
+	}
+	const sessions = 1000
+	for _, c := range []struct {
+		idle int
+		iter time.Duration
+	}{{0, 0}, {10000, 0}, {0, 100 * time.Millisecond}, {10000, 100 * time.Millisecond}} {
+		b.Run(fmt.Sprintf("sessions=%d/idle=%d/iter=%v", sessions, c.idle, c.iter), func(b *testing.B) { load(b, sessions, c.idle, c.iter) })
+	}
+}
+
+// load runs the benchmark: each session iterates b.N/sessions times, its
+// iterations taking iter (0: back to back, so that the daemon is saturated and the
+// round trip measures its throughput; 100 ms: a real job's pace, so that it
+// measures latency under a realistic load).
+func load(b *testing.B, sessions, idle int, iter time.Duration) {
+	raiseNofile(b, uint64(2*sessions+idle+1024))
+	d := start(b, "pack", 1e9, func(c *server.Config) {
+		c.HandshakeTimeout = time.Hour // idle connections stay for the whole run
+		c.MaxConns = -1
+		c.Lease = time.Minute
+	})
+	var perConn []float64 // memory per idle connection, reported at the end (ResetTimer deletes metrics)
+	if idle > 0 {
+		g0 := runtime.NumGoroutine()
+		heap0, rss0 := memory()
+		dialIdle(b, strings.TrimPrefix(d.addr, "unix:"), idle)
+		// Each accepted connection runs one goroutine (its reader); wait for all.
+		deadline := time.Now().Add(time.Minute)
+		for runtime.NumGoroutine() < g0+idle {
+			if time.Now().After(deadline) {
+				b.Fatalf("the daemon accepted %d of %d connections in a minute", runtime.NumGoroutine()-g0, idle)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		heap1, rss1 := memory()
+		perConn = []float64{float64(heap1-heap0) / float64(idle) / 1024, float64(rss1-rss0) / float64(idle) / 1024}
+	}
+	ss := make([]*client.Session, sessions)
+	for i := range ss {
+		ss[i] = open(b, d, fmt.Sprintf("j%d", i), 1, 1, 1)
+	}
+	per := max(b.N/sessions, 1)
+	lat := make([][]time.Duration, sessions)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	t0 := time.Now()
+	for i, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := make([]time.Duration, 0, per)
+			// Jobs do not run in step: spread their iterations over one.
+			time.Sleep(iter * time.Duration(i) / time.Duration(sessions))
+			if err := s.Begin(); err != nil {
+				b.Error(err)
+				return
+			}
+			for range per {
+				if iter > 0 {
+					time.Sleep(iter)
+				}
+				t := time.Now()
+				if err := s.Next(iter, 0); err != nil {
+					b.Error(err)
+					return
+				}
+				l = append(l, time.Since(t))
+			}
+			s.End(iter, 0)
+			lat[i] = l
+		}()
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	b.StopTimer()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "median-µs")
+	b.ReportMetric(float64(all[int(0.99*float64(len(all)))].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(all))/el.Seconds(), "grants/s")
+	if perConn != nil {
+		b.ReportMetric(perConn[0], "heap+stack-KiB/idle-conn")
+		b.ReportMetric(perConn[1], "rss-KiB/idle-conn")
+	}
+	for _, s := range ss {
+		s.Close(true)
+	}
+}
+
+// dialIdle opens n idle connections to sock from a child process, held until
+// the benchmark ends.
+func dialIdle(b *testing.B, sock string, n int) {
+	dialer := exec.Command(os.Args[0], "-test.run=^TestIdleConnectionsHelper$")
+	dialer.Env = append(os.Environ(), fmt.Sprintf("SALUS_IDLE_CONNECTIONS=%d:%s", n, sock))
+	dialer.Stderr = os.Stderr
+	stdin, err := dialer.StdinPipe() // closed at the end: the child then exits
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := dialer.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		dialer.Wait()
+	})
+}
+
+// TestIdleConnectionsHelper is BenchmarkLoad's child process: it opens the idle
+// connections that SALUS_IDLE_CONNECTIONS asks for ("N:socket") and holds them
+// until its standard input closes. It does nothing in a normal test run.
+func TestIdleConnectionsHelper(t *testing.T) {
+	spec := os.Getenv("SALUS_IDLE_CONNECTIONS")
+	if spec == "" {
+		t.Skip("BenchmarkLoad's child process")
+	}
+	n, sock, _ := strings.Cut(spec, ":")
+	var count int
+	fmt.Sscan(n, &count)
+	var r syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
+	r.Cur = r.Max
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	for range count {
+		// Raw sockets: nothing of Go's poller is needed to hold them.
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// memory returns the Go heap and goroutine stacks in use, and the process's
+// resident set, in bytes, after a garbage collection.
+func memory() (goBytes, rss int64) {
+	debug.FreeOSMemory() // a GC that also returns free memory: the resident set is then what is live
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		var size, res uint64
+		fmt.Sscan(string(b), &size, &res)
+		rss = int64(res) * int64(os.Getpagesize())
+	}
+	return int64(m.HeapInuse + m.StackInuse), rss
+}
+
+// raiseNofile raises the process's open-file limit to at least n, or skips.
+func raiseNofile(b *testing.B, n uint64) {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		b.Fatal(err)
+	}
+	if r.Cur >= n {
+		return
+	}
+	r.Cur = n
+	r.Max = max(r.Max, n)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		b.Skipf("needs %d open files (RLIMIT_NOFILE): %v", n, err)
 	}
 }

@@ -1,10 +1,17 @@
 package server
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
 	"net/http"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -17,25 +24,205 @@ import (
 // Handler returns the daemon's HTTP handler: the connect API (gRPC, gRPC-Web and
 // HTTP/JSON on the same routes) and /metrics. Serve it with HTTP/2 cleartext
 // enabled (see NewHTTPServer) so gRPC clients work without TLS.
+//
+// Every request is bounded: its body to Config.MaxBodyBytes as sent, and each
+// connect message to as much once decompressed (so a small gzip body cannot
+// inflate to gigabytes); its body must arrive within Config.ReadTimeout, and each
+// response write completes within Config.WriteTimeout.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := &connectAPI{s: s}
 	auth := connect.WithInterceptors(s.authInterceptor()) // access.go
-	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api, auth))
-	mux.Handle(salusv1connect.NewAdminServiceHandler(api, auth))
+	maxBytes := s.cfg.MaxBodyBytes
+	limit := connect.WithHandlerOptions(connect.WithReadMaxBytes(int(maxBytes)),
+		connect.WithCompression("gzip", func() connect.Decompressor { return &boundedGzip{max: maxBytes} },
+			func() connect.Compressor { return gzip.NewWriter(io.Discard) }))
+	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api, auth, limit))
+	mux.Handle(salusv1connect.NewAdminServiceHandler(api, auth, limit))
 	mux.Handle("/metrics", s.MetricsHandler())
-	return mux
+	return s.bounded(mux)
 }
 
+// bounded applies the per-request limits of Handler. The read and write timeouts
+// are set per request rather than on the http.Server, whose ReadTimeout and
+// WriteTimeout run from the request's start to the response's end: they would
+// cut the calls that wait (an open waiting for admission, a begin for its grant),
+// and on HTTP/1.1 an expired ReadTimeout cancels the request's context while its
+// handler runs. Here the body must arrive within the read timeout, from when the
+// handler is called; once it has, the read deadline is cleared (so a waiting call
+// is not cancelled); the write deadline starts with the response.
+func (s *Server) bounded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		// Not for a request without a body: its connection's next read (HTTP/1.1
+		// watching for the client going away) has already begun, and would time
+		// out under the handler.
+		if r.ContentLength != 0 {
+			rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)) // ErrNotSupported in a test recorder
+		}
+		// A copy, as http.MaxBytesHandler makes: the server looks at the original
+		// body after the handler, to decide whether the connection can be reused.
+		r2 := *r
+		r2.Body = &bodyReader{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), rc: rc}
+		h.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc, timeout: s.cfg.WriteTimeout}, &r2)
+	})
+}
+
+// boundedGzip is connect's gzip decompressor, but it stops once a message has
+// inflated past the limit: connect would inflate the rest (up to about 1 GiB from a
+// 1 MiB body) only to report its size.
+type boundedGzip struct {
+	gzip.Reader
+	max, n int64
+}
+
+func (z *boundedGzip) Read(p []byte) (int, error) {
+	n, err := z.Reader.Read(p)
+	if z.n += int64(n); z.n > z.max+1 {
+		return n, fmt.Errorf("it inflates to more than %d bytes", z.max)
+	}
+	return n, err
+}
+
+func (z *boundedGzip) Reset(r io.Reader) error {
+	z.n = 0
+	return z.Reader.Reset(r)
+}
+
+// bodyReader clears the read deadline once the body is read.
+type bodyReader struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// deadlineWriter sets the write deadline when the response starts.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	started bool
+}
+
+func (w *deadlineWriter) start() {
+	if !w.started {
+		w.started = true
+		w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	}
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets connect stream through the wrapper.
+func (w *deadlineWriter) Flush() {
+	w.start()
+	w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// HTTP limits that need no knob.
+const (
+	httpIdleTimeout    = 2 * time.Minute
+	httpMaxHeaderBytes = 64 << 10
+)
+
 // NewHTTPServer returns an http.Server for Handler that speaks HTTP/1.1 and
-// HTTP/2 cleartext (h2c), as gRPC clients need.
+// HTTP/2 cleartext (h2c), as gRPC clients need, with every wait bounded: a
+// request's header must arrive within Config.HandshakeTimeout and be at most
+// 64 KiB, an idle keep-alive connection is closed after 2 minutes, an HTTP/2
+// connection that stops answering pings or taking data is closed, and its
+// errors go to the daemon's log, rate-limited. Serve it on LimitListener to bound
+// its connections.
 func (s *Server) NewHTTPServer() *http.Server {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: s.Handler(), Protocols: &p}
-	hs.ConnContext = connContext // who connected over a Unix socket (access.go)
-	return hs
+	return &http.Server{
+		Handler:           s.Handler(),
+		Protocols:         &p,
+		ReadHeaderTimeout: s.cfg.HandshakeTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout:  httpIdleTimeout,
+			PingTimeout:      s.cfg.ReadTimeout,
+			WriteByteTimeout: s.cfg.WriteTimeout,
+		},
+		ErrorLog:    log.New(logWriter{s}, "", 0),
+		ConnContext: connContext, // who connected over a Unix socket (access.go)
+	}
+}
+
+// LimitListener bounds the connections accepted on l to Config.MaxConns at once:
+// beyond it a connection gets "503 Service Unavailable" and is closed. Accept
+// errors are the caller's (http.Server.Serve backs off from temporary ones).
+func (s *Server) LimitListener(l net.Listener) net.Listener {
+	if s.cfg.MaxConns < 0 {
+		return l
+	}
+	return &limitListener{Listener: l, s: s}
+}
+
+type limitListener struct {
+	net.Listener
+	s    *Server
+	open atomic.Int64
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) <= int64(l.s.cfg.MaxConns) {
+			return &countedConn{Conn: c, l: l}, nil
+		}
+		l.open.Add(-1)
+		msg := fmt.Sprintf("%s: the daemon already serves %d HTTP connections, its limit (salus serve --max-conns): retry later, or raise the limit\n",
+			CodeTooManyConns, l.s.cfg.MaxConns)
+		l.s.logLimited(slog.LevelWarn, "http-conn-limit", "HTTP API: connection refused: too many connections",
+			"max_conns", l.s.cfg.MaxConns, "remote", c.RemoteAddr().String())
+		l.s.refuse(c, fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg))
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+// CloseWrite keeps net/http's graceful close (it half-closes TCP connections).
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }
 
 type connectAPI struct{ s *Server }

@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // The framed fast path of docs/protocol.md: one connection per session, each frame a
@@ -69,57 +73,110 @@ type fastError struct {
 }
 
 // ServeFast accepts fast-path connections on l until l is closed or the server shuts
-// down. It returns nil after Shutdown.
+// down. It returns nil after Shutdown. Temporary accept errors (too many open
+// files, say) are retried after a back-off, as net/http does, and logged.
 func (s *Server) ServeFast(l net.Listener) error {
 	if !s.track(l) {
 		l.Close()
 		return nil
 	}
+	var delay time.Duration
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if s.isClosing() {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if s.backoff(l, err, &delay) {
 				continue
 			}
 			return fmt.Errorf("fast path: accept on %s: %w", l.Addr(), err)
 		}
-		fc := &fastConn{s: s, c: c, r: bufio.NewReaderSize(c, 4096)}
+		delay = 0
+		fc := newFastConn(s, c)
 		if fc.unix = isUnix(c); fc.unix { // access.go: the socket's permissions let it in
 			fc.peer = peerOf(c)
 		}
-		if !s.addConn(fc) {
-			fc.fail(0, CodeShutdown, "the daemon is shutting down")
-			c.Close()
-			continue
+		switch s.addConn(fc) {
+		case connAdded:
+			go fc.serve()
+		case connShutdown:
+			s.refuse(c, errorFrame(CodeShutdown, "the daemon is shutting down"))
+		case connFull:
+			s.logLimited(slog.LevelWarn, "conn-limit", "fast path: connection refused: too many connections",
+				"max_conns", s.cfg.MaxConns, "remote", c.RemoteAddr().String())
+			s.refuse(c, errorFrame(CodeTooManyConns, fmt.Sprintf(
+				"the daemon already serves %d connections, its limit (salus serve --max-conns): retry later, or raise the limit", s.cfg.MaxConns)))
 		}
-		go fc.serve()
 	}
 }
 
+// A fast-path connection has one reader goroutine (serve), which reads frames
+// under deadlines and serves them. Its replies are often sent by other goroutines
+// (a decision that grants another job's begin, the lease checker, shutdown), and
+// none of them may ever wait for this client: a reply is appended to the
+// connection's queue and, when nothing is waiting before it, written at once with
+// a non-blocking write, which succeeds whenever the socket has room. Otherwise the
+// connection's own writer goroutine writes the queue, each write under the write
+// timeout. A client whose queue outgrows Config.ReplyQueue, or whose write times
+// out, does not read its replies: it is dropped and its session lost.
 type fastConn struct {
-	s           *Server
-	c           net.Conn
-	r           *bufio.Reader
-	wmu         sync.Mutex
-	wbuf        []byte
-	outstanding atomic.Int64 // id of the request awaiting its reply, 0 when none
-	sess        *Session
+	s          *Server
+	c          net.Conn
+	raw        syscall.RawConn // for non-blocking writes; nil: the writer goroutine writes everything
+	r          *bufio.Reader
+	hsDeadline time.Time // the session must be open by then
+
+	wmu        sync.Mutex
+	queue      []byte // replies not yet written: whole frames, in order
+	spare      []byte // the writer's other buffer
+	writing    bool   // a writer goroutine owns the socket's writes
+	closing    bool   // close the connection once the queue is written
+	readerDone bool
+	// The non-blocking write's argument and results, kept here (under wmu) so that
+	// the write allocates nothing.
+	rawBuf   []byte
+	rawN     int
+	rawErr   error
+	rawWrite func(fd uintptr) bool
+
 	closed      atomic.Bool
-	unix        bool  // a Unix-socket connection: no token needed
-	peer        *Peer // its process, when the kernel says
+	unix        bool                   // a Unix-socket connection: no token needed
+	peer        *Peer                  // its process, when the kernel says
+	why         atomic.Pointer[string] // why the daemon dropped the client, when it did
+	outstanding atomic.Int64           // id of the request awaiting its reply, 0 when none
+	sess        *Session
+}
+
+func newFastConn(s *Server, c net.Conn) *fastConn {
+	fc := &fastConn{s: s, c: c, hsDeadline: time.Now().Add(s.cfg.HandshakeTimeout)}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			fc.raw = raw
+			fc.rawWrite = fc.writeNow
+		}
+	}
+	return fc
 }
 
 func (fc *fastConn) serve() {
-	defer fc.s.connDone(fc)
+	defer fc.readerExit()
+	fc.r = bufio.NewReaderSize(fc.c, 1024) // frames are small; big ones bypass the buffer
 	var body []byte
 	for {
+		if !fc.awaitFrame() {
+			return
+		}
+		// Once its first byte came, a frame must arrive whole within the read
+		// timeout (and, before the session is open, the handshake's).
+		deadline := time.Now().Add(fc.s.cfg.ReadTimeout)
+		if fc.sess == nil && fc.hsDeadline.Before(deadline) {
+			deadline = fc.hsDeadline
+		}
+		fc.c.SetReadDeadline(deadline)
 		var hdr [4]byte
-		if _, err := io.ReadFull(fc.r, hdr[:]); err != nil {
-			fc.gone(readReason(err))
+		if k, err := io.ReadFull(fc.r, hdr[:]); err != nil {
+			fc.midFrame(err, k, 4)
 			return
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
@@ -132,8 +189,8 @@ func (fc *fastConn) serve() {
 			body = make([]byte, n)
 		}
 		body = body[:n]
-		if _, err := io.ReadFull(fc.r, body); err != nil {
-			fc.gone("connection closed mid-frame")
+		if k, err := io.ReadFull(fc.r, body); err != nil {
+			fc.midFrame(err, 4+k, 4+int(n))
 			return
 		}
 		if fc.sess != nil {
@@ -155,10 +212,104 @@ func (fc *fastConn) serve() {
 			fc.gone("protocol error: invalid JSON")
 			return
 		}
+		// encoding/json replaces invalid UTF-8 and matches keys whatever their
+		// case; the protocol does neither.
+		if err := checkText(body); err != nil {
+			fc.fail(req.ID, CodeBadRequest, err.Error())
+			continue
+		}
+		if id, err := checkKeys(body); err != nil {
+			fc.fail(id, CodeBadRequest, err.Error())
+			continue
+		}
 		if !fc.handle(&req) {
 			return
 		}
 	}
+}
+
+// awaitFrame waits for the first byte of the next frame. Before the session is
+// open it waits until the handshake deadline; after, as long as the session lives
+// (the lease governs a silent client), waking now and then so that no read is
+// without a deadline. false: the connection is done.
+func (fc *fastConn) awaitFrame() bool {
+	for fc.r.Buffered() == 0 {
+		deadline := fc.hsDeadline
+		if fc.sess != nil {
+			deadline = time.Now().Add(max(fc.s.cfg.Lease, time.Minute))
+		}
+		fc.c.SetReadDeadline(deadline)
+		_, err := fc.r.Peek(1)
+		if err == nil {
+			break
+		}
+		if isTimeout(err) && fc.why.Load() == nil {
+			if fc.sess == nil {
+				fc.timedOut(fmt.Sprintf("no session opened within %v of connecting (salus serve --handshake-timeout): send open first", fc.s.cfg.HandshakeTimeout),
+					"handshake timeout")
+				return false
+			}
+			if fc.s.alive(fc.sess) {
+				continue
+			}
+		}
+		fc.gone(fc.reason(err))
+		return false
+	}
+	return true
+}
+
+// midFrame ends a connection whose frame stopped after got of its want bytes.
+func (fc *fastConn) midFrame(err error, got, want int) {
+	if w := fc.why.Load(); w != nil {
+		fc.gone(*w)
+		return
+	}
+	if !isTimeout(err) {
+		fc.gone("connection closed mid-frame")
+		return
+	}
+	if fc.sess == nil && !time.Now().Before(fc.hsDeadline) {
+		fc.timedOut(fmt.Sprintf("no session opened within %v of connecting (salus serve --handshake-timeout): send open first, as one whole frame", fc.s.cfg.HandshakeTimeout),
+			"handshake timeout")
+		return
+	}
+	what := fmt.Sprintf("%d of the frame's %d bytes", got, want)
+	if got < 4 {
+		what = fmt.Sprintf("%d of the frame's 4 length bytes", got)
+	}
+	fc.timedOut(fmt.Sprintf("frame incomplete: %s came within %v of its first byte (salus serve --read-timeout): write each frame whole", what, fc.s.cfg.ReadTimeout),
+		fmt.Sprintf("frame incomplete %v after its first byte", fc.s.cfg.ReadTimeout))
+}
+
+// timedOut tells the client why, then ends the connection (its session lost).
+func (fc *fastConn) timedOut(msg, reason string) {
+	fc.s.logLimited(slog.LevelInfo, "read-timeout", "fast path: connection closed: "+reason, "remote", fc.c.RemoteAddr().String())
+	fc.fail(0, CodeTimeout, msg)
+	fc.gone(reason)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// reason says why a read failed: the daemon dropped the client, or the client
+// went away.
+func (fc *fastConn) reason(err error) string {
+	if w := fc.why.Load(); w != nil {
+		return *w
+	}
+	return readReason(err)
+}
+
+// writeReason says why a write failed: a client that went away reads as it does
+// on the read side.
+func writeReason(err error) string {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return "connection closed"
+	}
+	return "connection broken: " + err.Error()
 }
 
 func readReason(err error) string {
@@ -306,22 +457,115 @@ func (fc *fastConn) granted(id int64) func(BeginReply, error) {
 	}
 }
 
-// write sends one frame built by body; it clears the outstanding request first so
-// the client's next request, sent as soon as it reads this reply, is not seen as busy.
+// write queues one frame built by body and sends it if the socket has room; it
+// never waits for the client. It clears the outstanding request first so the
+// client's next request, sent as soon as it reads this reply, is not seen as busy.
 func (fc *fastConn) write(id int64, body func([]byte) ([]byte, error)) {
 	fc.wmu.Lock()
 	defer fc.wmu.Unlock()
 	fc.outstanding.CompareAndSwap(id, 0)
-	b := append(fc.wbuf[:0], 0, 0, 0, 0)
-	b, err := body(b)
+	if fc.closing || fc.closed.Load() {
+		return
+	}
+	waiting := len(fc.queue)
+	if waiting > fc.s.cfg.ReplyQueue {
+		fc.abort(fmt.Sprintf("reply queue full: %d bytes of replies not taken by the client, over the %d allowed: the client does not read its replies", waiting, fc.s.cfg.ReplyQueue), true)
+		return
+	}
+	b, err := body(append(fc.queue, 0, 0, 0, 0))
 	if err != nil {
+		fc.queue = b[:waiting]
 		fc.s.logger.Error("fast path: cannot encode a reply", "err", err)
 		return
 	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	fc.wbuf = b
-	if _, err := fc.c.Write(b); err != nil && !fc.closed.Load() {
-		fc.s.logger.Debug("fast path: write failed", "err", err)
+	binary.BigEndian.PutUint32(b[waiting:], uint32(len(b)-waiting-4))
+	fc.queue = b
+	if fc.writing {
+		return // the writer sends it after what waits before it
+	}
+	if fc.raw != nil {
+		n, err := fc.tryWrite(fc.queue)
+		if err != nil {
+			fc.queue = fc.queue[:0]
+			fc.abort(writeReason(err), false)
+			return
+		}
+		fc.queue = fc.queue[:copy(fc.queue, fc.queue[n:])]
+		if len(fc.queue) == 0 {
+			return
+		}
+	}
+	fc.writing = true
+	go fc.writer()
+}
+
+// tryWrite writes what the socket takes now, without waiting; called under wmu.
+func (fc *fastConn) tryWrite(b []byte) (int, error) {
+	fc.rawBuf, fc.rawN, fc.rawErr = b, 0, nil
+	err := fc.raw.Write(fc.rawWrite)
+	n, werr := max(fc.rawN, 0), fc.rawErr
+	fc.rawBuf = nil
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, nil // a deadline of the writer's: let the writer write
+	case err != nil:
+		return 0, err
+	case errors.Is(werr, syscall.EAGAIN):
+		return 0, nil
+	case werr != nil:
+		return n, werr
+	}
+	return n, nil
+}
+
+// writeNow is the non-blocking write: returning true, it never waits for room.
+func (fc *fastConn) writeNow(fd uintptr) bool {
+	for {
+		fc.rawN, fc.rawErr = syscall.Write(int(fd), fc.rawBuf)
+		if fc.rawErr != syscall.EINTR {
+			return true
+		}
+	}
+}
+
+// writer writes the queue until it is empty, each write under the write timeout;
+// then it closes the connection if asked to, and exits.
+func (fc *fastConn) writer() {
+	var done []byte
+	for {
+		fc.wmu.Lock()
+		if cap(done) <= 64<<10 { // a burst's big buffer goes back to the heap
+			fc.spare = done[:0]
+		}
+		if len(fc.queue) == 0 || fc.closed.Load() {
+			fc.writing = false
+			closeNow := fc.closing || fc.closed.Load()
+			last := fc.readerDone
+			fc.queue = nil
+			fc.wmu.Unlock()
+			if closeNow {
+				fc.closeSocket()
+			}
+			if last {
+				fc.s.connDone(fc)
+			}
+			return
+		}
+		buf := fc.queue
+		fc.queue = fc.spare
+		fc.wmu.Unlock()
+		fc.c.SetWriteDeadline(time.Now().Add(fc.s.cfg.WriteTimeout))
+		_, err := fc.c.Write(buf)
+		// Non-blocking writes must not meet this deadline once it has passed.
+		fc.c.SetWriteDeadline(time.Time{})
+		if err != nil {
+			if isTimeout(err) {
+				fc.abort(fmt.Sprintf("reply not written within %v (salus serve --write-timeout): the client does not read its replies", fc.s.cfg.WriteTimeout), true)
+			} else {
+				fc.abort(writeReason(err), false)
+			}
+		}
+		done = buf
 	}
 }
 
@@ -350,7 +594,29 @@ func (fc *fastConn) drop(code, msg string) {
 	fc.closeConn()
 }
 
+// closeConn closes the connection once the replies queued are written (within the
+// write timeout).
 func (fc *fastConn) closeConn() {
+	fc.wmu.Lock()
+	fc.closing = true
+	now := !fc.writing
+	fc.wmu.Unlock()
+	if now {
+		fc.closeSocket()
+	}
+}
+
+// abort closes the connection at once, unwritten replies and all: why says why,
+// and becomes the reason its session is lost. logIt logs the drop (rate-limited).
+// It may be called under wmu.
+func (fc *fastConn) abort(why string, logIt bool) {
+	if fc.why.CompareAndSwap(nil, &why) && logIt {
+		fc.s.logLimited(slog.LevelWarn, "drop", "fast path: client dropped", "reason", why, "remote", fc.c.RemoteAddr().String())
+	}
+	fc.closeSocket()
+}
+
+func (fc *fastConn) closeSocket() {
 	if fc.closed.CompareAndSwap(false, true) {
 		fc.c.Close()
 	}
@@ -364,7 +630,18 @@ func (fc *fastConn) gone(reason string) {
 	fc.closeConn()
 }
 
-// Connection and listener tracking, for shutdown.
+// readerExit counts the connection done when neither of its goroutines runs.
+func (fc *fastConn) readerExit() {
+	fc.wmu.Lock()
+	fc.readerDone = true
+	last := !fc.writing
+	fc.wmu.Unlock()
+	if last {
+		fc.s.connDone(fc)
+	}
+}
+
+// Connection and listener tracking, for the connection limit and shutdown.
 
 type tracker struct {
 	mu        sync.Mutex
@@ -372,6 +649,19 @@ type tracker struct {
 	conns     map[*fastConn]struct{}
 	wg        sync.WaitGroup
 	done      bool
+	stop      chan struct{} // closed at shutdown: ends accept back-offs
+	refusing  chan struct{} // a semaphore: connections being refused
+	rl        rateLimiter
+}
+
+// stopped returns the channel closed at shutdown.
+func (s *Server) stopped() <-chan struct{} {
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	if s.tr.stop == nil {
+		s.tr.stop = make(chan struct{})
+	}
+	return s.tr.stop
 }
 
 func (s *Server) isClosing() bool {
@@ -393,18 +683,29 @@ func (s *Server) track(l io.Closer) bool {
 	return true
 }
 
-func (s *Server) addConn(fc *fastConn) bool {
+type admission int
+
+const (
+	connAdded admission = iota
+	connShutdown
+	connFull
+)
+
+func (s *Server) addConn(fc *fastConn) admission {
 	s.tr.mu.Lock()
 	defer s.tr.mu.Unlock()
 	if s.tr.done {
-		return false
+		return connShutdown
+	}
+	if s.cfg.MaxConns > 0 && len(s.tr.conns) >= s.cfg.MaxConns {
+		return connFull
 	}
 	if s.tr.conns == nil {
 		s.tr.conns = map[*fastConn]struct{}{}
 	}
 	s.tr.conns[fc] = struct{}{}
 	s.tr.wg.Add(1)
-	return true
+	return connAdded
 }
 
 func (s *Server) connDone(fc *fastConn) {
@@ -414,11 +715,27 @@ func (s *Server) connDone(fc *fastConn) {
 	s.tr.wg.Done()
 }
 
-// closeTransports stops accepting, tells idle connections that the daemon is going
-// away and closes them, then waits for their goroutines.
+// alive reports whether ss has not ended.
+func (s *Server) alive(ss *Session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ss.phase != pGone
+}
+
+// shutdownFlush is how long shutdown lets the connections' last frames drain
+// before it closes the connections of clients that do not read.
+const shutdownFlush = 100 * time.Millisecond
+
+// closeTransports stops accepting, tells every connection that the daemon is going
+// away and closes it, then waits for their goroutines. A client that does not read
+// holds its connection for shutdownFlush at most.
 func (s *Server) closeTransports() {
 	s.tr.mu.Lock()
 	s.tr.done = true
+	if s.tr.stop == nil {
+		s.tr.stop = make(chan struct{})
+	}
+	close(s.tr.stop)
 	for l := range s.tr.listeners {
 		l.Close()
 	}
@@ -430,5 +747,15 @@ func (s *Server) closeTransports() {
 	for _, fc := range conns {
 		fc.drop(CodeShutdown, "the daemon is shutting down")
 	}
-	s.tr.wg.Wait()
+	waited := make(chan struct{})
+	go func() { s.tr.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return
+	case <-time.After(shutdownFlush):
+	}
+	for _, fc := range conns {
+		fc.abort("daemon shut down", false)
+	}
+	<-waited
 }

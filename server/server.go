@@ -146,6 +146,31 @@ type Config struct {
 	// IdleTimeout is how long a job may hold a lane without an iteration before
 	// the daemon takes it back (idle.go). Default 10 min; negative disables it.
 	IdleTimeout time.Duration
+
+	// Limits that keep one client from holding the daemon's resources (see
+	// transport.go and docs/protocol.md).
+
+	// MaxConns bounds the fast-path connections open at once, over all
+	// listeners, and separately the HTTP API's (LimitListener); a connection
+	// beyond it is told too_many_connections and closed. Default 4096; negative:
+	// no limit.
+	MaxConns int
+	// HandshakeTimeout is how long a fast-path connection may take to open its
+	// session, and an HTTP request to send its header. Default 10 s.
+	HandshakeTimeout time.Duration
+	// ReadTimeout is how long a frame may take to arrive once its first byte came,
+	// and an HTTP request its body. Default 10 s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds every write to a client; a fast-path client whose
+	// replies cannot be written within it is dropped (its session lost). Default
+	// 10 s.
+	WriteTimeout time.Duration
+	// ReplyQueue bounds the bytes of replies waiting to be written to one
+	// fast-path client; a client that lets it fill is dropped. Default 64 KiB.
+	ReplyQueue int
+	// MaxBodyBytes bounds an HTTP request's body, as sent and, for the connect
+	// API, each message once decompressed. Default 1 MiB.
+	MaxBodyBytes int64
 }
 
 // OpenRequest is a job asking to be scheduled.
@@ -320,6 +345,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Discard{}
 	}
+	cfg.setLimits()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -394,6 +420,9 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg string), done func(OpenReply, error)) (*Session, error) {
 	if req.Job == "" {
 		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
+	}
+	if err := checkStrings(req); err != nil {
+		return nil, err
 	}
 	if err := checkOpen(req); err != nil {
 		return nil, err
@@ -644,6 +673,7 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	ss.phase = pHolding
 	ss.owes = true
 	ss.since = time.Now()
+	ss.touch() // the lease runs from here (an emulated end was held since the client sent it)
 	ss.gen++
 	gen := ss.gen
 	if ss.grace != nil {
@@ -860,11 +890,13 @@ func run(fs []func()) {
 }
 
 // reaper loses sessions whose client stayed silent past the lease while it owed the
-// daemon a message.
+// daemon a message. It wakes when the earliest lease can next expire, so a session
+// is lost within about a millisecond of its lease: whenever a session starts to
+// owe, it is touched, so its lease ends no earlier than a lease from then, and the
+// reaper never sleeps longer than one.
 func (s *Server) reaper() {
 	defer close(s.reaperDone)
-	every := max(s.cfg.Lease/4, 5*time.Millisecond)
-	t := time.NewTicker(every)
+	t := time.NewTimer(s.cfg.Lease)
 	defer t.Stop()
 	for {
 		select {
@@ -872,12 +904,19 @@ func (s *Server) reaper() {
 			return
 		case <-t.C:
 		}
-		cut := time.Now().Add(-s.cfg.Lease).UnixNano()
+		now := time.Now()
+		cut := now.Add(-s.cfg.Lease).UnixNano()
+		next := now.Add(s.cfg.Lease).UnixNano()
 		var expired []*Session
 		s.mu.Lock()
 		for _, ss := range s.sessions {
-			if ss.owes && ss.lastSeen.Load() < cut {
+			if !ss.owes {
+				continue
+			}
+			if seen := ss.lastSeen.Load(); seen <= cut {
 				expired = append(expired, ss)
+			} else {
+				next = min(next, seen+s.cfg.Lease.Nanoseconds())
 			}
 		}
 		s.mu.Unlock()
@@ -888,6 +927,9 @@ func (s *Server) reaper() {
 				ss.drop(CodeLost, fmt.Sprintf("session %q lost: %s", ss.id, reason))
 			}
 		}
+		// At least a millisecond: a lease renewed at the last instant must not
+		// make the reaper spin.
+		t.Reset(max(time.Until(time.Unix(0, next)), time.Millisecond))
 	}
 }
 

@@ -47,6 +47,41 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
 }
 
+// limitFlags bound what one client can hold of the daemon (server.Config's
+// limits), for `salus serve`.
+type limitFlags struct {
+	maxConns         int
+	handshakeTimeout time.Duration
+	readTimeout      time.Duration
+	writeTimeout     time.Duration
+	maxBodyBytes     int64
+}
+
+func (f *limitFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "connections served at once on the fast path (all listeners together), and on the HTTP API; beyond it a connection is refused with too_many_connections (negative: no limit)")
+	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "a fast-path connection must open its session, and an HTTP request send its header, within this")
+	fl.DurationVar(&f.readTimeout, "read-timeout", server.DefaultReadTimeout, "a frame must arrive whole this long after its first byte, an HTTP request body within this")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "a reply not written within this drops the client (its session is lost)")
+	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest HTTP request body, as sent and once decompressed")
+}
+
+func (f *limitFlags) apply(c *server.Config) error {
+	for name, d := range map[string]time.Duration{"--handshake-timeout": f.handshakeTimeout, "--read-timeout": f.readTimeout, "--write-timeout": f.writeTimeout} {
+		if d <= 0 {
+			return fmt.Errorf("%s %v: give a positive duration", name, d)
+		}
+	}
+	if f.maxConns == 0 {
+		return errors.New("--max-conns 0 would refuse every connection: give a positive number (or a negative one for no limit)")
+	}
+	if f.maxBodyBytes <= 0 {
+		return fmt.Errorf("--max-body-bytes %d: give a positive number", f.maxBodyBytes)
+	}
+	c.MaxConns, c.HandshakeTimeout, c.ReadTimeout, c.WriteTimeout, c.MaxBodyBytes = f.maxConns, f.handshakeTimeout, f.readTimeout, f.writeTimeout, f.maxBodyBytes
+	return nil
+}
+
 func (f *serveFlags) capacity() (sim.Device, error) {
 	dev, err := sim.Preset(f.device)
 	if err != nil {
@@ -78,6 +113,7 @@ func catalogModels(cat *workload.Catalog) func(string) (server.Model, bool) {
 func newServeCmd() *cobra.Command {
 	var (
 		sf        serveFlags
+		lf        limitFlags
 		addr      string
 		socket    string
 		fastAddr  string
@@ -125,6 +161,11 @@ on the same file after a crash continues the run: its clock goes on from the log
 time, and the sessions open at the end of the log are rebuilt (same arrival, same
 attained GPU time) and held for --recover-window, for their clients to reconnect and
 resume them; those not resumed are logged lost.
+
+Every client is bounded: --max-conns connections at once, --handshake-timeout to open a
+session, --read-timeout for a frame once begun, --write-timeout for each reply (a client
+that does not read its replies is dropped, and never delays another), and HTTP request
+bodies of --max-body-bytes, compressed or not (docs/protocol.md).
 
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
@@ -180,6 +221,9 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			var sink eventlog.Sink = eventlog.Discard{}
 			cfg := server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
 				Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated}
+			if err := lf.apply(&cfg); err != nil {
+				return err
+			}
 			file, err := jf.open(events, logger, &cfg)
 			if err != nil {
 				return err
@@ -201,6 +245,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 		},
 	}
 	sf.register(cmd, true)
+	lf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
 	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")
@@ -294,7 +339,7 @@ func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *e
 		hs = srv.NewHTTPServer()
 		for _, l := range apiListeners {
 			go func() {
-				if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				if err := hs.Serve(srv.LimitListener(l)); !errors.Is(err, http.ErrServerClosed) {
 					errc <- err
 				}
 			}()
@@ -329,8 +374,12 @@ loop:
 	}
 	srv.Shutdown()
 	if hs != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		hs.Shutdown(sctx)
+		// Every waiting call was answered by srv.Shutdown: give the responses a
+		// moment, then close what is left (clients that do not read).
+		sctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
 		cancel()
 	}
 	if file != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/salusgo/salus/client"
 	"github.com/salusgo/salus/core"
@@ -169,4 +172,87 @@ func (m *memSink) events() []eventlog.Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]eventlog.Event(nil), m.ev...)
+}
+
+// TestServeStopsQuicklyWithClientsThatDoNotRead: SIGTERM stops the daemon in
+// well under a second even with a fast-path client that never reads its
+// replies and an HTTP client that never reads its response.
+func TestServeStopsQuicklyWithClientsThatDoNotRead(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	p, _ := core.Lookup("pack")
+	var lf limitFlags
+	lf.register(&cobra.Command{}) // the defaults
+	cfg := server.Config{Policy: p, CapacityMiB: 1000, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := lf.apply(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Longer than the test, and a queue that never fills: shutdown must not wait
+	// for the clients.
+	cfg.WriteTimeout, cfg.ReplyQueue = time.Minute, 64<<20
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, addr, sock, "", listenAccess{})
+	}()
+	var fast net.Conn
+	for i := 0; ; i++ {
+		if fast, err = net.Dial("unix", sock); err == nil || i == 100 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	frame := func(body string) []byte {
+		return append([]byte{0, 0, 0, byte(len(body))}, body...)
+	}
+	fast.Write(frame(`{"op":"open","id":1,"version":1,"job":"deaf","persistent_mib":1,"ephemeral_mib":1}`))
+	go fast.Write(bytes.Repeat(frame(`{"op":"fly","id":2}`), 20000)) // megabytes of replies, never read
+	web, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	// Pipelined requests, never read: megabytes of responses.
+	go web.Write(bytes.Repeat([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"), 5000))
+	time.Sleep(200 * time.Millisecond)
+	t0 := time.Now()
+	cancel() // what SIGTERM does
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("stopped in %v", time.Since(t0))
+	case <-time.After(time.Second):
+		t.Fatal("the daemon took more than 1 s to stop")
+	}
+}
+
+func TestLimitFlags(t *testing.T) {
+	for _, args := range [][]string{{"--max-conns", "0"}, {"--write-timeout", "0s"}, {"--max-body-bytes", "-1"}, {"--read-timeout", "-1s"}} {
+		var lf limitFlags
+		cmd := &cobra.Command{}
+		lf.register(cmd)
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var c server.Config
+		if err := lf.apply(&c); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
 }
