@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden-logs.txt")
+
+// TestGoldenEventLogs pins the event log of every scheme on salus100 (seeds 1 and
+// 2, loads 1 and 4) by its SHA-256, so that a refactor that must not change
+// behaviour shows any event it moves. After an intended change:
+//
+//	go test ./sim -run TestGoldenEventLogs -update
+func TestGoldenEventLogs(t *testing.T) {
+	var got strings.Builder
+	for _, seed := range []int64{1, 2} {
+		for _, load := range []float64{1, 4} {
+			trace, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: seed, Load: load})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ms := range everyScheme {
+				p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				w := eventlog.NewWriter(&buf)
+				if err := Run(trace, Options{Policy: p, Device: DefaultDevice(), Sink: w}); err != nil {
+					t.Fatal(err)
+				}
+				w.Flush()
+				fmt.Fprintf(&got, "seed=%d load=%g %s/%s %x\n", seed, load, ms[0], ms[1], sha256.Sum256(buf.Bytes()))
+			}
+		}
+	}
+	const path = "testdata/golden-logs.txt"
+	if *update {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with -update)", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("event logs changed:\n got:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
