@@ -97,3 +97,23 @@ func TestEvalSuitesJSON(t *testing.T) {
 		t.Errorf("unknown suite: %v", err)
 	}
 }
+
+// --policy and --mode take commas and repeats alike, as in salus sweep.
+func TestPolicyTakesCommasAndRepeats(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "--format", "json", "--policy", "fifo,srtf"},
+		{"eval", "--format", "json", "--policy", "fifo", "--policy", "srtf"},
+	} {
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var rep struct{ Runs []struct{ Policy string } }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Runs) != 2 || rep.Runs[0].Policy != "fifo" || rep.Runs[1].Policy != "srtf" {
+			t.Errorf("%v: runs %+v, want fifo and srtf", args, rep.Runs)
+		}
+	}
+}

@@ -316,8 +316,8 @@ Same as: salus eval --engine live --trace FILE.`,
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&ef.policies, "policy", nil, "policy to run (repeatable; default: fifo, srtf, pack, fair)")
-	f.StringArrayVar(&ef.modes, "mode", nil, "sharing mode (repeatable): exclusive or salus")
+	f.StringSliceVar(&ef.policies, "policy", nil, "policies to run (comma-separated or repeated; default: fifo, srtf, pack, fair)")
+	f.StringSliceVar(&ef.modes, "mode", nil, "sharing modes (comma-separated or repeated): exclusive or salus")
 	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
 	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
 	return cmd
