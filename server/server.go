@@ -840,6 +840,12 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			}
 			s.log.Emit(ev)
 			s.emitMemory(now, d.Lane)
+			// Logged once the lock is released, like the replies: a slow log never
+			// holds the scheduler.
+			job, lane, size, wait := d.Job, d.Lane, d.LaneSize, now-ss.job.Arrival
+			*out = append(*out, func() {
+				s.logger.Info("session admitted", "job", job, "lane", lane, "lane_mib", size, "waited", wait)
+			})
 			rep := s.openReply(ss)
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
@@ -858,6 +864,15 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				s.met.switches.Inc()
 			}
 			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			if s.logger.Enabled(context.Background(), slog.LevelDebug) {
+				job, lane, prev := d.Job, d.Lane, d.Previous
+				*out = append(*out, func() {
+					if prev != "" {
+						s.logger.Debug("switch", "lane", lane, "from", prev, "to", job)
+					}
+					s.logger.Debug("iteration granted", "job", job, "lane", lane, "waited", wait)
+				})
+			}
 			if ss.emulated {
 				s.startWork(now, ss)
 			}
