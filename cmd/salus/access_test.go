@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -234,6 +235,22 @@ func TestAdminCommands(t *testing.T) {
 	out, err := run(t, "sessions", "--addr", addr, "--admin-token-file", adminFile)
 	if err != nil || !strings.Contains(out, "hog") || !strings.Contains(out, fmt.Sprintf("uid %d", os.Getuid())) {
 		t.Errorf("sessions: %v\n%s", err, out)
+	}
+	// kubectl-like views: lane 0 and zero counts shown; JSON with every field.
+	out, err = run(t, "get", "lanes", "--addr", addr, "--admin-token-file", adminFile)
+	if err != nil || !regexp.MustCompile(`(?m)^\s+0\s+220\s+100\s+100\s+1\s+0\s*$`).MatchString(out) {
+		t.Errorf("get lanes: %v\n%s", err, out)
+	}
+	out, err = run(t, "get", "stats", "-o", "json", "--addr", addr, "--admin-token-file", adminFile)
+	if err != nil || !strings.Contains(out, `"lost": "0"`) || !strings.Contains(out, `"sessions": 1`) {
+		t.Errorf("get stats -o json: %v\n%s", err, out)
+	}
+	out, err = run(t, "describe", "hog", "--addr", addr, "--admin-token-file", adminFile)
+	if err != nil || !regexp.MustCompile(`(?m)^\s*lane\s+0\s*$`).MatchString(out) {
+		t.Errorf("describe hog: %v\n%s", err, out)
+	}
+	if _, err := run(t, "describe", "nobody", "--addr", addr, "--admin-token-file", adminFile); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Errorf("describe nobody: %v", err)
 	}
 	out, err = run(t, "evict", "hog", "--addr", addr, "--admin-token-file", adminFile, "--reason", "test")
 	if err != nil || !strings.Contains(out, "evicted by the admin token's holder: test") {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	salusv1 "github.com/salusgo/salus/api/salus/v1"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newGetCmd, newDescribeCmd)
+}
+
+// printAs writes msg as JSON, or as the table draw writes, by --output.
+func printAs(w io.Writer, output string, msg proto.Message, draw func(*tabwriter.Writer)) error {
+	switch output {
+	case "json":
+		b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg)
+		if err != nil {
+			return err
+		}
+		// protojson varies its spacing on purpose; indent it the same way every time.
+		var out bytes.Buffer
+		if err := json.Indent(&out, b, "", "  "); err != nil {
+			return err
+		}
+		out.WriteByte('\n')
+		_, err = w.Write(out.Bytes())
+		return err
+	case "table", "":
+		tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
+		draw(tw)
+		return tw.Flush()
+	}
+	return fmt.Errorf("unknown --output %q: choose table or json", output)
+}
+
+func newGetCmd() *cobra.Command {
+	var (
+		a      adminFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "get sessions|lanes|policy|stats",
+		Short: "Show a running daemon's sessions, lanes, policy or counters (admin), like kubectl get",
+		Long: `Show what a running daemon holds, through its connect API (admin): its sessions, its
+lanes (lane 0 and zero counts included), its policy, or its counters; -o json prints every
+field, zeros included.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"sessions", "lanes", "policy", "stats"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, cancel, err := a.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			w := cmd.OutOrStdout()
+			fail := func(err error) error { return fmt.Errorf("get %s at %s: %w", args[0], a.addr, err) }
+			switch args[0] {
+			case "sessions":
+				res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
+				if err != nil {
+					return fail(err)
+				}
+				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+					fmt.Fprintln(tw, "job\tstate\tlane\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
+					for _, s := range res.Msg.Sessions {
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations,
+							s.AttainedS, s.DeclaredS, s.PersistentMib, s.EphemeralMib, s.Transport, s.Owner)
+					}
+				})
+			case "lanes":
+				res, err := c.ListLanes(ctx, connect.NewRequest(&salusv1.ListLanesRequest{}))
+				if err != nil {
+					return fail(err)
+				}
+				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+					fmt.Fprintln(tw, "lane\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
+					for _, l := range res.Msg.Lanes {
+						fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
+					}
+					fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\t\t\t\t\t\t\n", res.Msg.CapacityMib, res.Msg.FreeMib)
+				})
+			case "policy":
+				res, err := c.GetPolicy(ctx, connect.NewRequest(&salusv1.GetPolicyRequest{}))
+				if err != nil {
+					return fail(err)
+				}
+				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+					p := res.Msg
+					fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\n",
+						p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available)
+				})
+			case "stats":
+				res, err := c.GetStats(ctx, connect.NewRequest(&salusv1.GetStatsRequest{}))
+				if err != nil {
+					return fail(err)
+				}
+				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+					s := res.Msg
+					fmt.Fprintf(tw, "uptime (s)\t%.1f\t\nsessions\t%d\t\nwaiting\t%d\t\niterations\t%d\t\nfinished\t%d\t\nlost\t%d\t\nswitches\t%d\t\ndraining\t%v\t\n",
+						s.UptimeS, s.Sessions, s.Waiting, s.Iterations, s.Finished, s.Lost, s.Switches, s.Draining)
+				})
+			}
+			return fmt.Errorf("get %q: choose sessions, lanes, policy or stats", args[0])
+		},
+	}
+	a.register(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+func newDescribeCmd() *cobra.Command {
+	var (
+		a      adminFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "describe JOB",
+		Short: "Show one session of a running daemon in full (admin), like kubectl describe",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, cancel, err := a.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
+			if err != nil {
+				return fmt.Errorf("describe %q at %s: %w", args[0], a.addr, err)
+			}
+			for _, s := range res.Msg.Sessions {
+				if s.Job != args[0] {
+					continue
+				}
+				return printAs(cmd.OutOrStdout(), output, s, func(tw *tabwriter.Writer) {
+					fmt.Fprintf(tw, "job\t%s\t\nmodel\t%s\t\nstate\t%s\t\nlane\t%d\t\narrival (s since the daemon's start)\t%.3f\t\n"+
+						"iterations\t%d\t\nattained GPU time (s)\t%.3f\t\ndeclared GPU time (s)\t%.3f\t\npersistent (MiB)\t%.0f\t\n"+
+						"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\n",
+						s.Job, s.Model, s.State, s.Lane, s.ArrivalS, s.Iterations, s.AttainedS, s.DeclaredS, s.PersistentMib,
+						s.EphemeralMib, s.Transport, s.Owner)
+				})
+			}
+			return fmt.Errorf("describe %q: the daemon at %s has no session of that job (salus get sessions lists them)", args[0], a.addr)
+		},
+	}
+	a.register(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
