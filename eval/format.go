@@ -15,13 +15,22 @@ func (r *Report) Table(w io.Writer) error {
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
+	var failed []Run
 	for _, run := range r.Runs {
+		if run.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
+			failed = append(failed, run)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t\n", run.Scheme, run.Mode,
 			run.MakespanS/60, run.AvgQueuingS/60, run.AvgJCTS/60, run.P95JCTS/60, run.GPUBusy*100,
 			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, run := range failed {
+		fmt.Fprintf(w, "\n%s failed: %s\n", run.Scheme, run.Error)
 	}
 	if r.Paper.Measured > 0 {
 		fmt.Fprintf(w, "\nPaper: %s %.2fx. Measured here: %.2fx (the paper's trace and arrival process were never published; see README).\n",
@@ -50,11 +59,11 @@ func writeJSON(w io.Writer, v any) error {
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"suite", "engine", "trace", "seed", "scheme", "policy", "mode", "jobs", "makespan_s", "avg_jct_s", "p95_jct_s",
-		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo"})
+		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo", "error"})
 	for _, run := range r.Runs {
 		cw.Write([]string{r.Suite, r.Engine, r.Trace.Name, strconv.FormatInt(r.Trace.Seed, 10), run.Scheme, run.Policy, run.Mode,
 			strconv.Itoa(run.Jobs), num(run.MakespanS), num(run.AvgJCTS), num(run.P95JCTS), num(run.AvgQueuingS),
-			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup)})
+			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup), run.Error})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -38,7 +38,23 @@ type Run struct {
 	MakespanSpeedup float64 `json:"makespan_speedup_vs_fifo,omitempty"`
 	// Log is the event log's path, when one was written.
 	Log string `json:"log,omitempty"`
+	// Error says why the run failed; its figures are then zero. The other runs of
+	// the report are kept.
+	Error string `json:"error,omitempty"`
 }
+
+// RunsFailed is the error of a report some of whose runs failed: the report holds
+// the others, and a row for each failed run with its error.
+type RunsFailed struct {
+	Failed, Total int
+	First         error
+}
+
+func (e *RunsFailed) Error() string {
+	return fmt.Sprintf("%d of %d runs failed; the first: %v", e.Failed, e.Total, e.First)
+}
+
+func (e *RunsFailed) Unwrap() error { return e.First }
 
 // Report is a suite's outcome.
 type Report struct {
@@ -73,7 +89,9 @@ type TrainingOptions struct {
 	Runner func(t *workload.Trace, s Scheme, p core.Policy, outDir string) (Run, error)
 }
 
-// Training runs the trace under each scheme in the simulator, in parallel.
+// Training runs the trace under each scheme in the simulator, in parallel. A run
+// that fails stays in the report as a row with its error, and Training returns
+// the report with a *RunsFailed.
 func Training(o TrainingOptions) (*Report, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = TrainingSchemes
@@ -95,15 +113,32 @@ func Training(o TrainingOptions) (*Report, error) {
 			rep.Runs = append(rep.Runs, run)
 		}
 	} else {
-		rep.Runs, err = parallel(len(o.Schemes), func(i int) (Run, error) {
-			return simulate(o.Trace, o.Schemes[i], o.Modes, o.Device, o.OutDir)
-		})
-	}
-	if err != nil {
-		return nil, err
+		runs := make([]Run, len(o.Schemes))
+		errs := make([]error, len(o.Schemes))
+		var wg sync.WaitGroup
+		for i, s := range o.Schemes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runs[i], errs[i] = simulate(o.Trace, s, o.Modes, o.Device, o.OutDir)
+				if errs[i] != nil {
+					runs[i] = Run{Scheme: s.String(), Policy: s.Policy, Mode: s.Mode, Error: errs[i].Error()}
+				}
+			}()
+		}
+		wg.Wait()
+		rep.Runs = runs
+		for _, e := range errs {
+			if e != nil {
+				if err == nil {
+					err = &RunsFailed{Total: len(runs), First: e}
+				}
+				err.(*RunsFailed).Failed++
+			}
+		}
 	}
 	rep.compareToFIFO()
-	return rep, nil
+	return rep, err
 }
 
 // parallel runs n tasks at once and returns their results in order, or the first
@@ -184,11 +219,14 @@ func (r *Report) compareToFIFO() {
 			fifo = &r.Runs[i]
 		}
 	}
-	if fifo == nil {
+	if fifo == nil || fifo.Error != "" {
 		return
 	}
 	for i := range r.Runs {
 		run := &r.Runs[i]
+		if run.Error != "" {
+			continue
+		}
 		run.JCTSpeedup = fifo.AvgJCTS / run.AvgJCTS
 		run.MakespanSpeedup = fifo.MakespanS / run.MakespanS
 		if run.Policy == "srtf" && run.Mode == "salus" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/salusgo/salus/eval"
@@ -42,23 +43,25 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
 			}
 			ef.lf.stderr = cmd.ErrOrStderr()
-			rep, err := ef.run()
-			if err != nil {
-				return err
+			rep, failed := ef.run()
+			if rep == nil {
+				return failed
 			}
+			// Runs that failed are rows of the report: print it, then fail.
 			w := cmd.OutOrStdout()
+			var err error
 			if ef.engine == "live" {
 				err = printLive(w, rep, ef.format, &ef.lf)
 			} else {
 				err = printReport(w, rep, ef.format)
 			}
-			if err != nil || ef.format != "table" {
+			if err != nil {
 				return err
 			}
-			if ef.out != "" {
+			if ef.out != "" && ef.format == "table" {
 				fmt.Fprintf(w, "\nWrote event logs, results.json, results.csv, plots and index.html to %s\n", ef.out)
 			}
-			return nil
+			return failed
 		},
 	}
 	ef.tf.register(cmd)
@@ -100,10 +103,21 @@ func (ef *evalFlags) run() (eval.Output, error) {
 		}
 	}
 	var rep eval.Output
+	// failed is a training report's *eval.RunsFailed: its report holds the other
+	// runs and a row for each failed one, so it is written and printed anyway.
+	var failed *eval.RunsFailed
+	keep := func(err error) error {
+		if errors.As(err, &failed) {
+			return nil
+		}
+		return err
+	}
 	var err error
 	switch ef.suite {
 	case "training":
-		rep, err = ef.training()
+		var tr *eval.Report
+		tr, err = ef.training()
+		err, rep = keep(err), tr
 	case "tuning":
 		rep, err = ef.tuningSuite()
 	case "inference":
@@ -112,7 +126,7 @@ func (ef *evalFlags) run() (eval.Output, error) {
 		var tr *eval.Report
 		var tu *eval.TuningReport
 		var in *eval.InferenceReport
-		if tr, err = ef.training(); err != nil {
+		if tr, err = ef.training(); keep(err) != nil {
 			return nil, err
 		}
 		if tu, err = ef.tuningSuite(); err != nil {
@@ -135,6 +149,9 @@ func (ef *evalFlags) run() (eval.Output, error) {
 		if err := writeReport(ef.out, rep, ef.reportTrace()); err != nil {
 			return nil, err
 		}
+	}
+	if failed != nil {
+		return rep, failed
 	}
 	return rep, nil
 }

@@ -117,3 +117,27 @@ func TestPolicyTakesCommasAndRepeats(t *testing.T) {
 		}
 	}
 }
+
+// A run that fails does not throw away the others: they are printed, the failed
+// one is a row with its error, and the command fails.
+func TestEvalKeepsRunsBesideAFailedOne(t *testing.T) {
+	out, err := run(t, "eval", "--mps-context-mib", "2000")
+	if err == nil || !strings.Contains(err.Error(), "1 of 8 runs failed") {
+		t.Fatalf("error %v, want 1 of 8 runs failed", err)
+	}
+	for _, want := range []string{"srtf", "timeslice", "suspend-srtf", "failed", "mps failed: mps: trace salus100: job"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = run(t, "eval", "--mps-context-mib", "2000", "--format", "json")
+	var rep struct{ Runs []struct{ Scheme, Error string } }
+	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil || err == nil || len(rep.Runs) != 8 {
+		t.Fatalf("json: %v, %v, %d runs", jerr, err, len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		if (r.Scheme == "mps") != (r.Error != "") {
+			t.Errorf("run %s: error %q", r.Scheme, r.Error)
+		}
+	}
+}

@@ -305,11 +305,14 @@ Same as: salus eval --engine live --trace FILE.`,
 				return errors.New("--trace is required: give a trace file (salus trace generates one)")
 			}
 			ef.lf.stderr = cmd.ErrOrStderr()
-			rep, err := ef.run()
-			if err != nil {
+			rep, failed := ef.run()
+			if rep == nil {
+				return failed
+			}
+			if err := printLive(cmd.OutOrStdout(), rep, ef.format, &ef.lf); err != nil {
 				return err
 			}
-			return printLive(cmd.OutOrStdout(), rep, ef.format, &ef.lf)
+			return failed
 		},
 	}
 	ef.tf.register(cmd)
