@@ -39,6 +39,9 @@ headline.
 Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := ef.checkApplies(cmd.Flags()); err != nil {
+				return err
+			}
 			if run, ok := evalSuites[ef.suite]; ok { // suites in other files (overhead.go)
 				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
 			}

@@ -80,8 +80,8 @@ func TestModelsJSON(t *testing.T) {
 }
 
 func TestEvalSuitesJSON(t *testing.T) {
-	for _, suite := range []string{"tuning", "inference"} {
-		out, err := run(t, "eval", "--suite", suite, "--format", "json", "--tuning-jobs", "20", "--requests", "5")
+	for suite, size := range map[string][]string{"tuning": {"--tuning-jobs", "20"}, "inference": {"--requests", "5"}} {
+		out, err := run(t, append([]string{"eval", "--suite", suite, "--format", "json"}, size...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,13 +131,46 @@ func TestEvalKeepsRunsBesideAFailedOne(t *testing.T) {
 		}
 	}
 	out, err = run(t, "eval", "--mps-context-mib", "2000", "--format", "json")
-	var rep struct{ Runs []struct{ Scheme, Error string } }
+	var rep struct {
+		Runs []struct{ Scheme, Error string }
+	}
 	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil || err == nil || len(rep.Runs) != 8 {
 		t.Fatalf("json: %v, %v, %d runs", jerr, err, len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		if (r.Scheme == "mps") != (r.Error != "") {
 			t.Errorf("run %s: error %q", r.Scheme, r.Error)
+		}
+	}
+}
+
+// A flag given where it does nothing is an error that says where it applies.
+func TestEvalFlagsThatDoNotApply(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(trace, []byte("job_id,model,batch_size,iterations,arrival_s\na,alexnet,25,3,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suite", "tuning", "--trace", trace}, "--trace applies to the training suite"},
+		{[]string{"--trace", trace, "--load", "2"}, "--load scales the generated trace"},
+		{[]string{"--trace", trace, "--seed", "3"}, "--seed draws the generated trace"},
+		{[]string{"--suite", "inference", "--tuning-jobs", "3"}, "--tuning-jobs applies to the tuning suite"},
+		{[]string{"--suite", "tuning", "--requests", "3"}, "--requests applies to the inference suite"},
+		{[]string{"--iterations", "3"}, "--iterations applies to the overhead suite"},
+		{[]string{"--time-scale", "0.1"}, "--time-scale applies to the live engine"},
+	} {
+		_, err := run(t, append([]string{"eval"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("eval %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	// Where they apply they are taken.
+	for _, args := range [][]string{{"--trace", trace, "--policy", "fifo"}, {"--suite", "inference", "--seed", "2", "--requests", "3"}} {
+		if _, err := run(t, append([]string{"eval"}, args...)...); err != nil {
+			t.Errorf("eval %v: %v", args, err)
 		}
 	}
 }
