@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -19,7 +19,7 @@ func trainingReport(t *testing.T) (string, *Written) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := eval.Training(eval.TrainingOptions{Trace: tr, Device: sim.DefaultDevice(), OutDir: dir})
+	rep, err := eval.Training(eval.TrainingOptions{Trace: tr, Device: device.DefaultDevice(), OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
