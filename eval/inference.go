@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
@@ -48,7 +49,7 @@ type InferenceRun struct {
 type InferenceReport struct {
 	Suite     string          `json:"suite"`
 	Engine    string          `json:"engine"`
-	Device    sim.Device      `json:"device"`
+	Device    device.Device   `json:"device"`
 	Modes     core.ModeParams `json:"modes"`
 	Jobs      int             `json:"jobs"`
 	Requests  int             `json:"requests_per_job"`
@@ -63,7 +64,7 @@ type InferenceOptions struct {
 	Requests  int // per job; default 100
 	Seed      int64
 	Schemes   []Scheme
-	Device    sim.Device
+	Device    device.Device
 	Modes     core.ModeParams
 }
 

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/workload"
 )
 
-func preset(t *testing.T, name string) sim.Device {
+func preset(t *testing.T, name string) device.Device {
 	t.Helper()
-	d, err := sim.Preset(name)
+	d, err := device.Preset(name)
 	if err != nil {
 		t.Fatal(err)
 	}

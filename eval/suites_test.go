@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/device"
 )
 
 func TestTuningSmallJobsGainMore(t *testing.T) {
-	rep, err := Tuning(TuningOptions{Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
+	rep, err := Tuning(TuningOptions{Device: device.DefaultDevice(), Modes: core.DefaultModeParams()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestTuningSmallJobsGainMore(t *testing.T) {
 
 func TestSequentialBaselineIsFIFO(t *testing.T) {
 	// Running the tuning jobs under exclusive fifo takes exactly the one-by-one time.
-	rep, err := Tuning(TuningOptions{Jobs: 5, Iterations: 20, Schemes: []Scheme{{"exclusive", "fifo"}}, Device: sim.DefaultDevice()})
+	rep, err := Tuning(TuningOptions{Jobs: 5, Iterations: 20, Schemes: []Scheme{{"exclusive", "fifo"}}, Device: device.DefaultDevice()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestSequentialBaselineIsFIFO(t *testing.T) {
 }
 
 func TestInferenceGPUsAndLatency(t *testing.T) {
-	rep, err := Inference(InferenceOptions{Requests: 30, Seed: 1, Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
+	rep, err := Inference(InferenceOptions{Requests: 30, Seed: 1, Device: device.DefaultDevice(), Modes: core.DefaultModeParams()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func join(xs []string) string {
 }
 
 func BenchmarkSuiteAll(b *testing.B) {
-	dev, mp := sim.DefaultDevice(), core.DefaultModeParams()
+	dev, mp := device.DefaultDevice(), core.DefaultModeParams()
 	for b.Loop() {
 		Training(TrainingOptions{Trace: salus100(b, 1), Device: dev, Modes: mp})
 		Tuning(TuningOptions{Device: dev, Modes: mp})

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
@@ -61,7 +62,7 @@ type Report struct {
 	Suite  string          `json:"suite"`
 	Engine string          `json:"engine"`
 	Trace  TraceInfo       `json:"trace"`
-	Device sim.Device      `json:"device"`
+	Device device.Device   `json:"device"`
 	Modes  core.ModeParams `json:"modes"`
 	Runs   []Run           `json:"runs"`
 	Paper  Paper           `json:"paper"`
@@ -78,7 +79,7 @@ type Paper struct {
 type TrainingOptions struct {
 	Trace   *workload.Trace
 	Schemes []Scheme // default: TrainingSchemes
-	Device  sim.Device
+	Device  device.Device
 	Modes   core.ModeParams
 	// OutDir, when set, receives each run's event log (events-SCHEME.jsonl.gz).
 	OutDir string
@@ -164,12 +165,12 @@ func parallel[T any](n int, task func(i int) (T, error)) ([]T, error) {
 }
 
 // simulate runs one scheme on a trace; with outDir set it also writes the event log.
-func simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, outDir string) (Run, error) {
+func simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, outDir string) (Run, error) {
 	return simulateNamed(t, s, mp, dev, outDir, s.String())
 }
 
 // simulateNamed is simulate with the log named events-NAME.jsonl.gz.
-func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, outDir, name string) (Run, error) {
+func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, outDir, name string) (Run, error) {
 	log := ""
 	if outDir != "" {
 		log = filepath.Join(outDir, "events-"+name+".jsonl.gz")
@@ -179,7 +180,7 @@ func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Devi
 
 // Simulate runs one scheme on a trace in the simulator and computes its metrics from
 // the event log, which it also writes to logPath when that is set.
-func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev sim.Device, logPath string) (Run, error) {
+func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, logPath string) (Run, error) {
 	p, err := core.Compose(s.Mode, s.Policy, mp)
 	if err != nil {
 		return Run{}, err

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -24,7 +24,7 @@ func salus100(t testing.TB, seed int64) *workload.Trace {
 
 func TestTrainingSuiteOrdersPoliciesAsTheyShould(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
-		rep, err := Training(TrainingOptions{Trace: salus100(t, seed), Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
+		rep, err := Training(TrainingOptions{Trace: salus100(t, seed), Device: device.DefaultDevice(), Modes: core.DefaultModeParams()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestTrainingSuiteOrdersPoliciesAsTheyShould(t *testing.T) {
 }
 
 func TestJSONCarriesTheFields(t *testing.T) {
-	rep, err := Training(TrainingOptions{Trace: salus100(t, 1), Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()})
+	rep, err := Training(TrainingOptions{Trace: salus100(t, 1), Device: device.DefaultDevice(), Modes: core.DefaultModeParams()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestJSONCarriesTheFields(t *testing.T) {
 func TestOutDirHoldsLogsAndResults(t *testing.T) {
 	dir := t.TempDir()
 	tr, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 4, Jobs: 10})
-	rep, err := Training(TrainingOptions{Trace: tr, Schemes: []Scheme{{"exclusive", "fifo"}, {"salus", "pack"}}, Device: sim.DefaultDevice(), OutDir: dir})
+	rep, err := Training(TrainingOptions{Trace: tr, Schemes: []Scheme{{"exclusive", "fifo"}, {"salus", "pack"}}, Device: device.DefaultDevice(), OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestOutDirHoldsLogsAndResults(t *testing.T) {
 func BenchmarkTrainingSuite(b *testing.B) {
 	tr := salus100(b, 1)
 	for b.Loop() {
-		if _, err := Training(TrainingOptions{Trace: tr, Device: sim.DefaultDevice(), Modes: core.DefaultModeParams()}); err != nil {
+		if _, err := Training(TrainingOptions{Trace: tr, Device: device.DefaultDevice(), Modes: core.DefaultModeParams()}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -39,7 +39,7 @@ type TuningRun struct {
 type TuningReport struct {
 	Suite      string          `json:"suite"`
 	Engine     string          `json:"engine"`
-	Device     sim.Device      `json:"device"`
+	Device     device.Device   `json:"device"`
 	Modes      core.ModeParams `json:"modes"`
 	Jobs       int             `json:"jobs_per_workload"`
 	Iterations int             `json:"iterations"`
@@ -52,7 +52,7 @@ type TuningOptions struct {
 	Jobs       int // per workload; default 300
 	Iterations int // per job; default 500
 	Schemes    []Scheme
-	Device     sim.Device
+	Device     device.Device
 	Modes      core.ModeParams
 	OutDir     string
 }

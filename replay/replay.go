@@ -29,10 +29,10 @@ import (
 
 	"github.com/salusgo/salus/client"
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/server"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -42,8 +42,8 @@ type Options struct {
 	// Device is the GPU the in-process daemon emulates: its device model decides
 	// when each iteration ends. Its speed matters only to jobs that give no
 	// iteration time (the workers of Launch always give theirs, already on this
-	// device: see sim.Device.Emulate). The zero value is a device of speed 1.
-	Device sim.Device
+	// device: see device.Device.Emulate). The zero value is a device of speed 1.
+	Device device.Device
 	// CapacityMiB is the device memory to schedule; 0: Device.CapacityMiB.
 	CapacityMiB float64
 	// TimeScale multiplies every time of the trace (arrivals, iterations,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
@@ -85,7 +86,7 @@ func (c *concurrency) Emit(e eventlog.Event) {
 	}
 }
 
-func simulate(t *testing.T, tr *workload.Trace, p core.Policy, dev sim.Device) metrics.Result {
+func simulate(t *testing.T, tr *workload.Trace, p core.Policy, dev device.Device) metrics.Result {
 	t.Helper()
 	c := metrics.NewCollector()
 	if err := sim.Run(tr, sim.Options{Policy: p, Device: dev, Sink: c}); err != nil {
@@ -103,7 +104,7 @@ func simulate(t *testing.T, tr *workload.Trace, p core.Policy, dev sim.Device) m
 // gates every iteration it is the device's IterOverheadS (the lane idles for it,
 // as it does live while the end is processed late); the simulator adds none under
 // fifo, where an iteration runs alone, so there it lengthens every iteration.
-func calibrated(tr *workload.Trace, p core.Policy, dev sim.Device, lag time.Duration) (*workload.Trace, sim.Device) {
+func calibrated(tr *workload.Trace, p core.Policy, dev device.Device, lag time.Duration) (*workload.Trace, device.Device) {
 	if p.Mode == core.ModeSalus {
 		dev.IterOverheadS = lag.Seconds()
 		return tr, dev
@@ -151,7 +152,7 @@ func TestLiveAgreesWithSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for about 30 s")
 	}
-	dev := sim.Device{Name: "test", TotalMiB: 16384, CapacityMiB: 14336}
+	dev := device.Device{Name: "test", TotalMiB: 16384, CapacityMiB: 14336}
 	for _, c := range []struct {
 		policy string
 		trace  *workload.Trace
@@ -305,7 +306,7 @@ func TestPolicyRankingAgrees(t *testing.T) {
 	}
 	const scale = 0.02
 	tr := mixedTrace(2, 20, 5)
-	dev := sim.DefaultDevice()
+	dev := device.DefaultDevice()
 	type result struct {
 		policy    string
 		live, sim metrics.Result

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -22,9 +21,6 @@ import (
 	"github.com/salusgo/salus/workload"
 	"gonum.org/v1/plot/vg"
 )
-
-// Version is the project's version when the build carries none.
-const Version = "0.1.0-dev"
 
 // Options says what to report and where.
 type Options struct {
@@ -36,6 +32,9 @@ type Options struct {
 	Trace *workload.Trace
 	// Args is the command line, for the page.
 	Args []string
+	// Version is the binary's module version and commit, for the page (what
+	// salus version prints); empty reads "devel".
+	Version string
 }
 
 // Written lists what Write wrote.
@@ -57,7 +56,11 @@ func Write(o Options) (*Written, error) {
 	if err != nil {
 		return nil, err
 	}
-	page := &page{Title: "salus report", Version: ProjectVersion(), Command: strings.Join(quoteArgs(o.Args), " "),
+	version := o.Version
+	if version == "" {
+		version = "devel"
+	}
+	page := &page{Title: "salus report", Version: version, Command: strings.Join(quoteArgs(o.Args), " "),
 		GoVersion: runtime.Version()}
 	var figs []placedFigure
 	for i, s := range suites {
@@ -355,31 +358,6 @@ func render(figs []placedFigure, dir string, out *Written) ([]placedImage, error
 		out.Files = append(out.Files, files[i]...)
 	}
 	return images, nil
-}
-
-// ProjectVersion is the module version and VCS revision the binary was built
-// from, or Version when the build carries neither.
-func ProjectVersion() string {
-	v := Version
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
-		v = mv
-	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	if rev := settings["vcs.revision"]; rev != "" {
-		v += " (" + rev[:min(12, len(rev))]
-		if settings["vcs.modified"] == "true" {
-			v += ", modified"
-		}
-		v += ")"
-	}
-	return v
 }
 
 func quoteArgs(args []string) []string {

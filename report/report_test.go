@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -19,11 +19,12 @@ func trainingReport(t *testing.T) (string, *Written) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := eval.Training(eval.TrainingOptions{Trace: tr, Device: sim.DefaultDevice(), OutDir: dir})
+	rep, err := eval.Training(eval.TrainingOptions{Trace: tr, Device: device.DefaultDevice(), OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Write(Options{Dir: dir, Results: rep, Trace: tr, Args: []string{"salus", "eval", "--out", dir}})
+	w, err := Write(Options{Dir: dir, Results: rep, Trace: tr, Args: []string{"salus", "eval", "--out", dir},
+		Version: "v9.8.7 (0123456789ab+dirty)"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,9 @@ func TestWriteTrainingReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
+	// The version is Options.Version, with html/template's escape of "+".
 	for _, s := range []string{"data:image/png;base64,", "avg JCT (min)", "salus eval --out", "Trace", "model parameters",
-		"capacity_mib", ProjectVersion(), `href="timeline-fifo.svg"`} {
+		"capacity_mib", "salus v9.8.7 (0123456789ab&#43;dirty) (go", `href="timeline-fifo.svg"`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("index.html lacks %q", s)
 		}

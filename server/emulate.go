@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/sim"
 )
 
@@ -84,7 +85,7 @@ func (e EmulationStats) MeanLaggedBy() time.Duration {
 
 // emulator is the device model driven by the server's clock.
 type emulator struct {
-	dev   sim.Device
+	dev   device.Device
 	gpu   *sim.GPU
 	at    time.Duration // how far the model has been advanced, on the server's clock
 	timer *time.Timer   // fires at the model's next end
@@ -101,7 +102,7 @@ type heldEnd struct {
 	begin func(BeginReply, error)
 }
 
-func newEmulator(mode string, dev sim.Device, fire func()) *emulator {
+func newEmulator(mode string, dev device.Device, fire func()) *emulator {
 	e := &emulator{dev: dev, gpu: sim.NewGPU(mode, dev)}
 	e.timer = time.AfterFunc(math.MaxInt64, fire)
 	e.timer.Stop()
@@ -296,6 +297,6 @@ func (s *Server) EmulationStats() EmulationStats {
 }
 
 // describeEmulation is the emulated device for logs.
-func describeEmulation(d sim.Device) string {
+func describeEmulation(d device.Device) string {
 	return fmt.Sprintf("%s, iterations of concurrent lanes share compute by demand", d.Describe())
 }

@@ -15,15 +15,15 @@ import (
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/server"
-	"github.com/salusgo/salus/sim"
 )
 
 // emulating starts a daemon that emulates a device of the given speed.
 func emulating(t *testing.T, policy string, speed float64, models func(string) (server.Model, bool)) *daemon {
 	t.Helper()
-	dev := sim.Device{Name: "test-gpu", TotalMiB: 16384, CapacityMiB: 14000, Speed: speed}
+	dev := device.Device{Name: "test-gpu", TotalMiB: 16384, CapacityMiB: 14000, Speed: speed}
 	return start(t, policy, dev.CapacityMiB, func(c *server.Config) {
 		c.Emulate = &dev
 		c.Models = models

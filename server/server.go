@@ -33,8 +33,8 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
-	"github.com/salusgo/salus/sim"
 )
 
 // Error codes, shared by both transports (see docs/protocol.md).
@@ -130,7 +130,7 @@ type Config struct {
 	// holds each iteration's end until the model says its work is done (see
 	// emulate.go). Every session then needs its iterations' standalone time and
 	// compute demand, from OpenRequest or from a catalog model.
-	Emulate *sim.Device
+	Emulate *device.Device
 	// Token, when set, is what callers must present over TCP: in the fast path's
 	// open and as "Authorization: Bearer" on the connect API. Over a Unix socket
 	// the socket's permissions are the check. Empty: no token is checked (an

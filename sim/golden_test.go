@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -36,7 +37,7 @@ func TestGoldenEventLogs(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				w := eventlog.NewWriter(&buf)
-				if err := Run(trace, Options{Policy: p, Device: DefaultDevice(), Sink: w}); err != nil {
+				if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: w}); err != nil {
 					t.Fatal(err)
 				}
 				w.Flush()

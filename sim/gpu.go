@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 )
 
 // Work is one iteration in flight on the device model.
@@ -42,7 +43,7 @@ type GPU struct {
 }
 
 // NewGPU returns the device model of d under a sharing mode.
-func NewGPU(mode string, d Device) *GPU {
+func NewGPU(mode string, d device.Device) *GPU {
 	return &GPU{timeslice: mode == core.ModeTimeslice, efficiency: d.TimesliceEfficiency()}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -28,7 +29,7 @@ func starts(t *testing.T, policy string, capacity float64, jobs ...workload.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := DefaultDevice()
+	dev := device.DefaultDevice()
 	dev.CapacityMiB = capacity
 	var out []string
 	err = Run(&workload.Trace{Name: "rule", Jobs: jobs}, Options{Policy: p, Device: dev, Sink: sinkFunc(func(e eventlog.Event) {
@@ -155,7 +156,7 @@ func TestPolicyOrderHoldsAtEveryBoundary(t *testing.T) {
 			p, _ := core.Lookup(policy)
 			c := &orderChecker{t: t, name: fmt.Sprintf("seed %d %s", seed, policy), policy: policy, ready: map[string]time.Duration{},
 				declared: map[string]time.Duration{}, attained: map[string]time.Duration{}, admitted: map[string]bool{}, running: map[string]bool{}}
-			if err := Run(&workload.Trace{Name: "grid", Jobs: jobs}, Options{Policy: p, Device: DefaultDevice(), Sink: c}); err != nil {
+			if err := Run(&workload.Trace{Name: "grid", Jobs: jobs}, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}); err != nil {
 				t.Fatal(err)
 			}
 			if c.starts == 0 {
@@ -184,7 +185,7 @@ func TestClockPastTwoToTheTwentyFour(t *testing.T) {
 			t.Fatal(err)
 		}
 		ends := map[string]time.Duration{}
-		err = Run(trace, Options{Policy: p, Device: DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {
+		err = Run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {
 			if e.Kind == eventlog.Finish {
 				ends[e.Job] = ns(e.T)
 			}

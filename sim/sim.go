@@ -1,7 +1,8 @@
 // Package sim is the discrete-event simulator: a virtual clock and a device model
-// that says how long each iteration takes when others run beside it. It drives the
-// scheduling core (package core) and writes the event log (package eventlog); it
-// holds no policy logic of its own and computes no metrics.
+// that says how long each iteration takes when others run beside it (the device's
+// figures are a device.Device, from package device). It drives the scheduling core
+// (package core) and writes the event log (package eventlog); it holds no policy
+// logic of its own and computes no metrics.
 //
 // Time is integer nanoseconds since the start of the run (time.Duration), as in the
 // core: an instant is every event with the same time, and nothing depends on
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -23,7 +25,7 @@ import (
 // Options configures one simulated run.
 type Options struct {
 	Policy core.Policy
-	Device Device
+	Device device.Device
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
 }

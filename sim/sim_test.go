@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -106,7 +107,7 @@ func TestInvariantsOverRandomTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := ms[0] + "/" + ms[1]
-			dev := DefaultDevice()
+			dev := device.DefaultDevice()
 			dev.SwitchS = float64(seed%3) * 0.001
 			dev.IterOverheadS = float64(seed%2) * 0.0005
 			c := newChecker(t, dev.CapacityMiB, p.Mode == "exclusive")
@@ -134,7 +135,7 @@ func TestSuspendPaysForItsCopies(t *testing.T) {
 		trace.Jobs[i].ArrivalS = 0
 		trace.Jobs[i].Iterations *= 20
 	}
-	dev := DefaultDevice()
+	dev := device.DefaultDevice()
 	end := func(mode string) (float64, float64) {
 		p, err := core.Compose(mode, "fair", core.DefaultModeParams())
 		if err != nil {
@@ -166,7 +167,7 @@ func TestTimeslicingCostsContextSwitches(t *testing.T) {
 	p, _ := workload.Default().Lookup("resnet50", 25, workload.Train)
 	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
 	pol, _ := core.Compose("timeslice", "fifo", core.DefaultModeParams())
-	dev := DefaultDevice()
+	dev := device.DefaultDevice()
 	var end float64
 	Run(trace, Options{Policy: pol, Device: dev, Sink: sinkFunc(func(e eventlog.Event) { end = e.T })})
 	want := p.StartupS + 50*p.IterS*2/dev.TimesliceEfficiency()
@@ -188,7 +189,7 @@ func TestAJobAloneTakesItsStandaloneTime(t *testing.T) {
 				end = e.T
 			}
 		})}
-		if err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: sink}); err != nil {
+		if err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: sink}); err != nil {
 			t.Fatal(err)
 		}
 		if want := 3 + p.StandaloneS(100); math.Abs(end-want) > 1e-6 {
@@ -205,7 +206,7 @@ func TestConcurrentLanesShareComputeByDemand(t *testing.T) {
 		{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
 	pol, _ := core.Lookup("pack")
 	ends := map[string]float64{}
-	err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {
+	err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {
 		if e.Kind == eventlog.Finish {
 			ends[e.Job] = e.T
 		}
@@ -230,7 +231,7 @@ func TestSameSeedSameLog(t *testing.T) {
 		var buf bytes.Buffer
 		w := eventlog.NewWriter(&buf)
 		pol, _ := core.Lookup("pack")
-		if err := Run(trace, Options{Policy: pol, Device: DefaultDevice(), Sink: w}); err != nil {
+		if err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: w}); err != nil {
 			t.Fatal(err)
 		}
 		w.Flush()
@@ -259,7 +260,7 @@ func BenchmarkSimulateSalus100(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			pol, _ := core.Lookup(name)
 			for b.Loop() {
-				if err := Run(trace, Options{Policy: pol, Device: DefaultDevice()}); err != nil {
+				if err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice()}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -47,7 +47,7 @@ func Check(g Grid) error {
 			return err
 		}
 	}
-	if _, err := sim.Preset(g.Device); err != nil {
+	if _, err := device.Preset(g.Device); err != nil {
 		return err
 	}
 	return nil
@@ -62,7 +62,7 @@ func SimRunner(g Grid) Runner {
 		if err != nil {
 			return nil, err
 		}
-		dev, err := sim.Preset(g.Device)
+		dev, err := device.Preset(g.Device)
 		if err != nil {
 			return nil, err
 		}

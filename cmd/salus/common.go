@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
 )
@@ -28,7 +28,7 @@ type deviceFlags struct {
 
 func (d *deviceFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&d.preset, "device", "p100", "device preset: p100, v100, a100, a100-40g, h100, h200")
+	f.StringVar(&d.preset, "device", "p100", "device preset: "+strings.Join(device.Names(), ", "))
 	f.Float64Var(&d.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
 	f.Float64Var(&d.iterOverhead, "iter-overhead", 0, "scheduling overhead added to every iteration, seconds")
 	f.Float64Var(&d.switchCost, "switch-cost", 0, "cost of switching jobs in a lane at an iteration boundary, seconds")
@@ -43,8 +43,8 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
 }
 
-func (d *deviceFlags) device() (sim.Device, error) {
-	dev, err := sim.Preset(d.preset)
+func (d *deviceFlags) device() (device.Device, error) {
+	dev, err := device.Preset(d.preset)
 	if err != nil {
 		return dev, err
 	}

@@ -23,7 +23,9 @@ func newRoot() *cobra.Command {
 		Short:         "Fine-grained GPU sharing for deep-learning jobs: simulate, serve, evaluate",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newEvalCmd(), newSimulateCmd(), newModelsCmd(), newTraceCmd())
 	for _, add := range extraCommands {
 		root.AddCommand(add())

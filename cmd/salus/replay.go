@@ -20,12 +20,12 @@ import (
 	"golang.org/x/term"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/replay"
 	"github.com/salusgo/salus/server"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -39,7 +39,7 @@ type liveFlags struct {
 	// what the daemon measured of each run.
 	stderr   io.Writer
 	trace    *workload.Trace
-	device   sim.Device
+	device   device.Device
 	modes    core.ModeParams
 	emulated map[string]server.EmulationStats // by scheme, in-process runs only
 	overhead *replay.Overhead
@@ -130,7 +130,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 // checkTimeScale measures the live engine's per-iteration overhead (a probe of a
 // fraction of a second) and warns when the time scale makes the trace's shortest
 // iteration too short for it to be measured faithfully.
-func (l *liveFlags) checkTimeScale(t *workload.Trace, dev sim.Device) {
+func (l *liveFlags) checkTimeScale(t *workload.Trace, dev device.Device) {
 	var shortest *workload.Job
 	for i, j := range t.Jobs {
 		if j.Iterations > 0 && (shortest == nil || j.Profile.IterS < shortest.Profile.IterS) {

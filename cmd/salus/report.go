@@ -9,7 +9,8 @@ import (
 
 // writeReport draws the plots of eval's results and writes DIR/index.html.
 func writeReport(dir string, results any, trace *workload.Trace) error {
-	_, err := report.Write(report.Options{Dir: dir, Results: results, Trace: trace, Args: append([]string{"salus"}, os.Args[1:]...)})
+	_, err := report.Write(report.Options{Dir: dir, Results: results, Trace: trace, Args: append([]string{"salus"}, os.Args[1:]...),
+		Version: moduleVersion()})
 	return err
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/server"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -41,7 +41,7 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	if withPolicy {
 		fl.StringVar(&f.policy, "policy", "pack", "scheduling policy: "+strings.Join(core.Names(), ", "))
 	}
-	fl.StringVar(&f.device, "device", "p100", "device preset whose usable memory to schedule: p100, v100, a100, a100-40g, h100, h200")
+	fl.StringVar(&f.device, "device", "p100", "device preset whose usable memory to schedule: "+strings.Join(device.Names(), ", "))
 	fl.Float64Var(&f.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
@@ -82,8 +82,8 @@ func (f *limitFlags) apply(c *server.Config) error {
 	return nil
 }
 
-func (f *serveFlags) capacity() (sim.Device, error) {
-	dev, err := sim.Preset(f.device)
+func (f *serveFlags) capacity() (device.Device, error) {
+	dev, err := device.Preset(f.device)
 	if err != nil {
 		return dev, err
 	}
@@ -140,7 +140,7 @@ Listens on:
   --fast-addr  the fast path on TCP
   --addr       the connect API (gRPC, gRPC-Web, HTTP/JSON; api/salus/v1/salus.proto) and /metrics
 
-With --emulate DEVICE (a preset: p100, v100, a100, a100-40g, h100, h200) the daemon
+With --emulate DEVICE (a preset: ` + strings.Join(device.Names(), ", ") + `) the daemon
 emulates that GPU for workers that have none: it runs the simulator's device model on the
 wall clock, so that jobs in concurrent lanes slow each other down by their compute demands
 as they would on the device. Each job must then say what one iteration costs (iter_s and
@@ -184,7 +184,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if err != nil {
 				return err
 			}
-			var emulated *sim.Device
+			var emulated *device.Device
 			if emulate != "" {
 				emulated = &dev
 			}
@@ -260,7 +260,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&tokenFile, "token-file", "", "file of the token TCP callers present (created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "token")+")")
 	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
 	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait (under fifo, or with an iteration begun and never ended: it is evicted); 0 disables")
-	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one (p100, v100, a100, a100-40g, h100, h200): iterations take the simulator's device-model time")
+	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one ("+strings.Join(device.Names(), ", ")+"): iterations take the simulator's device-model time")
 	return cmd
 }
 

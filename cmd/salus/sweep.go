@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/sweep"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -62,7 +62,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 					g.Seeds = append(g.Seeds, int64(s))
 				}
 				if len(g.CapacitiesMiB) == 0 {
-					dev, err := sim.Preset(g.Device)
+					dev, err := device.Preset(g.Device)
 					if err != nil {
 						return err
 					}

@@ -1,4 +1,18 @@
-package sim
+// Package device holds the GPUs the project knows: the named presets with the
+// sources of their figures, and the parameters of one device (memory, compute
+// speed relative to the P100 the catalog was measured on, iteration and switch
+// overheads, time-slicing, host-link bandwidth), with the arithmetic those figures
+// imply (an iteration's time on the device, a copy's time, a job's standalone and
+// declared time).
+//
+// It is shared by the simulator (sim), the daemon's emulated GPU (server), the
+// evaluation suites (eval), sweeps and the command line, so that a device means
+// the same everywhere. It is plain data and pure functions over workload's
+// profiles and traces: it must not import the simulator, the server or any other
+// engine, keep a clock or state, or hold scheduling or sharing logic (how
+// iterations share the device over time is the simulator's device model, sim.GPU,
+// which takes a Device and is driven by a clock).
+package device
 
 import (
 	"fmt"
@@ -8,7 +22,8 @@ import (
 	"github.com/salusgo/salus/workload"
 )
 
-// Device is the simulator's model of one GPU. Every figure can be overridden.
+// Device is the model of one GPU: its memory and the figures that say how long
+// work takes on it. Every figure can be overridden.
 type Device struct {
 	Name string `json:"name"`
 	// TotalMiB is the card's memory; CapacityMiB what jobs can use of it (the rest
@@ -101,7 +116,7 @@ func (d Device) CopyS(mib float64) float64 {
 	return mib * (1 << 20) / (d.PCIeGBps * 1e9)
 }
 
-// Presets are the devices the simulator knows by name. The P100 is the card of the
+// Presets are the devices known by name. The P100 is the card of the
 // reference measurements: 16 GiB, of which about 14 GiB were usable. The newer
 // cards keep the same share for the context and the framework (7/8 usable).
 // The newer cards have faster host links (PCIe 4.0 and 5.0), taken at the same
@@ -181,12 +196,17 @@ func Preset(name string) (Device, error) {
 	d, ok := Presets[strings.ToLower(name)]
 	d.SliceS, d.ContextSwitchS = defaultSliceS, defaultContextSwitchS
 	if !ok {
-		var names []string
-		for n := range Presets {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return Device{}, fmt.Errorf("unknown device %q: choose one of %s", name, strings.Join(names, ", "))
+		return Device{}, fmt.Errorf("unknown device %q: choose one of %s", name, strings.Join(Names(), ", "))
 	}
 	return d, nil
+}
+
+// Names are the presets' names, sorted: what --device and --emulate accept.
+func Names() []string {
+	var names []string
+	for n := range Presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -1,11 +1,11 @@
-package sim
+package device
 
 import (
 	"math"
+	"sort"
+	"strings"
 	"testing"
 
-	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -48,54 +48,6 @@ func TestIterSDividesBySpeed(t *testing.T) {
 	}
 }
 
-// aloneRun simulates one job alone on dev and returns its finish time, the GPU
-// time reported in its iter_end events and the declared time given at arrival.
-func aloneRun(t *testing.T, pol core.Policy, dev Device, j workload.Job) (end, gpu, declared float64) {
-	t.Helper()
-	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{j}}
-	err := Run(trace, Options{Policy: pol, Device: dev, Sink: sinkFunc(func(e eventlog.Event) {
-		switch e.Kind {
-		case eventlog.Finish:
-			end = e.T
-		case eventlog.IterEnd:
-			gpu += e.GPU
-		case eventlog.Arrive:
-			declared = e.DeclaredS
-		}
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return end, gpu, declared
-}
-
-func TestSpeedTwoHalvesALoneJobsIterations(t *testing.T) {
-	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
-	j := workload.Job{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}
-	for _, name := range core.Names() {
-		pol, _ := core.Lookup(name)
-		base := DefaultDevice()
-		fast := base
-		fast.Speed = 2
-		end1, gpu1, decl1 := aloneRun(t, pol, base, j)
-		end2, gpu2, decl2 := aloneRun(t, pol, fast, j)
-		// Arrival and start-up do not scale; the iterations take half as long.
-		if want := 3 + p.StartupS + 100*p.IterS; math.Abs(end1-want) > 1e-6 {
-			t.Errorf("%s: at speed 1 ends at %v, want %v", name, end1, want)
-		}
-		if got, want := end2-3-p.StartupS, (end1-3-p.StartupS)/2; math.Abs(got-want) > 1e-6 {
-			t.Errorf("%s: at speed 2 the iterations take %v s, want half of speed 1's: %v", name, got, want)
-		}
-		if math.Abs(gpu2-gpu1/2) > 1e-6 {
-			t.Errorf("%s: GPU time %v at speed 2, want half of %v", name, gpu2, gpu1)
-		}
-		// The declared GPU time excludes the start-up and scales with the iterations.
-		if want := 100 * p.IterS / 2; math.Abs(decl2-want) > 1e-6 || math.Abs(decl1-100*p.IterS) > 1e-6 {
-			t.Errorf("%s: declared %v at speed 1 and %v at speed 2, want %v and %v", name, decl1, decl2, 100*p.IterS, want)
-		}
-	}
-}
-
 func TestEmulateScalesIterationsOnly(t *testing.T) {
 	p, _ := workload.Default().Lookup("vae", 64, workload.Train)
 	tr := &workload.Trace{Name: "x", Jobs: []workload.Job{{ID: "a", Iterations: 10, Profile: p}, {ID: "b", Iterations: 5, DeclaredS: 9, Profile: p}}}
@@ -106,5 +58,25 @@ func TestEmulateScalesIterationsOnly(t *testing.T) {
 	a, b := got.Jobs[0], got.Jobs[1]
 	if a.Profile.IterS != p.IterS/4 || a.Profile.StartupS != p.StartupS || math.Abs(a.DeclaredS-10*p.IterS/4) > 1e-12 || b.DeclaredS != 9 {
 		t.Errorf("emulated jobs %+v, %+v", a, b)
+	}
+}
+
+func TestNamesArePresetsAndUnknownNamesThem(t *testing.T) {
+	names := Names()
+	if len(names) != len(Presets) || !sort.StringsAreSorted(names) {
+		t.Fatalf("Names() = %v, want the %d presets sorted", names, len(Presets))
+	}
+	for _, n := range names {
+		d, err := Preset(strings.ToUpper(n))
+		if err != nil || d.Name != Presets[n].Name || d.SliceS <= 0 || d.ContextSwitchS <= 0 {
+			t.Errorf("Preset(%q) = %+v, %v: want the preset with the time-slicing defaults", n, d, err)
+		}
+	}
+	_, err := Preset("tpu")
+	if err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
+		t.Errorf("unknown preset: error %v, want one that lists %v", err, names)
+	}
+	if d := DefaultDevice(); d.Name != "P100" || d.Speed != 1 {
+		t.Errorf("default device %+v, want the P100 at speed 1", d)
 	}
 }
