@@ -14,6 +14,8 @@ socket or TCP, one connection per session). See :class:`Session` for the paramet
 and :mod:`salus_client.errors` for what can go wrong.
 """
 
+__version__ = "0.1.0"
+
 from .errors import (DaemonGone, DaemonUnavailable, Evicted, ProtocolError, Rejected, SalusError,
                      SessionLost, Unauthorized)
 from .protocol import DEFAULT_SOCKET, resolve_address, resolve_token
@@ -22,5 +24,5 @@ from .session import Session
 __all__ = [
     "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Evicted",
     "Rejected", "Unauthorized", "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
-    "resolve_token",
+    "resolve_token", "__version__",
 ]
