@@ -1,13 +1,16 @@
 """salus_client: run a PyTorch (or any) training loop under the salus daemon.
 
-Two added lines put a training loop under ``salus serve``::
+A training loop goes under ``salus serve`` without re-indentation::
 
     import salus_client
     sess = salus_client.Session(name="resnet18", total_time=600, persistent=500, ephemeral=1500)
-    for batch in loader:
-        with sess.iteration():
-            step(batch)
+    for batch in sess.iterate(loader):   # each step is one iteration
+        step(batch)
     sess.close()
+
+``with sess.iteration():`` gates one step explicitly. Evaluation and checkpointing
+belong between iterations (``sess.end_iteration()`` first, inside ``iterate``), so
+they do not hold the lane. Install with ``pip install ./client/python``.
 
 Standard library only. The wire protocol is docs/protocol.md (framed JSON over a Unix
 socket or TCP, one connection per session). See :class:`Session` for the parameters

@@ -3,9 +3,8 @@
 ::
 
     sess = salus_client.Session(name="resnet18", total_time=600, persistent=500, ephemeral=1500)
-    for batch in loader:
-        with sess.iteration():
-            step(batch)
+    for batch in sess.iterate(loader):   # or: for batch in loader: with sess.iteration(): ...
+        step(batch)
     sess.close()
 
 The session is opened when it is created (the constructor returns once the daemon
@@ -46,7 +45,8 @@ _previous_handlers = {}
 
 
 class Session:
-    """One job's session: open, then one ``iteration()`` per training step, then close.
+    """One job's session: open, then one iteration per training step (``iterate(loader)`` or
+    ``with iteration():``), then close.
 
     Parameters (memory in MiB, times in seconds):
 
