@@ -1,14 +1,21 @@
 // Package core is the scheduling state machine shared by the simulator and the daemon.
 //
-// It decides which jobs are admitted into which GPU lane and which job a lane runs at
-// each iteration boundary. It is pure and deterministic: no goroutines, no clock, no
-// I/O, no randomness. Callers feed it timestamped events (a job arrived, asks for an
-// iteration, ended an iteration, left) and act on the decisions it returns (admit this
-// job into that lane, start that job's iteration). The simulator drives it with a
-// virtual clock, the daemon with the wall clock; policy logic must never be copied
-// into either engine.
+// A Scheduler (New) decides which jobs are admitted into which GPU lane and which job
+// a lane runs at each iteration boundary. Callers feed it timestamped events (Arrive,
+// Request, IterationEnd, Yield, Leave; Restore for a daemon rebuilding its sessions),
+// then call Decide for the instant and act on the Decisions it returns (Admit this job
+// into that lane, Start that job's iteration). The simulator (package sim) drives it
+// with a virtual clock, the daemon (package server) with the wall clock.
 //
-// Policies are small: a Placement decides lane admission and an Order decides, among
-// the ready jobs of one lane, who runs next. A new policy is one file and one line in
-// the registry (policies.go).
+// A Policy says where jobs are admitted and who runs next: its Placement (an
+// interface, placement.go) decides lane admission, and its Less function orders the
+// ready jobs of one lane. The policies are in policies.go and are registered by name
+// in the registry of policy.go (Lookup, Names): a new policy is one file and one
+// registry line. Compose (modes.go) runs a policy within a sharing mode (Salus lanes,
+// exclusive, MPS, time-slicing, suspend/resume), the memory side of each mode;
+// how lanes share compute is the device model's, in package sim.
+//
+// It must stay pure and deterministic: no goroutines, no clock (time.Now), no I/O,
+// no randomness, no event log and no metrics. Policy logic lives only here and must
+// never be copied into an engine.
 package core

@@ -1,6 +1,8 @@
 // Command salus simulates, serves and evaluates fine-grained GPU sharing of
 // deep-learning jobs (a Go reimplementation of Salus). It is thin: it parses flags,
-// calls the packages and prints.
+// calls the packages and prints. It must hold no scheduling, simulation, metrics or
+// wire-protocol logic of its own: those belong to core, sim, metrics and the daemon's
+// packages, where the tests and the other engine see them.
 package main
 
 import (

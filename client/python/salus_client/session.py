@@ -3,9 +3,8 @@
 ::
 
     sess = salus_client.Session(name="resnet18", total_time=600, persistent=500, ephemeral=1500)
-    for batch in loader:
-        with sess.iteration():
-            step(batch)
+    for batch in sess.iterate(loader):   # or: for batch in loader: with sess.iteration(): ...
+        step(batch)
     sess.close()
 
 The session is opened when it is created (the constructor returns once the daemon
@@ -46,7 +45,8 @@ _previous_handlers = {}
 
 
 class Session:
-    """One job's session: open, then one ``iteration()`` per training step, then close.
+    """One job's session: open, then one iteration per training step (``iterate(loader)`` or
+    ``with iteration():``), then close.
 
     Parameters (memory in MiB, times in seconds):
 
@@ -141,6 +141,7 @@ class Session:
         self._hb_thread = None
         self._hb_error = None
         self._in_request = False
+        self._gate = None  # the iteration iterate() began for the current loop body
 
         self._conn = Connection(address, connect_timeout=connect_timeout)
         _install_hooks()
@@ -299,6 +300,61 @@ class Session:
         if self.closed:
             raise SalusError("session %r is closed: open a new Session" % self.name, code="closed")
         return _Iteration(self)
+
+    def iterate(self, iterable):
+        """Yield the items of ``iterable`` (a data loader, a range), each inside one
+        iteration, so that a training loop needs no re-indentation::
+
+            for batch in sess.iterate(loader):
+                step(batch)
+
+        is ``for batch in loader: with sess.iteration(): step(batch)``: the next item
+        is taken from ``iterable`` outside the gate (loading the data holds no lane),
+        then the iteration begins (waiting for the daemon's grant), then the item is
+        yielded; the iteration ends when the loop asks for the next item, when it
+        stops (``break``, ``return``) or when an exception leaves its body. An error
+        reporting that last end is not raised: the loop's own exit matters more, and
+        the session's next call reports a daemon that went away.
+
+        The whole loop body is the gated step. Work that is not part of the step
+        (evaluation, checkpointing, logging every N iterations) should not hold the
+        lane: call :meth:`end_iteration` first, and the rest of the body runs ungated.
+
+        Use the returned iterator directly in the ``for`` statement: a loop left by
+        ``break`` ends its iteration when the iterator is dropped (or ``close()``d).
+        """
+        if self.closed:
+            raise SalusError("session %r is closed: open a new Session" % self.name, code="closed")
+        return self._iterate(iter(iterable))
+
+    def _iterate(self, items):
+        for item in items:
+            gate = self.iteration()
+            gate.__enter__()
+            self._gate = gate
+            try:
+                yield item
+            except BaseException as e:  # GeneratorExit (break, a dropped loop) or thrown in
+                if self._gate is gate:
+                    self._gate = None
+                    if not self.closed:
+                        gate.__exit__(type(e), e, e.__traceback__)
+                raise
+            if self._gate is gate:
+                self._gate = None
+                if not self.closed:
+                    gate.__exit__(None, None, None)
+
+    def end_iteration(self):
+        """End, now, the iteration that :meth:`iterate` began for the current loop
+        body; the rest of the body runs ungated (evaluation, checkpointing). Returns
+        False when no such iteration is open (already ended, or not inside
+        ``iterate``)."""
+        gate, self._gate = self._gate, None
+        if gate is None or self.closed:
+            return False
+        gate.__exit__(None, None, None)
+        return True
 
     def close(self, finished=True):
         """Close the session (idempotent). ``finished=False`` logs the job as lost.

@@ -97,3 +97,54 @@ class ExamplesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+README = os.path.join(ROOT, "client", "python", "README.md")
+MINIMAL = os.path.join(ROOT, "examples", "minimal.py")
+
+
+def _code(line):
+    """A line without its trailing comment and blanks."""
+    return line.split("  #")[0].rstrip()
+
+
+class MinimalDiffTest(unittest.TestCase):
+    """The client README's diff is real: its added and context lines are examples/minimal.py's,
+    and it changes as many lines as the README says."""
+
+    def test_readme_diff_matches_minimal_py(self):
+        with open(README) as f:
+            text = f.read()
+        start = text.index("```diff\n") + len("```diff\n")
+        diff = text[start:text.index("```", start)].splitlines()
+        with open(MINIMAL) as f:
+            code = [_code(l) for l in f.read().splitlines()]
+        added = [l[1:] for l in diff if l.startswith("+")]
+        removed = [l[1:] for l in diff if l.startswith("-")]
+        context = [l[1:] for l in diff if l.startswith(" ") and l.strip() != "..."]
+        for line in added + context:
+            self.assertIn(_code(line), code, "the README's diff line %r is not in examples/minimal.py" % line)
+        for line in removed:
+            self.assertNotIn(_code(line), code)
+        # The README: 5 lines, of which 1 is changed and 4 are added (2 of them optional).
+        self.assertEqual((len(added), len(removed)), (5, 1))
+        self.assertTrue("five lines in all" in text.lower(), "the README states the count")
+
+
+@unittest.skipUnless(_has_torch(), "PyTorch is not importable by %s" % sys.executable)
+class MinimalTest(unittest.TestCase):
+    def test_runs_under_the_daemon(self):
+        d = FakeDaemon().start()
+        self.addCleanup(d.stop)
+        env = dict(os.environ, SALUS_ADDR=d.address)
+        p = subprocess.run([sys.executable, MINIMAL], capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(l) for l in p.stdout.splitlines()]
+        evals = [l for l in lines if l["ev"] == "eval"]
+        self.assertEqual([l["step"] for l in evals], [9, 19, 29, 39])
+        self.assertLess(evals[-1]["loss"], evals[0]["loss"] * 1.5)
+        self.assertEqual(lines[-1], {"ev": "done", "steps": 40})
+        job = [j for j in d.sessions if j.startswith("minimal-")]
+        self.assertEqual(len(job), 1)
+        self.assertEqual(d.ops(job[0]), ["open"] + ["begin", "end"] * 40 + ["close"])
+        self.assertEqual(d.sessions[job[0]], "finished")

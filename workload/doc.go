@@ -1,0 +1,20 @@
+// Package workload describes what jobs ask of a GPU: profiles, the catalog, traces
+// and the trace generator.
+//
+// A Profile is one workload (a model at a batch size, training or inference) alone on
+// the reference P100: iteration time, start-up, persistent and ephemeral memory,
+// compute demand, and for every figure a Source saying where it came from or how it
+// was estimated. The Catalog (Default) is built from the Salus authors' reference
+// measurements (measurements.go) and published model figures (figures.go).
+//
+// A Trace is an ordered list of Jobs, each with its profile resolved from a catalog.
+// ParseTrace and ReadTraceFile read CSV (with a header) or JSON Lines; unknown
+// columns or models, negative or non-numeric values, duplicate ids and unsorted rows
+// are errors (*FieldError) that name the file, the line and the field. Generate
+// builds the seeded stand-in for the paper's 100-job trace (Salus100), and
+// TraceStats summarizes what a trace asks of a GPU before anything runs it.
+//
+// It must not guess: a missing or bad figure is an error, never a silent default.
+// It holds no scheduling, simulation or metrics, does no I/O beyond reading the
+// trace file it is given, and its only randomness is the generator's, from its seed.
+package workload
