@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
@@ -28,7 +29,7 @@ short,alexnet,25,500,10
 			panic(err)
 		}
 		c := metrics.NewCollector()
-		if err := sim.Run(trace, sim.Options{Policy: p, Device: sim.DefaultDevice(), Sink: c}); err != nil {
+		if err := sim.Run(trace, sim.Options{Policy: p, Device: device.DefaultDevice(), Sink: c}); err != nil {
 			panic(err)
 		}
 		r, err := c.Result()
