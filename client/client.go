@@ -14,17 +14,17 @@ package client
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/salusgo/salus/protocol"
 )
 
 // Options describe the job at open.
@@ -134,11 +134,7 @@ func (e *Error) Error() string { return fmt.Sprintf("salus daemon: %s (%s)", e.M
 func Ended(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		switch e.Code {
-		case "lost", "shutdown", "bad_frame", "evicted", "draining", "unauthorized", "timeout", "too_many_connections":
-			return true
-		}
-		return false
+		return protocol.Ends(e.Code)
 	}
 	return err != nil
 }
@@ -226,13 +222,10 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	s.wmu.Unlock()
 	s.r = bufio.NewReaderSize(c, 4096)
 	o.Resume = resume
-	req := struct {
-		Op      string `json:"op"`
-		ID      int64  `json:"id"`
-		Version int    `json:"version"`
-		Options
-	}{"open", 1, 1, o}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
+		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
+		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume})
 	if err != nil {
 		return err
 	}
@@ -250,12 +243,13 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 		c.Close()
 		return err
 	}
-	var a Admission
+	var a protocol.OpenReply
 	if err := json.Unmarshal(rep, &a); err != nil {
 		c.Close()
 		return fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
 	}
-	s.Admission = a
+	s.Admission = Admission{Session: a.Session, Lane: a.Lane, LaneMiB: a.LaneMiB, StartupOnGPU: a.StartupOnGPU,
+		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS}
 	return nil
 }
 
@@ -327,7 +321,7 @@ func (s *Session) Alone() bool { return s.alone }
 func (s *Session) heartbeats(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	hb := []byte(`{"op":"heartbeat"}`)
+	hb := []byte(`{"op":"` + protocol.OpHeartbeat + `"}`)
 	for {
 		select {
 		case <-s.stop:
@@ -342,46 +336,42 @@ func (s *Session) heartbeats(every time.Duration) {
 func (s *Session) send(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	b := binary.BigEndian.AppendUint32(s.wbuf[:0], uint32(len(body)))
-	b = append(b, body...)
+	b := protocol.AppendFrame(s.wbuf[:0], body)
 	s.wbuf = b
 	_, err := s.c.Write(b)
 	return err
 }
 
+// maxReply bounds the daemon's frames: its replies echo what the client sent (a
+// job's name, say), so they may be longer than a request's protocol.MaxFrame.
+const maxReply = 1 << 20
+
 // read reads the reply to request id; an error reply becomes an *Error.
 func (s *Session) read(id int64) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+	b, err := protocol.ReadFrame(s.r, s.rbuf, maxReply)
+	if err != nil {
+		var le *protocol.LengthError
+		var te *protocol.TruncatedError
+		switch {
+		case errors.As(err, &le):
+			return nil, fmt.Errorf("salus daemon sent a frame of %d bytes: is this the fast-path address?", le.Length)
+		case errors.As(err, &te):
+			err = te.Err
+		}
 		return nil, fmt.Errorf("salus daemon connection: %w", err)
 	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if n > 1<<20 {
-		return nil, fmt.Errorf("salus daemon sent a frame of %d bytes: is this the fast-path address?", n)
-	}
-	if cap(s.rbuf) < int(n) {
-		s.rbuf = make([]byte, n)
-	}
-	b := s.rbuf[:n]
-	if _, err := io.ReadFull(s.r, b); err != nil {
-		return nil, fmt.Errorf("salus daemon connection: %w", err)
-	}
+	s.rbuf = b
 	// The common replies are tiny and fixed: {"id":N,"ok":true...}.
 	prefix := `{"id":` + strconv.FormatInt(id, 10) + `,"ok":true`
 	if len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix {
 		return b, nil
 	}
-	var h struct {
-		ID int64 `json:"id"`
-		OK bool  `json:"ok"`
-		Error
-	}
+	var h protocol.ErrorReply
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("salus daemon sent an unreadable reply: %v", err)
 	}
 	if !h.OK {
-		e := h.Error
-		return nil, &e
+		return nil, &Error{Code: h.Code, Msg: h.Error}
 	}
 	if h.ID != id {
 		return nil, fmt.Errorf("salus daemon answered request %d while %d was waiting", h.ID, id)
@@ -409,7 +399,7 @@ func (s *Session) Begin() error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"begin","id":`), id, 10), '}'), id)
+		_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"`+protocol.OpBegin+`","id":`), id, 10), '}'), id)
 		if err == nil {
 			return nil
 		}
@@ -440,7 +430,7 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	}
 	s.nextID++
 	id := s.nextID
-	b := strconv.AppendInt([]byte(`{"op":"end","id":`), id, 10)
+	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpEnd+`","id":`), id, 10)
 	if next {
 		b = append(b, `,"next":true`...)
 	}
@@ -474,7 +464,7 @@ func (s *Session) Close(finished bool) error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		b := strconv.AppendInt([]byte(`{"op":"close","id":`), id, 10)
+		b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpClose+`","id":`), id, 10)
 		b = append(b, `,"finished":`...)
 		b = strconv.AppendBool(b, finished)
 		b = append(b, '}')
