@@ -119,7 +119,8 @@ type Admission struct {
 	RecoverMS int64 `json:"recover_ms"`
 }
 
-// Error is an error reply from the daemon.
+// Error is an error reply from the daemon. Code is one of package protocol's
+// codes (protocol.CodeLost, say).
 type Error struct {
 	Code string `json:"code"`
 	Msg  string `json:"error"`
