@@ -400,7 +400,7 @@ func (s *Session) Begin() error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"`+protocol.OpBegin+`","id":`), id, 10), '}'), id)
+		_, err := s.call(beginRequest(id), id)
 		if err == nil {
 			return nil
 		}
@@ -431,20 +431,7 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	}
 	s.nextID++
 	id := s.nextID
-	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpEnd+`","id":`), id, 10)
-	if next {
-		b = append(b, `,"next":true`...)
-	}
-	if d > 0 {
-		b = append(b, `,"duration_s":`...)
-		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)
-	}
-	if peakMiB > 0 {
-		b = append(b, `,"peak_mib":`...)
-		b = strconv.AppendFloat(b, peakMiB, 'g', -1, 64)
-	}
-	b = append(b, '}')
-	_, err := s.call(b, id)
+	_, err := s.call(endRequest(id, d, peakMiB, next), id)
 	if err == nil {
 		return nil
 	}
@@ -465,11 +452,7 @@ func (s *Session) Close(finished bool) error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpClose+`","id":`), id, 10)
-		b = append(b, `,"finished":`...)
-		b = strconv.AppendBool(b, finished)
-		b = append(b, '}')
-		if _, err = s.call(b, id); err == nil {
+		if _, err = s.call(closeRequest(id, finished), id); err == nil {
 			break
 		}
 		if err = s.recover(err); err != nil {
@@ -488,4 +471,34 @@ func (s *Session) Abort() {
 		s.c.Close()
 		s.wmu.Unlock()
 	})
+}
+
+// The requests sent once per iteration, written by hand: their fields are
+// protocol.Request's.
+
+func beginRequest(id int64) []byte {
+	return append(strconv.AppendInt([]byte(`{"op":"`+protocol.OpBegin+`","id":`), id, 10), '}')
+}
+
+func endRequest(id int64, d time.Duration, peakMiB float64, next bool) []byte {
+	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpEnd+`","id":`), id, 10)
+	if next {
+		b = append(b, `,"next":true`...)
+	}
+	if d > 0 {
+		b = append(b, `,"duration_s":`...)
+		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)
+	}
+	if peakMiB > 0 {
+		b = append(b, `,"peak_mib":`...)
+		b = strconv.AppendFloat(b, peakMiB, 'g', -1, 64)
+	}
+	return append(b, '}')
+}
+
+func closeRequest(id int64, finished bool) []byte {
+	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpClose+`","id":`), id, 10)
+	b = append(b, `,"finished":`...)
+	b = strconv.AppendBool(b, finished)
+	return append(b, '}')
 }

@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -207,6 +208,30 @@ func TestChecks(t *testing.T) {
 	for body, obj := range map[string]bool{`{}`: true, " \n{}": true, `[]`: false, ``: false, `  `: false} {
 		if protocol.IsObject([]byte(body)) != obj {
 			t.Errorf("IsObject(%q) = %v", body, !obj)
+		}
+	}
+}
+
+// TestAppend: the hand-written encoders write what encoding/json does.
+func TestAppend(t *testing.T) {
+	for _, r := range []protocol.BeginReply{
+		{ID: 1, OK: true},
+		{ID: 42, OK: true, Lane: 3, WaitUS: 1234567},
+		{ID: 1<<62 + 1, OK: true, Lane: -1, WaitUS: -5, ReleaseCache: true},
+		{ID: 7, OK: true, Lane: 2, IdleYielded: true, ReleaseCache: true},
+	} {
+		want, _ := json.Marshal(r)
+		if got := protocol.AppendBeginReply([]byte("x"), r); string(got) != "x"+string(want) {
+			t.Errorf("AppendBeginReply(%+v) = %s, want x%s", r, got, want)
+		}
+	}
+	for _, id := range []int64{0, 1, 99, 1 << 62} {
+		want, _ := json.Marshal(struct {
+			ID int64 `json:"id"`
+			OK bool  `json:"ok"`
+		}{id, true})
+		if got := protocol.AppendOK(nil, id); string(got) != string(want) {
+			t.Errorf("AppendOK(%d) = %s, want %s", id, got, want)
 		}
 	}
 }

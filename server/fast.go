@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -376,19 +375,8 @@ func (fc *fastConn) granted(id int64) func(BeginReply, error) {
 			return
 		}
 		fc.write(id, func(b []byte) ([]byte, error) {
-			b = append(b, `{"id":`...)
-			b = strconv.AppendInt(b, id, 10)
-			b = append(b, `,"ok":true,"lane":`...)
-			b = strconv.AppendInt(b, int64(r.Lane), 10)
-			b = append(b, `,"wait_us":`...)
-			b = strconv.AppendInt(b, r.WaitUS, 10)
-			if r.ReleaseCache {
-				b = append(b, `,"release_cache":true`...)
-			}
-			if r.IdleYielded {
-				b = append(b, `,"idle_yielded":true`...)
-			}
-			return append(b, '}'), nil
+			return protocol.AppendBeginReply(b, protocol.BeginReply{ID: id, OK: true, Lane: r.Lane, WaitUS: r.WaitUS,
+				ReleaseCache: r.ReleaseCache, IdleYielded: r.IdleYielded}), nil
 		})
 	}
 }
@@ -507,9 +495,7 @@ func (fc *fastConn) writer() {
 
 func (fc *fastConn) ok(id int64) {
 	fc.write(id, func(b []byte) ([]byte, error) {
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, id, 10)
-		return append(b, `,"ok":true}`...), nil
+		return protocol.AppendOK(b, id), nil
 	})
 }
 
