@@ -14,17 +14,17 @@ package client
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/salusgo/salus/protocol"
 )
 
 // Options describe the job at open.
@@ -119,7 +119,8 @@ type Admission struct {
 	RecoverMS int64 `json:"recover_ms"`
 }
 
-// Error is an error reply from the daemon.
+// Error is an error reply from the daemon. Code is one of package protocol's
+// codes (protocol.CodeLost, say).
 type Error struct {
 	Code string `json:"code"`
 	Msg  string `json:"error"`
@@ -134,11 +135,7 @@ func (e *Error) Error() string { return fmt.Sprintf("salus daemon: %s (%s)", e.M
 func Ended(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		switch e.Code {
-		case "lost", "shutdown", "bad_frame", "evicted", "draining", "unauthorized", "timeout", "too_many_connections":
-			return true
-		}
-		return false
+		return protocol.Ends(e.Code)
 	}
 	return err != nil
 }
@@ -226,13 +223,10 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	s.wmu.Unlock()
 	s.r = bufio.NewReaderSize(c, 4096)
 	o.Resume = resume
-	req := struct {
-		Op      string `json:"op"`
-		ID      int64  `json:"id"`
-		Version int    `json:"version"`
-		Options
-	}{"open", 1, 1, o}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
+		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
+		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume})
 	if err != nil {
 		return err
 	}
@@ -250,12 +244,13 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 		c.Close()
 		return err
 	}
-	var a Admission
+	var a protocol.OpenReply
 	if err := json.Unmarshal(rep, &a); err != nil {
 		c.Close()
 		return fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
 	}
-	s.Admission = a
+	s.Admission = Admission{Session: a.Session, Lane: a.Lane, LaneMiB: a.LaneMiB, StartupOnGPU: a.StartupOnGPU,
+		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS}
 	return nil
 }
 
@@ -327,7 +322,7 @@ func (s *Session) Alone() bool { return s.alone }
 func (s *Session) heartbeats(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	hb := []byte(`{"op":"heartbeat"}`)
+	hb := []byte(`{"op":"` + protocol.OpHeartbeat + `"}`)
 	for {
 		select {
 		case <-s.stop:
@@ -342,46 +337,42 @@ func (s *Session) heartbeats(every time.Duration) {
 func (s *Session) send(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	b := binary.BigEndian.AppendUint32(s.wbuf[:0], uint32(len(body)))
-	b = append(b, body...)
+	b := protocol.AppendFrame(s.wbuf[:0], body)
 	s.wbuf = b
 	_, err := s.c.Write(b)
 	return err
 }
 
+// maxReply bounds the daemon's frames: its replies echo what the client sent (a
+// job's name, say), so they may be longer than a request's protocol.MaxFrame.
+const maxReply = 1 << 20
+
 // read reads the reply to request id; an error reply becomes an *Error.
 func (s *Session) read(id int64) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+	b, err := protocol.ReadFrame(s.r, s.rbuf, maxReply)
+	if err != nil {
+		var le *protocol.LengthError
+		var te *protocol.TruncatedError
+		switch {
+		case errors.As(err, &le):
+			return nil, fmt.Errorf("salus daemon sent a frame of %d bytes: is this the fast-path address?", le.Length)
+		case errors.As(err, &te):
+			err = te.Err
+		}
 		return nil, fmt.Errorf("salus daemon connection: %w", err)
 	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if n > 1<<20 {
-		return nil, fmt.Errorf("salus daemon sent a frame of %d bytes: is this the fast-path address?", n)
-	}
-	if cap(s.rbuf) < int(n) {
-		s.rbuf = make([]byte, n)
-	}
-	b := s.rbuf[:n]
-	if _, err := io.ReadFull(s.r, b); err != nil {
-		return nil, fmt.Errorf("salus daemon connection: %w", err)
-	}
+	s.rbuf = b
 	// The common replies are tiny and fixed: {"id":N,"ok":true...}.
 	prefix := `{"id":` + strconv.FormatInt(id, 10) + `,"ok":true`
 	if len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix {
 		return b, nil
 	}
-	var h struct {
-		ID int64 `json:"id"`
-		OK bool  `json:"ok"`
-		Error
-	}
+	var h protocol.ErrorReply
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("salus daemon sent an unreadable reply: %v", err)
 	}
 	if !h.OK {
-		e := h.Error
-		return nil, &e
+		return nil, &Error{Code: h.Code, Msg: h.Error}
 	}
 	if h.ID != id {
 		return nil, fmt.Errorf("salus daemon answered request %d while %d was waiting", h.ID, id)
@@ -409,7 +400,7 @@ func (s *Session) Begin() error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		_, err := s.call(append(strconv.AppendInt([]byte(`{"op":"begin","id":`), id, 10), '}'), id)
+		_, err := s.call(beginRequest(id), id)
 		if err == nil {
 			return nil
 		}
@@ -440,20 +431,7 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	}
 	s.nextID++
 	id := s.nextID
-	b := strconv.AppendInt([]byte(`{"op":"end","id":`), id, 10)
-	if next {
-		b = append(b, `,"next":true`...)
-	}
-	if d > 0 {
-		b = append(b, `,"duration_s":`...)
-		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)
-	}
-	if peakMiB > 0 {
-		b = append(b, `,"peak_mib":`...)
-		b = strconv.AppendFloat(b, peakMiB, 'g', -1, 64)
-	}
-	b = append(b, '}')
-	_, err := s.call(b, id)
+	_, err := s.call(endRequest(id, d, peakMiB, next), id)
 	if err == nil {
 		return nil
 	}
@@ -474,11 +452,7 @@ func (s *Session) Close(finished bool) error {
 	for !s.alone {
 		s.nextID++
 		id := s.nextID
-		b := strconv.AppendInt([]byte(`{"op":"close","id":`), id, 10)
-		b = append(b, `,"finished":`...)
-		b = strconv.AppendBool(b, finished)
-		b = append(b, '}')
-		if _, err = s.call(b, id); err == nil {
+		if _, err = s.call(closeRequest(id, finished), id); err == nil {
 			break
 		}
 		if err = s.recover(err); err != nil {
@@ -497,4 +471,34 @@ func (s *Session) Abort() {
 		s.c.Close()
 		s.wmu.Unlock()
 	})
+}
+
+// The requests sent once per iteration, written by hand: their fields are
+// protocol.Request's.
+
+func beginRequest(id int64) []byte {
+	return append(strconv.AppendInt([]byte(`{"op":"`+protocol.OpBegin+`","id":`), id, 10), '}')
+}
+
+func endRequest(id int64, d time.Duration, peakMiB float64, next bool) []byte {
+	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpEnd+`","id":`), id, 10)
+	if next {
+		b = append(b, `,"next":true`...)
+	}
+	if d > 0 {
+		b = append(b, `,"duration_s":`...)
+		b = strconv.AppendFloat(b, d.Seconds(), 'g', -1, 64)
+	}
+	if peakMiB > 0 {
+		b = append(b, `,"peak_mib":`...)
+		b = strconv.AppendFloat(b, peakMiB, 'g', -1, 64)
+	}
+	return append(b, '}')
+}
+
+func closeRequest(id int64, finished bool) []byte {
+	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpClose+`","id":`), id, 10)
+	b = append(b, `,"finished":`...)
+	b = strconv.AppendBool(b, finished)
+	return append(b, '}')
 }

@@ -26,6 +26,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
+	"github.com/salusgo/salus/protocol"
 )
 
 // NewToken returns a fresh random token (256 bits, hex), for the token files and
@@ -59,7 +60,7 @@ func (s *Server) tokenLevel(tok string) (level, error) {
 	case s.cfg.Token != "" && same(tok, s.cfg.Token):
 		return levelUser, nil
 	}
-	return levelNone, errorf(CodeUnauthorized, "the token presented is not this daemon's: %s", s.tokenWhere())
+	return levelNone, errorf(protocol.CodeUnauthorized, "the token presented is not this daemon's: %s", s.tokenWhere())
 }
 
 // tokenWhere says where a refused caller finds the token.
@@ -79,7 +80,7 @@ func (s *Server) fastOpenAllowed(unixConn bool, tok string) error {
 		return nil
 	}
 	if tok == "" {
-		return errorf(CodeUnauthorized, "open over TCP needs the daemon's token in the field \"token\": it is in %s", s.tokenWhere())
+		return errorf(protocol.CodeUnauthorized, "open over TCP needs the daemon's token in the field \"token\": it is in %s", s.tokenWhere())
 	}
 	_, err := s.tokenLevel(tok)
 	return err
@@ -128,7 +129,7 @@ var adminOnly = map[string]bool{
 func (s *Server) authenticate(ctx context.Context, header string, procedure string) (caller, error) {
 	tok, hasBearer := strings.CutPrefix(header, "Bearer ")
 	if header != "" && !hasBearer {
-		return caller{}, errorf(CodeUnauthorized, "the Authorization header must be \"Bearer TOKEN\"; the token is in %s", s.tokenWhere())
+		return caller{}, errorf(protocol.CodeUnauthorized, "the Authorization header must be \"Bearer TOKEN\"; the token is in %s", s.tokenWhere())
 	}
 	tok = strings.TrimSpace(tok)
 	c := caller{}
@@ -154,12 +155,12 @@ func (s *Server) authenticate(ctx context.Context, header string, procedure stri
 	}
 	if c.level == levelNone {
 		if s.cfg.Token != "" || s.cfg.AdminToken != "" {
-			return caller{}, errorf(CodeUnauthorized, "the connect API needs the daemon's token: send \"Authorization: Bearer TOKEN\"; the token is in %s", s.tokenWhere())
+			return caller{}, errorf(protocol.CodeUnauthorized, "the connect API needs the daemon's token: send \"Authorization: Bearer TOKEN\"; the token is in %s", s.tokenWhere())
 		}
 		c = caller{level: levelUser, who: "a caller (the daemon has no token)"}
 	}
 	if adminOnly[procedure] && c.level < levelAdmin {
-		return caller{}, errorf(CodePermissionDenied, "%s is an admin call: present the admin token (salus serve --admin-token-file) as \"Authorization: Bearer TOKEN\", or call over the API's Unix socket as the daemon's user or root", procedure)
+		return caller{}, errorf(protocol.CodePermissionDenied, "%s is an admin call: present the admin token (salus serve --admin-token-file) as \"Authorization: Bearer TOKEN\", or call over the API's Unix socket as the daemon's user or root", procedure)
 	}
 	return c, nil
 }
@@ -181,7 +182,7 @@ func (s *Server) authInterceptor() connect.Interceptor {
 // owned checks that secret is the one the session's opener was given.
 func owned(ss *Session, secret string) error {
 	if !same(secret, ss.secret) {
-		return errorf(CodePermissionDenied, "session %q belongs to the caller that opened it: present the secret its OpenSession returned (field secret); an operator can evict it (salus evict)", ss.id)
+		return errorf(protocol.CodePermissionDenied, "session %q belongs to the caller that opened it: present the secret its OpenSession returned (field secret); an operator can evict it (salus evict)", ss.id)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/salusgo/salus/protocol"
 )
 
 // Operator actions: evict a job, drain the daemon. The connect API's admin calls
@@ -25,16 +27,16 @@ func (s *Server) Evict(job, who, why string) (string, error) {
 	ss, ok := s.sessions[job]
 	if !ok {
 		s.mu.Unlock()
-		return "", errorf(CodeUnknown, "evict: no session of job %q (salus sessions lists them)", job)
+		return "", errorf(protocol.CodeUnknown, "evict: no session of job %q (salus sessions lists them)", job)
 	}
 	if s.closing {
 		s.mu.Unlock()
-		return "", errorf(CodeShutdown, "evict %q: the daemon is shutting down", job)
+		return "", errorf(protocol.CodeShutdown, "evict %q: the daemon is shutting down", job)
 	}
-	s.leaveWith(ss, false, CodeEvicted, reason, &out)
+	s.leaveWith(ss, false, protocol.CodeEvicted, reason, &out)
 	s.mu.Unlock()
 	run(out)
-	tell(ss, CodeEvicted, reason)
+	tell(ss, protocol.CodeEvicted, reason)
 	return reason, nil
 }
 
@@ -57,7 +59,7 @@ func (s *Server) Drain(on bool, who string) (refused, sessions int, err error) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		return 0, 0, errorf(CodeShutdown, "drain: the daemon is shutting down")
+		return 0, 0, errorf(protocol.CodeShutdown, "drain: the daemon is shutting down")
 	}
 	s.draining = on
 	if on {
@@ -68,7 +70,7 @@ func (s *Server) Drain(on bool, who string) (refused, sessions int, err error) {
 		slices.Reverse(waiting)
 		for _, id := range waiting {
 			if ss := s.sessions[id]; ss != nil && ss.phase == pWaiting {
-				s.leaveWith(ss, false, CodeDraining, reason, &out)
+				s.leaveWith(ss, false, protocol.CodeDraining, reason, &out)
 				gone = append(gone, ss)
 			}
 		}
@@ -77,7 +79,7 @@ func (s *Server) Drain(on bool, who string) (refused, sessions int, err error) {
 	s.mu.Unlock()
 	run(out)
 	for _, ss := range gone {
-		tell(ss, CodeDraining, reason)
+		tell(ss, protocol.CodeDraining, reason)
 	}
 	if on {
 		s.logger.Warn("draining: admitting no new job", "by", who, "waiting_refused", len(gone), "sessions", sessions)

@@ -19,6 +19,7 @@ import (
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/protocol"
 )
 
 // Handler returns the daemon's HTTP handler: the connect API (gRPC, gRPC-Web and
@@ -199,7 +200,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		l.open.Add(-1)
 		msg := fmt.Sprintf("%s: the daemon already serves %d HTTP connections, its limit (salus serve --max-conns): retry later, or raise the limit\n",
-			CodeTooManyConns, l.s.cfg.MaxConns)
+			protocol.CodeTooManyConns, l.s.cfg.MaxConns)
 		l.s.logLimited(slog.LevelWarn, "http-conn-limit", "HTTP API: connection refused: too many connections",
 			"max_conns", l.s.cfg.MaxConns, "remote", c.RemoteAddr().String())
 		l.s.refuse(c, fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg))
@@ -230,19 +231,19 @@ type connectAPI struct{ s *Server }
 func connectErr(err error) error {
 	code := connect.CodeInvalidArgument
 	switch CodeOf(err) {
-	case CodeUnknown, CodeLost:
+	case protocol.CodeUnknown, protocol.CodeLost:
 		code = connect.CodeNotFound
-	case CodeWrongPhase, CodeBusy, CodeNotOpen, CodeAlreadyOpen:
+	case protocol.CodeWrongPhase, protocol.CodeBusy, protocol.CodeNotOpen, protocol.CodeAlreadyOpen:
 		code = connect.CodeFailedPrecondition
-	case CodeRejected:
+	case protocol.CodeRejected:
 		code = connect.CodeResourceExhausted
-	case CodeShutdown, CodeDraining:
+	case protocol.CodeShutdown, protocol.CodeDraining:
 		code = connect.CodeUnavailable
-	case CodeUnauthorized:
+	case protocol.CodeUnauthorized:
 		code = connect.CodeUnauthenticated
-	case CodePermissionDenied:
+	case protocol.CodePermissionDenied:
 		code = connect.CodePermissionDenied
-	case CodeEvicted:
+	case protocol.CodeEvicted:
 		code = connect.CodeAborted
 	}
 	if code.String() == CodeOf(err) { // connect already prints its code first
@@ -259,7 +260,7 @@ func (a *connectAPI) session(id, secret string) (*Session, error) {
 		return nil, err
 	}
 	if ss.transport != "connect" {
-		return nil, errorf(CodeWrongPhase, "session %q was opened on the fast path: call it there", id)
+		return nil, errorf(protocol.CodeWrongPhase, "session %q was opened on the fast path: call it there", id)
 	}
 	if err := owned(ss, secret); err != nil {
 		return nil, err

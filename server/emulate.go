@@ -7,6 +7,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/sim"
 )
 
@@ -151,14 +152,14 @@ func (e *emulator) emulatedWork(req OpenRequest, m Model, ok bool) (work time.Du
 		default:
 			missing = "demand"
 		}
-		return 0, 0, "", errorf(CodeRejected, "open %q: this daemon emulates a %s and needs each iteration's standalone time and compute demand, and this job gave no %s: send iter_s (seconds one iteration takes alone on that device) and demand (the share of the GPU one iteration keeps busy alone, above 0 and at most 1), or a catalog model (salus models lists them)",
+		return 0, 0, "", errorf(protocol.CodeRejected, "open %q: this daemon emulates a %s and needs each iteration's standalone time and compute demand, and this job gave no %s: send iter_s (seconds one iteration takes alone on that device) and demand (the share of the GPU one iteration keeps busy alone, above 0 and at most 1), or a catalog model (salus models lists them)",
 			req.Job, e.dev.Name, missing)
 	}
 	if work, err = secondsField(req.Job, "iter_s", iterS); err != nil {
 		return 0, 0, "", err
 	}
 	if !(demand > 0 && demand <= 1) {
-		return 0, 0, "", errorf(CodeRejected, "open %q: compute demand %v (from the %s) is outside (0, 1]: it is the share of the GPU one iteration keeps busy alone", req.Job, demand, from)
+		return 0, 0, "", errorf(protocol.CodeRejected, "open %q: compute demand %v (from the %s) is outside (0, 1]: it is the share of the GPU one iteration keeps busy alone", req.Job, demand, from)
 	}
 	return max(work, 1), demand, from, nil
 }
@@ -166,7 +167,7 @@ func (e *emulator) emulatedWork(req OpenRequest, m Model, ok bool) (work time.Du
 func secondsField(job, name string, v float64) (time.Duration, error) {
 	d, err := core.Seconds(v)
 	if err != nil {
-		return 0, errorf(CodeBadRequest, "open %q: %s: %v", job, name, err)
+		return 0, errorf(protocol.CodeBadRequest, "open %q: %s: %v", job, name, err)
 	}
 	return d, nil
 }

@@ -10,67 +10,16 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/salusgo/salus/protocol"
 )
 
 // The framed fast path of docs/protocol.md: one connection per session, each frame a
 // 4-byte big-endian length and a JSON object.
-
-// Frame limits (docs/protocol.md).
-const (
-	MinFrame = 2
-	MaxFrame = 64 << 10
-	// ProtocolVersion is the fast path's version, checked at open.
-	ProtocolVersion = 1
-)
-
-type fastRequest struct {
-	Op            string  `json:"op"`
-	ID            int64   `json:"id"`
-	Version       int     `json:"version"`
-	Job           string  `json:"job"`
-	Model         string  `json:"model"`
-	Kind          string  `json:"kind"`
-	PersistentMiB float64 `json:"persistent_mib"`
-	EphemeralMiB  float64 `json:"ephemeral_mib"`
-	DeclaredS     float64 `json:"declared_s"`
-	StartupS      float64 `json:"startup_s"`
-	Priority      int     `json:"priority"`
-	Iterations    int     `json:"iterations"`
-	IterS         float64 `json:"iter_s"`
-	Demand        float64 `json:"demand"`
-	DurationS     float64 `json:"duration_s"`
-	PeakMiB       float64 `json:"peak_mib"`
-	Next          bool    `json:"next"`
-	Finished      *bool   `json:"finished"`
-	Token         string  `json:"token"`
-	Resume        bool    `json:"resume"`
-}
-
-type fastOpenReply struct {
-	ID           int64   `json:"id"`
-	OK           bool    `json:"ok"`
-	Session      string  `json:"session"`
-	Lane         int     `json:"lane"`
-	LaneMiB      float64 `json:"lane_mib"`
-	StartupOnGPU bool    `json:"startup_on_gpu"`
-	LeaseMS      int64   `json:"lease_ms"`
-	Policy       string  `json:"policy"`
-	Emulated     bool    `json:"emulated,omitempty"`
-	Resumed      bool    `json:"resumed,omitempty"`
-	RecoverMS    int64   `json:"recover_ms,omitempty"`
-}
-
-type fastError struct {
-	ID    int64  `json:"id"`
-	OK    bool   `json:"ok"`
-	Code  string `json:"code"`
-	Error string `json:"error"`
-}
 
 // ServeFast accepts fast-path connections on l until l is closed or the server shuts
 // down. It returns nil after Shutdown. Temporary accept errors (too many open
@@ -101,11 +50,11 @@ func (s *Server) ServeFast(l net.Listener) error {
 		case connAdded:
 			go fc.serve()
 		case connShutdown:
-			s.refuse(c, errorFrame(CodeShutdown, "the daemon is shutting down"))
+			s.refuse(c, errorFrame(protocol.CodeShutdown, "the daemon is shutting down"))
 		case connFull:
 			s.logLimited(slog.LevelWarn, "conn-limit", "fast path: connection refused: too many connections",
 				"max_conns", s.cfg.MaxConns, "remote", c.RemoteAddr().String())
-			s.refuse(c, errorFrame(CodeTooManyConns, fmt.Sprintf(
+			s.refuse(c, errorFrame(protocol.CodeTooManyConns, fmt.Sprintf(
 				"the daemon already serves %d connections, its limit (salus serve --max-conns): retry later, or raise the limit", s.cfg.MaxConns)))
 		}
 	}
@@ -174,52 +123,49 @@ func (fc *fastConn) serve() {
 			deadline = fc.hsDeadline
 		}
 		fc.c.SetReadDeadline(deadline)
-		var hdr [4]byte
-		if k, err := io.ReadFull(fc.r, hdr[:]); err != nil {
-			fc.midFrame(err, k, 4)
+		b, err := protocol.ReadFrame(fc.r, body, protocol.MaxFrame)
+		if err != nil {
+			var le *protocol.LengthError
+			var te *protocol.TruncatedError
+			switch {
+			case errors.As(err, &le):
+				fc.fail(0, protocol.CodeBadFrame, le.Error())
+				fc.gone("protocol error: bad frame length")
+			case errors.As(err, &te):
+				fc.midFrame(te.Err, te.Got, te.Want)
+			default: // io.EOF before the frame's first byte
+				fc.midFrame(err, 0, protocol.HeaderLen)
+			}
 			return
 		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n < MinFrame || n > MaxFrame {
-			fc.fail(0, CodeBadFrame, fmt.Sprintf("frame length %d is outside %d..%d: send a 4-byte big-endian length, then that many bytes of JSON", n, MinFrame, MaxFrame))
-			fc.gone("protocol error: bad frame length")
-			return
-		}
-		if cap(body) < int(n) {
-			body = make([]byte, n)
-		}
-		body = body[:n]
-		if k, err := io.ReadFull(fc.r, body); err != nil {
-			fc.midFrame(err, 4+k, 4+int(n))
-			return
-		}
+		body = b
 		if fc.sess != nil {
 			fc.sess.touch()
 		}
-		var req fastRequest
-		if i := firstNonSpace(body); i < 0 || body[i] != '{' {
-			fc.fail(0, CodeBadFrame, "frame body is not a JSON object")
+		var req protocol.Request
+		if !protocol.IsObject(body) {
+			fc.fail(0, protocol.CodeBadFrame, "frame body is not a JSON object")
 			fc.gone("protocol error: frame body is not a JSON object")
 			return
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				fc.fail(req.ID, CodeBadRequest, fmt.Sprintf("field %q: %v", te.Field, err))
+				fc.fail(req.ID, protocol.CodeBadRequest, fmt.Sprintf("field %q: %v", te.Field, err))
 				continue
 			}
-			fc.fail(0, CodeBadFrame, fmt.Sprintf("frame body is not valid JSON: %v", err))
+			fc.fail(0, protocol.CodeBadFrame, fmt.Sprintf("frame body is not valid JSON: %v", err))
 			fc.gone("protocol error: invalid JSON")
 			return
 		}
 		// encoding/json replaces invalid UTF-8 and matches keys whatever their
 		// case; the protocol does neither.
-		if err := checkText(body); err != nil {
-			fc.fail(req.ID, CodeBadRequest, err.Error())
+		if err := protocol.CheckText(body); err != nil {
+			fc.fail(req.ID, protocol.CodeBadRequest, err.Error())
 			continue
 		}
-		if id, err := checkKeys(body); err != nil {
-			fc.fail(id, CodeBadRequest, err.Error())
+		if id, err := protocol.CheckKeys(body); err != nil {
+			fc.fail(id, protocol.CodeBadRequest, err.Error())
 			continue
 		}
 		if !fc.handle(&req) {
@@ -285,7 +231,7 @@ func (fc *fastConn) midFrame(err error, got, want int) {
 // timedOut tells the client why, then ends the connection (its session lost).
 func (fc *fastConn) timedOut(msg, reason string) {
 	fc.s.logLimited(slog.LevelInfo, "read-timeout", "fast path: connection closed: "+reason, "remote", fc.c.RemoteAddr().String())
-	fc.fail(0, CodeTimeout, msg)
+	fc.fail(0, protocol.CodeTimeout, msg)
 	fc.gone(reason)
 }
 
@@ -319,47 +265,36 @@ func readReason(err error) string {
 	return "connection broken: " + err.Error()
 }
 
-func firstNonSpace(b []byte) int {
-	for i, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return i
-	}
-	return -1
-}
-
 // handle serves one request; false ends the connection.
-func (fc *fastConn) handle(req *fastRequest) bool {
+func (fc *fastConn) handle(req *protocol.Request) bool {
 	s := fc.s
-	if req.Op == "heartbeat" {
+	if req.Op == protocol.OpHeartbeat {
 		return true
 	}
 	if req.ID < 1 {
-		fc.fail(0, CodeBadRequest, fmt.Sprintf("request %q has id %d: give every request an integer id >= 1", req.Op, req.ID))
+		fc.fail(0, protocol.CodeBadRequest, fmt.Sprintf("request %q has id %d: give every request an integer id >= 1", req.Op, req.ID))
 		return true
 	}
 	if cur := fc.outstanding.Load(); cur != 0 {
-		fc.fail(req.ID, CodeBusy, fmt.Sprintf("request %d is still waiting for its reply: send one request at a time", cur))
+		fc.fail(req.ID, protocol.CodeBusy, fmt.Sprintf("request %d is still waiting for its reply: send one request at a time", cur))
 		return true
 	}
-	if req.Op != "open" && fc.sess == nil {
+	if req.Op != protocol.OpOpen && fc.sess == nil {
 		switch req.Op {
-		case "begin", "end", "close":
-			fc.fail(req.ID, CodeNotOpen, fmt.Sprintf("%s before open: open the session first", req.Op))
+		case protocol.OpBegin, protocol.OpEnd, protocol.OpClose:
+			fc.fail(req.ID, protocol.CodeNotOpen, fmt.Sprintf("%s before open: open the session first", req.Op))
 			return true
 		}
 	}
 	id := req.ID
 	switch req.Op {
-	case "open":
+	case protocol.OpOpen:
 		if fc.sess != nil {
-			fc.fail(id, CodeAlreadyOpen, fmt.Sprintf("this connection already carries session %q: open another connection for another job", fc.sess.id))
+			fc.fail(id, protocol.CodeAlreadyOpen, fmt.Sprintf("this connection already carries session %q: open another connection for another job", fc.sess.id))
 			return true
 		}
-		if req.Version != ProtocolVersion {
-			fc.fail(id, CodeBadRequest, fmt.Sprintf("protocol version %d is not supported: send \"version\": %d", req.Version, ProtocolVersion))
+		if req.Version != protocol.Version {
+			fc.fail(id, protocol.CodeBadRequest, fmt.Sprintf("protocol version %d is not supported: send \"version\": %d", req.Version, protocol.Version))
 			return true
 		}
 		if err := s.fastOpenAllowed(fc.unix, req.Token); err != nil {
@@ -377,7 +312,7 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 					return
 				}
 				fc.write(id, func(b []byte) ([]byte, error) {
-					return appendJSON(b, fastOpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
+					return appendJSON(b, protocol.OpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
 						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated,
 						Resumed: r.Resumed, RecoverMS: r.RecoverMS})
 				})
@@ -387,9 +322,9 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 			return true
 		}
 		fc.sess = ss
-	case "begin":
+	case protocol.OpBegin:
 		fc.begin(id)
-	case "end":
+	case protocol.OpEnd:
 		if req.Next { // end and begin in one round trip
 			fc.outstanding.Store(id)
 			if err := s.EndNext(fc.sess, req.DurationS, req.PeakMiB, fc.granted(id)); err != nil {
@@ -409,7 +344,7 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		}); err != nil {
 			fc.fail(id, CodeOf(err), err.Error())
 		}
-	case "close":
+	case protocol.OpClose:
 		finished := req.Finished == nil || *req.Finished
 		if err := s.Close(fc.sess, finished, "closed early"); err != nil {
 			fc.fail(id, CodeOf(err), err.Error())
@@ -419,7 +354,7 @@ func (fc *fastConn) handle(req *fastRequest) bool {
 		fc.closeConn()
 		return false
 	default:
-		fc.fail(id, CodeBadRequest, fmt.Sprintf("unknown op %q: use open, begin, end, close or heartbeat", req.Op))
+		fc.fail(id, protocol.CodeBadRequest, fmt.Sprintf("unknown op %q: use open, begin, end, close or heartbeat", req.Op))
 	}
 	return true
 }
@@ -440,19 +375,8 @@ func (fc *fastConn) granted(id int64) func(BeginReply, error) {
 			return
 		}
 		fc.write(id, func(b []byte) ([]byte, error) {
-			b = append(b, `{"id":`...)
-			b = strconv.AppendInt(b, id, 10)
-			b = append(b, `,"ok":true,"lane":`...)
-			b = strconv.AppendInt(b, int64(r.Lane), 10)
-			b = append(b, `,"wait_us":`...)
-			b = strconv.AppendInt(b, r.WaitUS, 10)
-			if r.ReleaseCache {
-				b = append(b, `,"release_cache":true`...)
-			}
-			if r.IdleYielded {
-				b = append(b, `,"idle_yielded":true`...)
-			}
-			return append(b, '}'), nil
+			return protocol.AppendBeginReply(b, protocol.BeginReply{ID: id, OK: true, Lane: r.Lane, WaitUS: r.WaitUS,
+				ReleaseCache: r.ReleaseCache, IdleYielded: r.IdleYielded}), nil
 		})
 	}
 }
@@ -571,15 +495,13 @@ func (fc *fastConn) writer() {
 
 func (fc *fastConn) ok(id int64) {
 	fc.write(id, func(b []byte) ([]byte, error) {
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, id, 10)
-		return append(b, `,"ok":true}`...), nil
+		return protocol.AppendOK(b, id), nil
 	})
 }
 
 func (fc *fastConn) fail(id int64, code, msg string) {
 	fc.write(id, func(b []byte) ([]byte, error) {
-		return appendJSON(b, fastError{ID: id, Code: code, Error: msg})
+		return appendJSON(b, protocol.ErrorReply{ID: id, Code: code, Error: msg})
 	})
 }
 
@@ -745,7 +667,7 @@ func (s *Server) closeTransports() {
 	}
 	s.tr.mu.Unlock()
 	for _, fc := range conns {
-		fc.drop(CodeShutdown, "the daemon is shutting down")
+		fc.drop(protocol.CodeShutdown, "the daemon is shutting down")
 	}
 	waited := make(chan struct{})
 	go func() { s.tr.wg.Wait(); close(waited) }()

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"time"
+
+	"github.com/salusgo/salus/protocol"
 )
 
 // The idle timeout (Config.IdleTimeout): a job that keeps the GPU from others
@@ -81,11 +83,11 @@ func (s *Server) reclaimIdle(wall time.Time) {
 		switch {
 		case ss.phase == pRunning:
 			reason := fmt.Sprintf("iteration begun %v ago never ended (idle timeout %v): taken for hung", idleFor.Round(time.Millisecond), d)
-			s.leaveWith(ss, false, CodeEvicted, reason, &out)
+			s.leaveWith(ss, false, protocol.CodeEvicted, reason, &out)
 			evicted = append(evicted, told{ss, reason})
 		case exclusive:
 			reason := fmt.Sprintf("idle for %v", d)
-			s.leaveWith(ss, false, CodeEvicted, reason, &out)
+			s.leaveWith(ss, false, protocol.CodeEvicted, reason, &out)
 			evicted = append(evicted, told{ss, reason})
 		case ss.phase == pHolding:
 			if err := s.sched.Yield(now, ss.id); err != nil {
@@ -105,7 +107,7 @@ func (s *Server) reclaimIdle(wall time.Time) {
 	s.mu.Unlock()
 	run(out)
 	for _, e := range evicted {
-		tell(e.ss, CodeEvicted, e.reason)
+		tell(e.ss, protocol.CodeEvicted, e.reason)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/protocol"
 )
 
 // The bounds of the numbers a client may send (docs/protocol.md, "Numbers"). Every
@@ -24,7 +25,7 @@ const (
 // checkMiB refuses a memory figure that is not a finite number in [0, MaxMiB].
 func checkMiB(op, job, field string, v float64) error {
 	if math.IsNaN(v) || v < 0 || v > MaxMiB {
-		return errorf(CodeBadRequest, "%s %q: field %s is %v: give a number of MiB between 0 and %d", op, job, field, v, MaxMiB)
+		return errorf(protocol.CodeBadRequest, "%s %q: field %s is %v: give a number of MiB between 0 and %d", op, job, field, v, MaxMiB)
 	}
 	return nil
 }
@@ -33,7 +34,7 @@ func checkMiB(op, job, field string, v float64) error {
 func checkSeconds(op, job, field string, v float64) (time.Duration, error) {
 	d, err := core.Seconds(v)
 	if err != nil {
-		return 0, errorf(CodeBadRequest, "%s %q: field %s: %v", op, job, field, err)
+		return 0, errorf(protocol.CodeBadRequest, "%s %q: field %s: %v", op, job, field, err)
 	}
 	return d, nil
 }
@@ -57,13 +58,13 @@ func checkOpen(req OpenRequest) error {
 		}
 	}
 	if req.Iterations < 0 || req.Iterations > MaxIterations {
-		return errorf(CodeBadRequest, "open %q: field iterations is %d: give a whole number between 0 and %g", req.Job, req.Iterations, float64(MaxIterations))
+		return errorf(protocol.CodeBadRequest, "open %q: field iterations is %d: give a whole number between 0 and %g", req.Job, req.Iterations, float64(MaxIterations))
 	}
 	if req.Priority < math.MinInt32 || req.Priority > math.MaxInt32 {
-		return errorf(CodeBadRequest, "open %q: field priority is %d: give a whole number within 32 bits (%d to %d)", req.Job, req.Priority, math.MinInt32, math.MaxInt32)
+		return errorf(protocol.CodeBadRequest, "open %q: field priority is %d: give a whole number within 32 bits (%d to %d)", req.Job, req.Priority, math.MinInt32, math.MaxInt32)
 	}
 	if math.IsNaN(req.Demand) || req.Demand < 0 || req.Demand > 1 {
-		return errorf(CodeBadRequest, "open %q: field demand is %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", req.Job, req.Demand)
+		return errorf(protocol.CodeBadRequest, "open %q: field demand is %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", req.Job, req.Demand)
 	}
 	return nil
 }

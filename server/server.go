@@ -35,28 +35,14 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/protocol"
 )
 
-// Error codes, shared by both transports (see docs/protocol.md).
-const (
-	CodeBadFrame    = "bad_frame"
-	CodeBadRequest  = "bad_request"
-	CodeNotOpen     = "not_open"
-	CodeAlreadyOpen = "already_open"
-	CodeBusy        = "busy"
-	CodeWrongPhase  = "wrong_phase"
-	CodeRejected    = "rejected"
-	CodeLost        = "lost"
-	CodeShutdown    = "shutdown"
-	CodeUnknown     = "unknown_session"
-	// Access and operator codes (access.go, admin.go).
-	CodeUnauthorized     = "unauthorized"
-	CodePermissionDenied = "permission_denied"
-	CodeEvicted          = "evicted"
-	CodeDraining         = "draining"
-)
+// CodeBadRequest is the code CodeOf gives an error that carries none. The
+// other codes are the protocol package's.
+const CodeBadRequest = protocol.CodeBadRequest
 
-// Error is a failed call: a code from the list above and a sentence for people.
+// Error is a failed call: a code of package protocol and a sentence for people.
 type Error struct {
 	Code string
 	Msg  string
@@ -74,7 +60,7 @@ func CodeOf(err error) string {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return CodeBadRequest
+	return protocol.CodeBadRequest
 }
 
 // Model is what the daemon knows of a named workload profile, to fill in what a
@@ -419,7 +405,7 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 // A rejected request returns an error and done is never called.
 func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg string), done func(OpenReply, error)) (*Session, error) {
 	if req.Job == "" {
-		return nil, errorf(CodeBadRequest, "open: field job is empty: give the job a unique name")
+		return nil, errorf(protocol.CodeBadRequest, "open: field job is empty: give the job a unique name")
 	}
 	if err := checkStrings(req); err != nil {
 		return nil, err
@@ -438,7 +424,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	// A model with declared memory is only a label; without, it names the profile.
 	if req.Model != "" && req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
 		if !known {
-			return nil, errorf(CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
+			return nil, errorf(protocol.CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
 		}
 		req.PersistentMiB, req.EphemeralMiB = m.PersistentMiB, m.EphemeralMiB
 		if req.StartupS == 0 {
@@ -460,14 +446,14 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	// A missing declared time is never taken as zero: under a policy that orders by
 	// it, that job would run ahead of every real short job.
 	if declared == 0 && s.cfg.Policy.UsesDeclared {
-		return nil, errorf(CodeRejected, "open %q: policy %s orders jobs by their declared GPU time, and this job declared none: send declared_s (seconds of GPU time, start-up excluded), or iterations with a catalog model to estimate it from", req.Job, s.cfg.Policy.Name)
+		return nil, errorf(protocol.CodeRejected, "open %q: policy %s orders jobs by their declared GPU time, and this job declared none: send declared_s (seconds of GPU time, start-up excluded), or iterations with a catalog model to estimate it from", req.Job, s.cfg.Policy.Name)
 	}
 	switch req.Kind {
 	case "":
 		req.Kind = "train"
 	case "train", "infer", "training", "inference":
 	default:
-		return nil, errorf(CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
+		return nil, errorf(protocol.CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
 	}
 
 	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done, peer: req.Peer}
@@ -487,11 +473,11 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		return nil, errorf(CodeShutdown, "open %q: the daemon is shutting down", req.Job)
+		return nil, errorf(protocol.CodeShutdown, "open %q: the daemon is shutting down", req.Job)
 	}
 	if s.draining && !req.Resume { // a recovered job may still come back
 		s.mu.Unlock()
-		return nil, errorf(CodeDraining, "open %q: the daemon is draining (an operator ran salus drain): it admits no new job; try another daemon, or later", req.Job)
+		return nil, errorf(protocol.CodeDraining, "open %q: the daemon is draining (an operator ran salus drain): it admits no new job; try another daemon, or later", req.Job)
 	}
 	if old, dup := s.sessions[req.Job]; dup {
 		switch {
@@ -503,20 +489,20 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 			return old, nil
 		case old.unclaimed:
 			s.mu.Unlock()
-			return nil, errorf(CodeRejected, "open: job %q is a session the daemon recovered after a restart: open it with resume to take it back", req.Job)
+			return nil, errorf(protocol.CodeRejected, "open: job %q is a session the daemon recovered after a restart: open it with resume to take it back", req.Job)
 		}
 		s.mu.Unlock()
-		return nil, errorf(CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
+		return nil, errorf(protocol.CodeRejected, "open: job %q already has a session: give each job a unique name", req.Job)
 	}
 	if req.Resume {
 		s.mu.Unlock()
-		return nil, errorf(CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
+		return nil, errorf(protocol.CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
-		return nil, errorf(CodeRejected, "open: %v", err)
+		return nil, errorf(protocol.CodeRejected, "open: %v", err)
 	}
 	s.sessions[req.Job] = ss
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
@@ -548,13 +534,13 @@ func (s *Server) Begin(ss *Session, done func(BeginReply, error)) error {
 	switch ss.phase {
 	case pWaiting:
 		s.unlockRun(out)
-		return errorf(CodeWrongPhase, "begin %q: the job is not admitted yet: wait for the open reply", ss.id)
+		return errorf(protocol.CodeWrongPhase, "begin %q: the job is not admitted yet: wait for the open reply", ss.id)
 	case pReady:
 		s.unlockRun(out)
-		return errorf(CodeBusy, "begin %q: a begin is already waiting for its grant", ss.id)
+		return errorf(protocol.CodeBusy, "begin %q: a begin is already waiting for its grant", ss.id)
 	case pRunning:
 		s.unlockRun(out)
-		return errorf(CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
+		return errorf(protocol.CodeWrongPhase, "begin %q: an iteration is running: end it before beginning another", ss.id)
 	}
 	if err := s.request(ss, now, done); err != nil {
 		s.unlockRun(out)
@@ -575,7 +561,7 @@ func (s *Server) unlockRun(out []func()) {
 // granted. The caller decides.
 func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, error)) error {
 	if err := s.sched.Request(now, ss.id); err != nil { // cannot happen when the phases agree; say so rather than hide it
-		return errorf(CodeWrongPhase, "begin %q: %v", ss.id, err)
+		return errorf(protocol.CodeWrongPhase, "begin %q: %v", ss.id, err)
 	}
 	ss.gen++ // a pending grace timer is now stale
 	ss.phase = pReady
@@ -620,11 +606,11 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 	now := s.clock(&out)
 	if ss.phase != pRunning {
 		s.unlockRun(out)
-		return errorf(CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
+		return errorf(protocol.CodeWrongPhase, "end %q: no iteration is running (the job is %s): begin an iteration before ending it", ss.id, phaseNames[ss.phase])
 	}
 	if ss.held != nil {
 		s.unlockRun(out)
-		return errorf(CodeBusy, "end %q: an end is already waiting for the emulated device to finish the iteration", ss.id)
+		return errorf(protocol.CodeBusy, "end %q: an end is already waiting for the emulated device to finish the iteration", ss.id)
 	}
 	if ss.emulated {
 		if !ss.workDone {
@@ -665,7 +651,7 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 // the grace window unless it asks for another iteration.
 func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) error {
 	if err := s.sched.IterationEnd(now, ss.id, gpu); err != nil {
-		return errorf(CodeWrongPhase, "end %q: %v", ss.id, err)
+		return errorf(protocol.CodeWrongPhase, "end %q: %v", ss.id, err)
 	}
 	s.stats.iterations++
 	s.met.iterations.Inc()
@@ -743,20 +729,20 @@ func (s *Server) Lookup(id string) (*Session, error) {
 	defer s.mu.Unlock()
 	ss, ok := s.sessions[id]
 	if !ok {
-		return nil, errorf(CodeUnknown, "unknown session %q: open a session first (or it was closed or lost)", id)
+		return nil, errorf(protocol.CodeUnknown, "unknown session %q: open a session first (or it was closed or lost)", id)
 	}
 	if ss.unclaimed {
-		return nil, errorf(CodeUnknown, "session %q was recovered after the daemon restarted: open it with resume to take it back", id)
+		return nil, errorf(protocol.CodeUnknown, "session %q was recovered after the daemon restarted: open it with resume to take it back", id)
 	}
 	return ss, nil
 }
 
 func (s *Server) usable(ss *Session) error {
 	if ss.phase == pGone {
-		return errorf(CodeLost, "session %q has ended (closed or lost): open a new session", ss.id)
+		return errorf(protocol.CodeLost, "session %q has ended (closed or lost): open a new session", ss.id)
 	}
 	if s.closing {
-		return errorf(CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+		return errorf(protocol.CodeShutdown, "session %q: the daemon is shutting down", ss.id)
 	}
 	return nil
 }
@@ -764,7 +750,7 @@ func (s *Server) usable(ss *Session) error {
 // leave removes ss from the core, logs it and fails whatever it was waiting for
 // with code lost.
 func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func()) {
-	s.leaveWith(ss, finished, CodeLost, reason, out)
+	s.leaveWith(ss, finished, protocol.CodeLost, reason, out)
 }
 
 // leaveWith is leave, failing what the session waited for with code.
@@ -799,7 +785,7 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 	}
 	gone := errorf(code, "session %q ended: %s", ss.id, reason)
 	if s.closing {
-		gone = errorf(CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+		gone = errorf(protocol.CodeShutdown, "session %q: the daemon is shutting down", ss.id)
 	}
 	if f := ss.pendingOpen; f != nil {
 		ss.pendingOpen = nil
@@ -939,7 +925,7 @@ func (s *Server) reaper() {
 			reason := fmt.Sprintf("lease expired: silent for more than %v", s.cfg.Lease)
 			s.Lose(ss, reason)
 			if ss.drop != nil {
-				ss.drop(CodeLost, fmt.Sprintf("session %q lost: %s", ss.id, reason))
+				ss.drop(protocol.CodeLost, fmt.Sprintf("session %q lost: %s", ss.id, reason))
 			}
 		}
 		// At least a millisecond: a lease renewed at the last instant must not

@@ -12,11 +12,14 @@ import socket
 import struct
 import threading
 
+from . import codes
+from .codes import MAX_FRAME, MIN_FRAME, VERSION
 from .errors import DaemonGone, DaemonUnavailable, ProtocolError, SalusError, SessionLost
 
-VERSION = 1
+__all__ = ["VERSION", "MIN_FRAME", "MAX_FRAME", "DEFAULT_SOCKET", "Connection", "resolve_address",
+           "resolve_token", "describe"]
+
 DEFAULT_SOCKET = "/tmp/salus.sock"
-MAX_FRAME = 65536
 _HEADER = struct.Struct(">I")
 
 
@@ -161,16 +164,16 @@ class Connection:
     def read_frame(self):
         """Read one frame and return its JSON object."""
         (n,) = _HEADER.unpack(self._read_exact(_HEADER.size))
-        if n < 2 or n > MAX_FRAME:
-            raise ProtocolError("the daemon sent a frame of %d bytes (allowed 2..%d)" % (n, MAX_FRAME),
-                                code="bad_frame")
+        if n < MIN_FRAME or n > MAX_FRAME:
+            raise ProtocolError("the daemon sent a frame of %d bytes (allowed %d..%d)" % (n, MIN_FRAME, MAX_FRAME),
+                                code=codes.BAD_FRAME)
         body = self._read_exact(n)
         try:
             msg = json.loads(body.decode())
         except ValueError as e:
-            raise ProtocolError("the daemon sent a body that is not JSON: %s" % e, code="bad_frame") from None
+            raise ProtocolError("the daemon sent a body that is not JSON: %s" % e, code=codes.BAD_FRAME) from None
         if not isinstance(msg, dict):
-            raise ProtocolError("the daemon sent a body that is not a JSON object", code="bad_frame")
+            raise ProtocolError("the daemon sent a body that is not a JSON object", code=codes.BAD_FRAME)
         return msg
 
     # -- requests -----------------------------------------------------------
@@ -208,21 +211,21 @@ class Connection:
         code = reply.get("code") or "error"
         text = reply.get("error") or "no message"
         msg = "salus daemon at %s refused %s: %s (code %s)" % (self.where, op, text, code)
-        if code == "evicted":
+        if code == codes.EVICTED:
             self.close()
             raise Evicted(msg, code=code)
-        if code == "lost":
+        if code == codes.LOST:
             self.close()
             raise SessionLost(msg, code=code)
-        if code == "unauthorized":
+        if code == codes.UNAUTHORIZED:
             self.close()
             raise Unauthorized(msg, code=code)
-        if code == "shutdown":
+        if code == codes.SHUTDOWN:
             self.close()
             raise DaemonGone("the salus daemon at %s is shutting down: %s" % (self.where, text), code=code)
-        if code == "bad_frame":
+        if code == codes.BAD_FRAME:
             self.close()
-        if code in ("rejected", "draining"):
+        if code in (codes.REJECTED, codes.DRAINING):
             raise Rejected(msg, code=code)
         raise ProtocolError(msg, code=code)
 

@@ -1,0 +1,75 @@
+package protocol
+
+// Ops, the requests' "op".
+const (
+	OpOpen      = "open"
+	OpBegin     = "begin"
+	OpEnd       = "end"
+	OpClose     = "close"
+	OpHeartbeat = "heartbeat"
+)
+
+// Request is every request's fields (docs/protocol.md, Requests); each op reads
+// those it needs. The daemon decodes it with DecodeRequest; a client leaves out
+// what it does not send (every field is omitempty, so the zero Request of an op
+// is its smallest frame).
+type Request struct {
+	Op      string `json:"op"`
+	ID      int64  `json:"id,omitempty"`
+	Version int    `json:"version,omitempty"`
+	// open
+	Job           string  `json:"job,omitempty"`
+	Model         string  `json:"model,omitempty"`
+	Kind          string  `json:"kind,omitempty"`
+	PersistentMiB float64 `json:"persistent_mib,omitempty"`
+	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
+	DeclaredS     float64 `json:"declared_s,omitempty"`
+	StartupS      float64 `json:"startup_s,omitempty"`
+	Priority      int     `json:"priority,omitempty"`
+	Iterations    int     `json:"iterations,omitempty"`
+	IterS         float64 `json:"iter_s,omitempty"`
+	Demand        float64 `json:"demand,omitempty"`
+	Token         string  `json:"token,omitempty"`
+	Resume        bool    `json:"resume,omitempty"`
+	// end
+	DurationS float64 `json:"duration_s,omitempty"`
+	PeakMiB   float64 `json:"peak_mib,omitempty"`
+	Next      bool    `json:"next,omitempty"`
+	// close; nil is true
+	Finished *bool `json:"finished,omitempty"`
+}
+
+// OpenReply is the reply to a successful open.
+type OpenReply struct {
+	ID           int64   `json:"id"`
+	OK           bool    `json:"ok"`
+	Session      string  `json:"session"`
+	Lane         int     `json:"lane"`
+	LaneMiB      float64 `json:"lane_mib"`
+	StartupOnGPU bool    `json:"startup_on_gpu"`
+	LeaseMS      int64   `json:"lease_ms"`
+	Policy       string  `json:"policy"`
+	Emulated     bool    `json:"emulated,omitempty"`
+	Resumed      bool    `json:"resumed,omitempty"`
+	RecoverMS    int64   `json:"recover_ms,omitempty"`
+}
+
+// BeginReply is the reply to a begin, or to an end with next, once the
+// iteration may run.
+type BeginReply struct {
+	ID           int64 `json:"id"`
+	OK           bool  `json:"ok"`
+	Lane         int   `json:"lane"`
+	WaitUS       int64 `json:"wait_us"`
+	ReleaseCache bool  `json:"release_cache,omitempty"`
+	IdleYielded  bool  `json:"idle_yielded,omitempty"`
+}
+
+// ErrorReply is a failed request's reply, and the daemon's unsolicited frames
+// (ID 0). OK is always false.
+type ErrorReply struct {
+	ID    int64  `json:"id"`
+	OK    bool   `json:"ok"`
+	Code  string `json:"code"`
+	Error string `json:"error"`
+}
