@@ -39,10 +39,10 @@ type serveFlags struct {
 func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	fl := cmd.Flags()
 	if withPolicy {
-		fl.StringVar(&f.policy, "policy", "pack", "scheduling policy: "+strings.Join(core.Names(), ", "))
+		fl.StringVar(&f.policy, "policy", "pack", "the one scheduling policy of the daemon: "+strings.Join(core.Names(), ", "))
 	}
-	fl.StringVar(&f.device, "device", "p100", "device preset whose usable memory to schedule: "+strings.Join(device.Names(), ", "))
-	fl.Float64Var(&f.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
+	addPresetFlag(fl, &f.device, "device preset whose usable memory to schedule")
+	addCapacityFlag(fl, &f.capacityMiB)
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
 }
@@ -170,7 +170,7 @@ bodies of --max-body-bytes, compressed or not (docs/protocol.md).
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := core.Lookup(sf.policy)
+			p, err := (&policyFlag{policy: sf.policy}).lookup("serve")
 			if err != nil {
 				return err
 			}
