@@ -50,7 +50,7 @@ func newTraceGenCmd() *cobra.Command {
 			}
 			t, err := workload.Generate(workload.Default(), o)
 			if err != nil {
-				return err
+				return fmt.Errorf("trace gen --kind %s --jobs %d --load %g --seed %d: %w", o.Kind, o.Jobs, o.Load, o.Seed, err)
 			}
 			var buf bytes.Buffer
 			if of.format == "jsonl" {
