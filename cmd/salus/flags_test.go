@@ -226,3 +226,22 @@ func TestSweepPolicyTakesCommasAndRepeats(t *testing.T) {
 		t.Errorf("commas and repeats differ:\n%s\n%s", outs[0], outs[1])
 	}
 }
+
+// serve's journal flags without a journal, and a list of policies, are refused
+// before the daemon starts.
+func TestServeRefusesWhatDoesNothing(t *testing.T) {
+	off := []string{"serve", "--socket", "", "--fast-addr", "", "--addr", ""}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--recover-window", "1s"}, "--recover-window applies to the event log"},
+		{[]string{"--events-flush", "1s"}, "--events-flush applies to the event log"},
+		{[]string{"--policy", "srtf,pack"}, "salus serve runs one policy"},
+	} {
+		_, err := run(t, append(off, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
