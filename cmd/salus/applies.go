@@ -66,18 +66,25 @@ func simDeviceFlagNames() []string {
 // known before the runs.
 func (ef *evalFlags) runningModes() []string {
 	var schemes []eval.Scheme
-	switch {
-	case ef.suite == "tuning":
-		schemes = eval.TuningSchemes
-	case ef.suite != "training":
-		return nil
-	case ef.engine == "live" && len(ef.policies) == 0 && len(ef.modes) == 0:
-		return []string{"exclusive", "salus"} // the live engine's default: the paper's four policies
-	default:
-		var err error
-		if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
-			return nil // the run says why
+	if suiteIn(ef, "training", "all") {
+		switch {
+		case ef.engine == "live" && len(ef.policies) == 0 && len(ef.modes) == 0:
+			schemes = []eval.Scheme{{Mode: "exclusive"}, {Mode: "salus"}} // the live engine's default: the paper's four policies
+		default:
+			var err error
+			if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+				return nil // the run says why
+			}
 		}
+	}
+	if suiteIn(ef, "tuning", "all") {
+		schemes = append(schemes, eval.TuningSchemes...)
+	}
+	if suiteIn(ef, "inference", "all") {
+		schemes = append(schemes, eval.InferenceSchemes...)
+	}
+	if len(schemes) == 0 {
+		return nil // overhead, or an unknown suite: its run says why
 	}
 	var modes []string
 	for _, s := range schemes {

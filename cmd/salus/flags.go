@@ -124,9 +124,14 @@ func (d *deviceFlags) device() (device.Device, error) {
 		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
 	}
 	m := d.modes
-	for _, v := range []float64{d.capacityMiB, d.iterOverhead, d.switchCost, d.slice, d.ctxSwitch, d.pcie, m.ContextMiB, m.MPSContextMiB, m.SuspendQuantumS, float64(m.MPSMaxClients)} {
-		if v < 0 {
-			return dev, fmt.Errorf("device and mode parameters must not be negative (see salus %s --help)", "eval")
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
+		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}, {"context-mib", m.ContextMiB}, {"mps-context-mib", m.MPSContextMiB},
+		{"suspend-quantum", m.SuspendQuantumS}, {"mps-clients", float64(m.MPSMaxClients)}} {
+		if p.v < 0 {
+			return dev, fmt.Errorf("--%s %v: device and mode parameters must not be negative", p.name, p.v)
 		}
 	}
 	if d.capacityMiB > 0 {

@@ -197,6 +197,9 @@ func TestEvalRefusesModeAndSuiteFlags(t *testing.T) {
 		{[]string{"--suite", "inference", "--mode", "salus"}, "--mode chooses the training suite's schemes"},
 		{[]string{"--suite", "overhead", "--engine", "live", "--speed", "2"}, "--speed is a parameter of the simulator's device model"},
 		{[]string{"--engine", "live", "--trace", "x", "--context-mib", "9"}, "--context-mib applies to the timeslice mode only"},
+		{[]string{"--suite", "inference", "--slice", "0.01"}, "--slice applies to the timeslice mode only"},
+		{[]string{"--suite", "all", "--policy", "fifo", "--pcie-gbps", "2"}, "--pcie-gbps applies to the suspend mode only"},
+		{[]string{"--switch-cost", "-1"}, "--switch-cost -1"},
 	} {
 		_, err := run(t, append([]string{"eval"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
