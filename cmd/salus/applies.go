@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/salusgo/salus/eval"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -37,6 +39,60 @@ var evalFlagRules = []flagRule{
 		"--%s applies to the live engine (--engine live) only"},
 	{overheadFlagNames, func(ef *evalFlags) bool { return ef.suite == "overhead" },
 		"--%s applies to the overhead suite (--suite overhead) only"},
+	{[]string{"policy"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all", "overhead") },
+		"--%s chooses the training suite's schemes (and the overhead suite's trace policies); the tuning and inference suites run their own"},
+	{[]string{"mode"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
+		"--%s chooses the training suite's schemes; the other suites run their own"},
+	{simDeviceFlagNames(), func(ef *evalFlags) bool { return ef.suite != "overhead" },
+		"--%s is a parameter of the simulator's device model; the overhead suite runs real processes"},
+}
+
+// simDeviceFlagNames are deviceFlags' flags but --capacity-mib, which the overhead
+// suite's daemon takes too.
+func simDeviceFlagNames() []string {
+	var probe deviceFlags
+	cmd := &cobra.Command{}
+	probe.register(cmd)
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "capacity-mib" {
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
+
+// runningModes are the sharing modes the runs of ef use, or nil where that is not
+// known before the runs.
+func (ef *evalFlags) runningModes() []string {
+	var schemes []eval.Scheme
+	if suiteIn(ef, "training", "all") {
+		switch {
+		case ef.engine == "live" && len(ef.policies) == 0 && len(ef.modes) == 0:
+			schemes = []eval.Scheme{{Mode: "exclusive"}, {Mode: "salus"}} // the live engine's default: the paper's four policies
+		default:
+			var err error
+			if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+				return nil // the run says why
+			}
+		}
+	}
+	if suiteIn(ef, "tuning", "all") {
+		schemes = append(schemes, eval.TuningSchemes...)
+	}
+	if suiteIn(ef, "inference", "all") {
+		schemes = append(schemes, eval.InferenceSchemes...)
+	}
+	if len(schemes) == 0 {
+		return nil // overhead, or an unknown suite: its run says why
+	}
+	var modes []string
+	for _, s := range schemes {
+		if m := fmt.Sprint(s.Mode); !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	return modes
 }
 
 // checkApplies refuses a flag given where it would do nothing: a silently ignored
@@ -51,6 +107,9 @@ func (ef *evalFlags) checkApplies(fs *pflag.FlagSet) error {
 				return fmt.Errorf(r.refusal+" (here: --suite %s%s): drop it", name, ef.suite, engineNote(ef))
 			}
 		}
+	}
+	if modes := ef.runningModes(); modes != nil {
+		return ef.df.checkModes(fs, modes)
 	}
 	return nil
 }

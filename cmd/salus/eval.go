@@ -10,17 +10,16 @@ import (
 
 // evalFlags are salus eval's flags.
 type evalFlags struct {
-	tf       traceFlags
-	df       deviceFlags
-	policies []string
-	modes    []string
-	suite    string
-	engine   string
-	out      string
-	format   string
-	lf       liveFlags
-	tuning   eval.TuningOptions
-	infer    eval.InferenceOptions
+	tf traceFlags
+	df deviceFlags
+	schemeFlags
+	outputFlags
+	suite  string
+	engine string
+	out    string
+	lf     liveFlags
+	tuning eval.TuningOptions
+	infer  eval.InferenceOptions
 }
 
 func newEvalCmd() *cobra.Command {
@@ -36,7 +35,12 @@ time-slicing, suspend/resume), in the simulator, and prints makespan, average
 queuing, average and p95 JCT, and each scheme's ratio to fifo beside the paper's
 headline.
 
-Suites: training, tuning (hyper-parameter exploration), inference, all.`,
+Suites: training, tuning (hyper-parameter exploration), inference, overhead (the live
+engine's per-iteration cost on real PyTorch jobs: --engine live), all (training, tuning
+and inference).
+
+A flag given where it does nothing (--trace to the tuning suite, --slice when no run
+time-slices, --iterations outside the overhead suite) is refused with a message naming it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := ef.checkApplies(cmd.Flags()); err != nil {
@@ -70,13 +74,12 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 	ef.tf.register(cmd)
 	ef.df.register(cmd)
 	f := cmd.Flags()
-	f.StringSliceVar(&ef.policies, "policy", nil, "policies to run (comma-separated or repeated; default: every scheme of the suite)")
-	f.StringSliceVar(&ef.modes, "mode", nil, "sharing modes (comma-separated or repeated): exclusive, salus, mps, timeslice, suspend")
-	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference or all")
+	ef.schemeFlags.register(cmd, nil, nil, "; default: every scheme of the training suite", "")
+	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference, overhead or all")
 	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
 	ef.lf.register(cmd)
-	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
-	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
+	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
+	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
 	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 500, "tuning: iterations per job")
 	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
@@ -88,7 +91,7 @@ Suites: training, tuning (hyper-parameter exploration), inference, all.`,
 
 // run validates the flags, runs the suite and writes --out; it prints nothing.
 func (ef *evalFlags) run() (eval.Output, error) {
-	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil {
+	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil { // not ef.check: replay registers its own --format
 		return nil, err
 	}
 	switch {

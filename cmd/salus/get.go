@@ -19,7 +19,7 @@ func init() {
 	extraCommands = append(extraCommands, newGetCmd, newDescribeCmd)
 }
 
-// printAs writes msg as JSON, or as the table draw writes, by --output.
+// printAs writes msg as JSON, or as the table draw writes, by --format.
 func printAs(w io.Writer, output string, msg proto.Message, draw func(*tabwriter.Writer)) error {
 	switch output {
 	case "json":
@@ -40,23 +40,26 @@ func printAs(w io.Writer, output string, msg proto.Message, draw func(*tabwriter
 		draw(tw)
 		return tw.Flush()
 	}
-	return fmt.Errorf("unknown --output %q: choose table or json", output)
+	return fmt.Errorf("unknown --format %q: choose table or json", output)
 }
 
 func newGetCmd() *cobra.Command {
 	var (
-		a      adminFlags
-		output string
+		a  adminFlags
+		of outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "get sessions|lanes|policy|stats",
 		Short: "Show a running daemon's sessions, lanes, policy or counters (admin), like kubectl get",
 		Long: `Show what a running daemon holds, through its connect API (admin): its sessions, its
-lanes (lane 0 and zero counts included), its policy, or its counters; -o json prints every
+lanes (lane 0 and zero counts included), its policy, or its counters; -o json (--format json) prints every
 field, zeros included.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"sessions", "lanes", "policy", "stats"},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
 			c, ctx, cancel, err := a.client(cmd)
 			if err != nil {
 				return err
@@ -70,7 +73,7 @@ field, zeros included.`,
 				if err != nil {
 					return fail(err)
 				}
-				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
 					fmt.Fprintln(tw, "job\tstate\tlane\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
 					for _, s := range res.Msg.Sessions {
 						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations,
@@ -82,7 +85,7 @@ field, zeros included.`,
 				if err != nil {
 					return fail(err)
 				}
-				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
 					fmt.Fprintln(tw, "lane\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
 					for _, l := range res.Msg.Lanes {
 						fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
@@ -94,7 +97,7 @@ field, zeros included.`,
 				if err != nil {
 					return fail(err)
 				}
-				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
 					p := res.Msg
 					fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\n",
 						p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available)
@@ -104,7 +107,7 @@ field, zeros included.`,
 				if err != nil {
 					return fail(err)
 				}
-				return printAs(w, output, res.Msg, func(tw *tabwriter.Writer) {
+				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
 					s := res.Msg
 					fmt.Fprintf(tw, "uptime (s)\t%.1f\t\nsessions\t%d\t\nwaiting\t%d\t\niterations\t%d\t\nfinished\t%d\t\nlost\t%d\t\nswitches\t%d\t\ndraining\t%v\t\n",
 						s.UptimeS, s.Sessions, s.Waiting, s.Iterations, s.Finished, s.Lost, s.Switches, s.Draining)
@@ -114,20 +117,30 @@ field, zeros included.`,
 		},
 	}
 	a.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	registerGetOutput(cmd, &of)
 	return cmd
+}
+
+// registerGetOutput is get's and describe's --format (-o, like kubectl), with
+// --output, its name before, kept as a deprecated alias.
+func registerGetOutput(cmd *cobra.Command, of *outputFlags) {
+	of.register(cmd, "o", "table", "json")
+	deprecatedAlias(cmd.Flags(), &of.format, "output", "", "format")
 }
 
 func newDescribeCmd() *cobra.Command {
 	var (
-		a      adminFlags
-		output string
+		a  adminFlags
+		of outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "describe JOB",
 		Short: "Show one session of a running daemon in full (admin), like kubectl describe",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
 			c, ctx, cancel, err := a.client(cmd)
 			if err != nil {
 				return err
@@ -141,7 +154,7 @@ func newDescribeCmd() *cobra.Command {
 				if s.Job != args[0] {
 					continue
 				}
-				return printAs(cmd.OutOrStdout(), output, s, func(tw *tabwriter.Writer) {
+				return printAs(cmd.OutOrStdout(), of.format, s, func(tw *tabwriter.Writer) {
 					fmt.Fprintf(tw, "job\t%s\t\nmodel\t%s\t\nstate\t%s\t\nlane\t%d\t\narrival (s since the daemon's start)\t%.3f\t\n"+
 						"iterations\t%d\t\nattained GPU time (s)\t%.3f\t\ndeclared GPU time (s)\t%.3f\t\npersistent (MiB)\t%.0f\t\n"+
 						"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\n",
@@ -153,6 +166,6 @@ func newDescribeCmd() *cobra.Command {
 		},
 	}
 	a.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	registerGetOutput(cmd, &of)
 	return cmd
 }

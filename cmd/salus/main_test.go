@@ -59,7 +59,7 @@ func TestBadTraceFailsWithLineAndFieldAndNoResult(t *testing.T) {
 
 func TestTraceGenValidates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	if _, err := run(t, "trace", "gen", "--seed", "9", "--format", "jsonl", "-o", path); err != nil {
+	if _, err := run(t, "trace", "gen", "--seed", "9", "--format", "jsonl", "--out", path); err != nil {
 		t.Fatal(err)
 	}
 	out, err := run(t, "trace", "validate", path)

@@ -10,18 +10,18 @@ import (
 )
 
 func newModelsCmd() *cobra.Command {
-	var format string
+	var of outputFlags
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the workload catalog: per-iteration time, start-up, memory and compute demand",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := of.check(); err != nil {
 				return err
 			}
 			profiles := workload.Default().Profiles()
 			w := cmd.OutOrStdout()
-			if format == "json" {
+			if of.format == "json" {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				return enc.Encode(profiles)
@@ -43,6 +43,6 @@ func newModelsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	of.register(cmd, "o", "table", "json")
 	return cmd
 }

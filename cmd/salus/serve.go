@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
@@ -39,10 +40,10 @@ type serveFlags struct {
 func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	fl := cmd.Flags()
 	if withPolicy {
-		fl.StringVar(&f.policy, "policy", "pack", "scheduling policy: "+strings.Join(core.Names(), ", "))
+		fl.StringVar(&f.policy, "policy", "pack", "the one scheduling policy of the daemon: "+strings.Join(core.Names(), ", "))
 	}
-	fl.StringVar(&f.device, "device", "p100", "device preset whose usable memory to schedule: "+strings.Join(device.Names(), ", "))
-	fl.Float64Var(&f.capacityMiB, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
+	addPresetFlag(fl, &f.device, "device preset whose usable memory to schedule")
+	addCapacityFlag(fl, &f.capacityMiB)
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
 }
@@ -170,7 +171,10 @@ bodies of --max-body-bytes, compressed or not (docs/protocol.md).
 SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := core.Lookup(sf.policy)
+			if err := jf.check(cmd.Flags(), events); err != nil {
+				return err
+			}
+			p, err := (&policyFlag{policy: sf.policy}).lookup("serve")
 			if err != nil {
 				return err
 			}
@@ -400,6 +404,16 @@ func (j *journalFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&j.recoverWindow, "recover-window", 30*time.Second, "with --events: after a restart on the same log, how long the sessions open at its end wait for their clients to resume them (0: lost at once)")
 	f.DurationVar(&j.flushEvery, "events-flush", 0, "with --events: 0 writes every event as it happens (a kill -9 loses none); a duration buffers events and writes them that often (a kill -9 loses up to that much)")
+}
+
+// check refuses the journal's flags without --events: there is no journal then.
+func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
+	for _, name := range []string{"recover-window", "events-flush"} {
+		if events == "" && changed(fs, name) {
+			return fmt.Errorf("--%s applies to the event log (--events FILE), and there is none: drop it or give --events", name)
+		}
+	}
+	return nil
 }
 
 // open opens the event log at path for the daemon (nil when path is empty): it

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
 )
@@ -12,21 +11,35 @@ func newSimulateCmd() *cobra.Command {
 	var (
 		tf     traceFlags
 		df     deviceFlags
-		policy string
-		mode   string
-		logTo  string
+		pf     policyFlag
+		of     outputFlags
+		events string
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Simulate one trace under one policy and print its metrics",
-		Args:  cobra.NoArgs,
+		Long: `Simulate one trace (a file, or the generated salus100) under one policy in one sharing
+mode and print its metrics: times in minutes as in salus eval, or --format json or csv
+(the same fields as salus eval's, in seconds). salus eval and salus sweep run several
+policies.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := core.Lookup(policy)
+			if err := of.check(); err != nil {
+				return err
+			}
+			if err := tf.check(cmd.Flags()); err != nil {
+				return err
+			}
+			p, err := pf.lookup("simulate")
 			if err != nil {
 				return err
 			}
+			mode := pf.mode
 			if mode == "" {
 				mode = p.Mode
+			}
+			if err := df.checkModes(cmd.Flags(), []string{mode}); err != nil {
+				return err
 			}
 			trace, err := tf.trace()
 			if err != nil {
@@ -36,24 +49,35 @@ func newSimulateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			run, err := eval.Simulate(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, logTo)
+			run, err := eval.Simulate(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, events)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			if of.format != "table" {
+				seed := tf.seed
+				if tf.file != "" {
+					seed = 0
+				}
+				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: eval.TraceInfo{Name: trace.Name, Jobs: len(trace.Jobs), Seed: seed},
+					Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
+				return printReport(w, rep, of.format)
+			}
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
-			fmt.Fprintf(w, "makespan      %10.1f s\navg JCT       %10.1f s\np95 JCT       %10.1f s\navg queuing   %10.1f s\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
-				run.MakespanS, run.AvgJCTS, run.P95JCTS, run.AvgQueuingS, run.GPUBusy*100, run.PeakMemoryMiB)
-			if logTo != "" {
-				fmt.Fprintf(w, "event log     %s\n", logTo)
+			fmt.Fprintf(w, "makespan      %10.1f min\navg JCT       %10.1f min\np95 JCT       %10.1f min\navg queuing   %10.1f min\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
+				run.MakespanS/60, run.AvgJCTS/60, run.P95JCTS/60, run.AvgQueuingS/60, run.GPUBusy*100, run.PeakMemoryMiB)
+			if events != "" {
+				fmt.Fprintf(w, "event log     %s\n", events)
 			}
 			return nil
 		},
 	}
 	tf.register(cmd)
 	df.register(cmd)
-	cmd.Flags().StringVar(&policy, "policy", "pack", fmt.Sprint("policy: ", core.Names()))
-	cmd.Flags().StringVar(&mode, "mode", "", "sharing mode (default: the policy's own): "+fmt.Sprint(core.Modes))
-	cmd.Flags().StringVar(&logTo, "log", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")
+	pf.register(cmd, true)
+	of.register(cmd, "o", "table", "json", "csv")
+	f := cmd.Flags()
+	f.StringVar(&events, "events", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")
+	deprecatedAlias(f, &events, "log", "", "events")
 	return cmd
 }

@@ -24,6 +24,7 @@ func init() { extraCommands = append(extraCommands, newSweepCmd) }
 func newSweepCmd() *cobra.Command {
 	var (
 		g       sweep.Grid
+		sf      schemeFlags
 		seeds   int
 		out     string
 		resume  string
@@ -54,6 +55,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 				}
 				out = resume
 			} else {
+				g.Policies, g.Modes = sf.policies, sf.modes
 				if seeds < 1 {
 					return fmt.Errorf("--seeds %d: need at least 1", seeds)
 				}
@@ -76,14 +78,13 @@ and reports them, and --resume DIR runs only what is missing.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&g.Policies, "policy", []string{"fifo", "srtf", "pack", "fair"}, "policies (comma-separated or repeated)")
-	f.StringSliceVar(&g.Modes, "mode", []string{sweep.DefaultMode}, `sharing modes; "default" runs each policy in its own`)
+	sf.register(cmd, []string{"fifo", "srtf", "pack", "fair"}, []string{sweep.DefaultMode}, "", `, or "default": each policy in its own`)
 	f.IntVar(&seeds, "seeds", 10, "seeds per cell (1..N)")
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
-	f.StringVar(&g.Device, "device", "p100", "device preset")
+	addPresetFlag(f, &g.Device, "device preset")
 	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace")
-	f.StringVar(&out, "out", "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
+	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
 	return cmd

@@ -36,24 +36,24 @@ func newTraceValidateCmd() *cobra.Command {
 
 func newTraceGenCmd() *cobra.Command {
 	var (
-		o      workload.GenOptions
-		format string
-		out    string
+		o   workload.GenOptions
+		of  outputFlags
+		out string
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate a trace like the paper's (salus100: 100 training jobs arriving over time)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "csv", "jsonl"); err != nil {
+			if err := of.check(); err != nil {
 				return err
 			}
 			t, err := workload.Generate(workload.Default(), o)
 			if err != nil {
-				return err
+				return fmt.Errorf("trace gen --kind %s --jobs %d --load %g --seed %d: %w", o.Kind, o.Jobs, o.Load, o.Seed, err)
 			}
 			var buf bytes.Buffer
-			if format == "jsonl" {
+			if of.format == "jsonl" {
 				err = t.WriteJSONL(&buf)
 			} else {
 				err = t.WriteCSV(&buf)
@@ -73,7 +73,9 @@ func newTraceGenCmd() *cobra.Command {
 	f.Int64Var(&o.Seed, "seed", 1, "random seed")
 	f.IntVar(&o.Jobs, "jobs", 100, "number of jobs")
 	f.Float64Var(&o.Load, "load", 1, "arrival-rate multiplier (1: offered load equals one GPU)")
-	f.StringVar(&format, "format", "csv", "csv or jsonl")
-	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	// -o stays the file here for a while (deprecated): elsewhere it is --format.
+	of.register(cmd, "", "csv", "jsonl")
+	addOutFlag(f, &out, "", "write the trace to this file instead of standard output")
+	deprecatedAlias(f, &out, "output", "o", "out")
 	return cmd
 }

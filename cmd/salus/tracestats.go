@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
@@ -9,8 +10,8 @@ import (
 
 func newTraceStatsCmd() *cobra.Command {
 	var (
-		tf     traceFlags
-		format string
+		tf traceFlags
+		of outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "stats [FILE]",
@@ -20,18 +21,24 @@ file is given: number of jobs, arrival span, GPU time demanded and offered load
 (GPU time demanded / arrival span), the mix of models and lengths, and memory demand.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := of.check(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
+				if tf.file != "" && tf.file != args[0] {
+					return fmt.Errorf("two trace files: %s and --trace %s (deprecated): give one", args[0], tf.file)
+				}
 				tf.file = args[0]
+			}
+			if err := tf.check(cmd.Flags()); err != nil {
+				return err
 			}
 			t, err := tf.trace()
 			if err != nil {
 				return err
 			}
 			s := workload.TraceStats(t)
-			if format == "json" {
+			if of.format == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(s)
@@ -39,7 +46,8 @@ file is given: number of jobs, arrival span, GPU time demanded and offered load
 			return s.Write(cmd.OutOrStdout())
 		},
 	}
-	tf.register(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	tf.registerGenerator(cmd)
+	of.register(cmd, "o", "table", "json")
+	deprecatedFlag(cmd.Flags(), &tf.file, "trace", "give the file as the argument: salus trace stats FILE")
 	return cmd
 }

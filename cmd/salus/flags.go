@@ -1,0 +1,254 @@
+package main
+
+// The flag groups of salus's commands, each defined once here and attached (with
+// its register method) only to the commands where it takes effect:
+//
+//	traceFlags   --trace FILE, --seed, --load         eval, simulate, replay; trace stats (--seed, --load)
+//	deviceFlags  --device, --capacity-mib, the device
+//	             model and the modes' parameters      eval, simulate, replay
+//	schemeFlags  --policy, --mode: lists              eval, sweep, replay
+//	policyFlag   --policy, --mode: one of each        simulate (serve: --policy)
+//	outputFlags  --format/-o FORMAT                   every command that prints results
+//	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen (FILE)
+//	liveFlags    --time-scale, --server, --server-log eval, replay (replay.go)
+//
+// Conventions: --format (short -o) is the printing format everywhere; --out is
+// where results are written (a directory, or trace gen's file); --events FILE is an
+// event log (simulate, serve). A flag given where it does nothing is an error that
+// names it (applies.go); groups that never act on a command are not attached to it.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// addPresetFlag is --device, the device preset, for every command that takes one.
+func addPresetFlag(f *pflag.FlagSet, p *string, what string) {
+	f.StringVar(p, "device", "p100", what+": "+strings.Join(device.Names(), ", "))
+}
+
+// addCapacityFlag is --capacity-mib, one capacity overriding the preset's.
+func addCapacityFlag(f *pflag.FlagSet, p *float64) {
+	f.Float64Var(p, "capacity-mib", 0, "usable device memory in MiB (default: the preset's)")
+}
+
+// addOutFlag is --out: the directory (or, for trace gen, the file) results are written to.
+func addOutFlag(f *pflag.FlagSet, p *string, def, what string) {
+	f.StringVar(p, "out", def, what)
+}
+
+// deprecatedAlias adds a hidden, deprecated --old (with shorthand short, when not
+// empty) that sets the same variable as --use, so that existing scripts keep working.
+func deprecatedAlias(f *pflag.FlagSet, p *string, old, short, use string) {
+	f.StringVarP(p, old, short, f.Lookup(use).DefValue, "deprecated: use --"+use)
+	_ = f.MarkDeprecated(old, "use --"+use)
+}
+
+// deprecatedFlag adds a hidden, deprecated --name that still sets p, with how to
+// do without it.
+func deprecatedFlag(f *pflag.FlagSet, p *string, name, instead string) {
+	f.StringVar(p, name, "", "deprecated: "+instead)
+	_ = f.MarkDeprecated(name, instead)
+}
+
+// deviceFlags are the device-model flags every simulating command takes.
+type deviceFlags struct {
+	preset       string
+	capacityMiB  float64
+	iterOverhead float64
+	switchCost   float64
+	slice        float64
+	ctxSwitch    float64
+	pcie         float64
+	speed        float64
+	modes        core.ModeParams
+}
+
+// modeOnlyFlags are the device flags that act under one sharing mode only.
+var modeOnlyFlags = map[string][]string{
+	"timeslice": {"slice", "context-switch", "context-mib"},
+	"mps":       {"mps-context-mib", "mps-clients"},
+	"suspend":   {"pcie-gbps", "suspend-quantum"},
+}
+
+func (d *deviceFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	addPresetFlag(f, &d.preset, "device preset")
+	addCapacityFlag(f, &d.capacityMiB)
+	f.Float64Var(&d.iterOverhead, "iter-overhead", 0, "scheduling overhead added to every iteration, seconds")
+	f.Float64Var(&d.switchCost, "switch-cost", 0, "cost of switching jobs in a lane at an iteration boundary, seconds")
+	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
+	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
+	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
+	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
+	def := core.DefaultModeParams()
+	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
+	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
+	f.IntVar(&d.modes.MPSMaxClients, "mps-clients", def.MPSMaxClients, "MPS: clients per GPU (16 before Volta, 48 after)")
+	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
+}
+
+// checkModes refuses a mode's parameter when none of the modes that run is that
+// mode: it would change nothing.
+func (d *deviceFlags) checkModes(fs *pflag.FlagSet, running []string) error {
+	for _, mode := range slices.Sorted(maps.Keys(modeOnlyFlags)) {
+		if slices.Contains(running, mode) {
+			continue
+		}
+		for _, name := range modeOnlyFlags[mode] {
+			if changed(fs, name) {
+				return fmt.Errorf("--%s applies to the %s mode only, and none of the runs uses it (modes here: %s): drop it",
+					name, mode, strings.Join(running, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func changed(fs *pflag.FlagSet, name string) bool { return fs.Lookup(name) != nil && fs.Changed(name) }
+
+func (d *deviceFlags) device() (device.Device, error) {
+	dev, err := device.Preset(d.preset)
+	if err != nil {
+		return dev, err
+	}
+	if d.speed < 0 {
+		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
+	}
+	m := d.modes
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
+		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}, {"context-mib", m.ContextMiB}, {"mps-context-mib", m.MPSContextMiB},
+		{"suspend-quantum", m.SuspendQuantumS}, {"mps-clients", float64(m.MPSMaxClients)}} {
+		if p.v < 0 {
+			return dev, fmt.Errorf("--%s %v: device and mode parameters must not be negative", p.name, p.v)
+		}
+	}
+	if d.capacityMiB > 0 {
+		dev.CapacityMiB = d.capacityMiB
+	}
+	if d.slice > 0 {
+		dev.SliceS = d.slice
+	}
+	if d.ctxSwitch > 0 {
+		dev.ContextSwitchS = d.ctxSwitch
+	}
+	if d.pcie > 0 {
+		dev.PCIeGBps = d.pcie
+	}
+	if d.speed > 0 {
+		dev.Speed = d.speed
+	}
+	dev.IterOverheadS, dev.SwitchS = d.iterOverhead, d.switchCost
+	return dev, nil
+}
+
+// traceFlags choose a trace: a file, or the generated salus100.
+type traceFlags struct {
+	file string
+	seed int64
+	load float64
+}
+
+func (t *traceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated salus100 trace")
+	t.registerGenerator(cmd)
+}
+
+// registerGenerator attaches the generated trace's flags only, for a command that
+// takes the file as an argument (trace stats).
+func (t *traceFlags) registerGenerator(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Int64Var(&t.seed, "seed", 1, "seed of the generated trace (not with a trace file)")
+	f.Float64Var(&t.load, "load", 1, "arrival-rate multiplier of the generated trace (not with a trace file)")
+}
+
+// check refuses the generator's flags beside a trace file, which they do not change.
+func (t *traceFlags) check(fs *pflag.FlagSet) error {
+	if t.file == "" {
+		return nil
+	}
+	for _, name := range []string{"seed", "load"} {
+		if changed(fs, name) {
+			return fmt.Errorf("--%s shapes the generated trace; it does nothing to the trace file %s: drop it", name, t.file)
+		}
+	}
+	return nil
+}
+
+func (t *traceFlags) trace() (*workload.Trace, error) {
+	if t.file != "" {
+		return workload.ReadTraceFile(t.file, workload.Default())
+	}
+	return workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
+}
+
+// schemeFlags are --policy and --mode of a command that runs several schemes: both
+// lists, comma-separated or repeated.
+type schemeFlags struct {
+	policies []string
+	modes    []string
+}
+
+// register attaches --policy and --mode; defPolicies and defModes are their
+// defaults (nil: the command's own, said in the help's what).
+func (s *schemeFlags) register(cmd *cobra.Command, defPolicies, defModes []string, policyHelp, modeHelp string) {
+	f := cmd.Flags()
+	f.StringSliceVar(&s.policies, "policy", defPolicies, "policies to run, comma-separated or repeated ("+strings.Join(core.Names(), ", ")+")"+policyHelp)
+	f.StringSliceVar(&s.modes, "mode", defModes, "sharing modes, comma-separated or repeated ("+modeNames()+")"+modeHelp)
+}
+
+func modeNames() string {
+	var names []string
+	for _, m := range core.Modes {
+		names = append(names, fmt.Sprint(m))
+	}
+	return strings.Join(names, ", ")
+}
+
+// policyFlag is --policy and --mode of a command that runs one policy.
+type policyFlag struct {
+	policy string
+	mode   string
+}
+
+func (p *policyFlag) register(cmd *cobra.Command, withMode bool) {
+	f := cmd.Flags()
+	f.StringVar(&p.policy, "policy", "pack", "the one policy to run ("+strings.Join(core.Names(), ", ")+"); salus eval and sweep run several")
+	if withMode {
+		f.StringVar(&p.mode, "mode", "", "the one sharing mode (default: the policy's own): "+modeNames())
+	}
+}
+
+// lookup resolves the one policy, and says so when given a list.
+func (p *policyFlag) lookup(cmd string) (core.Policy, error) {
+	if strings.Contains(p.policy, ",") {
+		return core.Policy{}, fmt.Errorf("--policy %s: salus %s runs one policy (salus eval --policy %s runs several)", p.policy, cmd, p.policy)
+	}
+	return core.Lookup(p.policy)
+}
+
+// outputFlags are --format (short -o): how a command prints its results.
+type outputFlags struct {
+	format  string
+	formats []string
+}
+
+// register attaches --format, whose default is formats[0]; short is its
+// shorthand ("o", or "" where -o means something else).
+func (o *outputFlags) register(cmd *cobra.Command, short string, formats ...string) {
+	o.formats = formats
+	cmd.Flags().StringVarP(&o.format, "format", short, formats[0], "output format: "+strings.Join(formats, ", "))
+}
+
+func (o *outputFlags) check() error { return checkFormat(o.format, o.formats...) }

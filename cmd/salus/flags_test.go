@@ -1,0 +1,250 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// commands walks every command of salus, with the arguments that name it.
+func commands(cmd *cobra.Command, path []string, visit func(*cobra.Command, []string)) {
+	visit(cmd, path)
+	for _, c := range cmd.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		commands(c, append(append([]string(nil), path...), c.Name()), visit)
+	}
+}
+
+// Every flag of every command is in its help, and a flag hidden from the help is a
+// deprecated alias: it still works, and says what to use instead.
+func TestEveryFlagIsDocumented(t *testing.T) {
+	commands(newRoot(), nil, func(cmd *cobra.Command, path []string) {
+		if cmd.DisableFlagParsing || !cmd.Runnable() {
+			return // salus worker parses its own flags (its help prints them)
+		}
+		help, err := run(t, append(path, "--help")...)
+		if err != nil {
+			t.Errorf("salus %v --help: %v", path, err)
+			return
+		}
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			switch {
+			case f.Hidden && f.Deprecated == "":
+				t.Errorf("salus %v: --%s is hidden but not deprecated", path, f.Name)
+			case f.Hidden:
+				if strings.Contains(help, "--"+f.Name+" ") {
+					t.Errorf("salus %v: deprecated --%s is in the help", path, f.Name)
+				}
+			case strings.TrimSpace(f.Usage) == "":
+				t.Errorf("salus %v: --%s has no help text", path, f.Name)
+			case !strings.Contains(help, "--"+f.Name+" "):
+				t.Errorf("salus %v: --%s is not in the help:\n%s", path, f.Name, help)
+			}
+		})
+	})
+}
+
+// The printing format is --format (short -o) on every command that prints results
+// in more than one format; -o means nothing else, but for trace gen's deprecated file.
+func TestOneFormatFlag(t *testing.T) {
+	commands(newRoot(), nil, func(cmd *cobra.Command, path []string) {
+		fs := cmd.LocalFlags()
+		// replay.go registers its own --format (without -o) until it takes outputFlags.
+		if f := fs.Lookup("format"); f != nil && f.Shorthand != "o" && strings.Join(path, " ") != "trace gen" && strings.Join(path, " ") != "replay" {
+			t.Errorf("salus %v: --format has no -o", path)
+		}
+		if f := fs.ShorthandLookup("o"); f != nil && f.Name != "format" && f.Deprecated == "" {
+			t.Errorf("salus %v: -o is --%s, not --format", path, f.Name)
+		}
+		if f := fs.Lookup("output"); f != nil && f.Deprecated == "" {
+			t.Errorf("salus %v: --output is not deprecated", path)
+		}
+	})
+}
+
+// flagCase gives a flag to a command: it changes the output from base's, or it is
+// refused with refused in the error.
+type flagCase struct {
+	flag    string
+	base    []string
+	args    []string
+	refused string
+}
+
+// checkFlagCases runs the cases, and fails unless every flag of the command
+// (but help and deprecated aliases) has one.
+func checkFlagCases(t *testing.T, path []string, cases []flagCase) {
+	t.Helper()
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.flag] = true
+		base, err := run(t, append(append([]string(nil), path...), c.base...)...)
+		if err != nil {
+			t.Errorf("salus %v %v: %v", path, c.base, err)
+			continue
+		}
+		args := append(append(append([]string(nil), path...), c.base...), c.args...)
+		out, err := run(t, args...)
+		switch {
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
+			t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
+		case c.refused == "" && err != nil:
+			t.Errorf("salus %v: %v", args, err)
+		case c.refused == "" && out == base:
+			t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
+		}
+	}
+	cmd, _, err := newRoot().Find(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" && f.Deprecated == "" && !covered[f.Name] {
+			t.Errorf("salus %v --%s: no case says what it does or that it is refused", path, f.Name)
+		}
+	})
+}
+
+func TestSimulateFlagsActOrAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(trace, []byte("job_id,model,batch_size,iterations,arrival_s\na,alexnet,25,300,0\nb,resnet50,50,200,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
+	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
+	sus := []string{"--policy", "fair", "--mode", "suspend"}
+	checkFlagCases(t, []string{"simulate"}, []flagCase{
+		{flag: "trace", args: []string{"--trace", trace}},
+		{flag: "seed", args: []string{"--seed", "2"}},
+		{flag: "seed", base: []string{"--trace", trace}, args: []string{"--seed", "2"}, refused: "does nothing to the trace file"},
+		{flag: "load", args: []string{"--load", "2"}},
+		{flag: "load", base: []string{"--trace", trace}, args: []string{"--load", "2"}, refused: "does nothing to the trace file"},
+		{flag: "device", args: []string{"--device", "v100"}},
+		{flag: "capacity-mib", args: []string{"--capacity-mib", "30000"}},
+		{flag: "iter-overhead", args: []string{"--iter-overhead", "0.01"}},
+		{flag: "switch-cost", args: []string{"--switch-cost", "0.5"}},
+		{flag: "speed", args: []string{"--speed", "2"}},
+		{flag: "slice", base: ts, args: []string{"--slice", "0.0005"}},
+		{flag: "slice", args: []string{"--slice", "0.0005"}, refused: "timeslice mode only"},
+		{flag: "context-switch", base: ts, args: []string{"--context-switch", "0.001"}},
+		{flag: "context-switch", args: []string{"--context-switch", "0.001"}, refused: "timeslice mode only"},
+		{flag: "context-mib", base: ts, args: []string{"--context-mib", "1000"}},
+		{flag: "context-mib", args: []string{"--context-mib", "1000"}, refused: "timeslice mode only"},
+		{flag: "mps-context-mib", base: mps, args: []string{"--mps-context-mib", "1500"}},
+		{flag: "mps-context-mib", args: []string{"--mps-context-mib", "1500"}, refused: "mps mode only"},
+		{flag: "mps-clients", base: mps, args: []string{"--mps-clients", "2"}},
+		{flag: "mps-clients", args: []string{"--mps-clients", "2"}, refused: "mps mode only"},
+		{flag: "pcie-gbps", base: sus, args: []string{"--pcie-gbps", "0.5"}},
+		{flag: "pcie-gbps", args: []string{"--pcie-gbps", "0.5"}, refused: "suspend mode only"},
+		{flag: "suspend-quantum", base: sus, args: []string{"--suspend-quantum", "1"}},
+		{flag: "suspend-quantum", args: []string{"--suspend-quantum", "1"}, refused: "suspend mode only"},
+		{flag: "policy", args: []string{"--policy", "srtf"}},
+		{flag: "policy", args: []string{"--policy", "srtf,fifo"}, refused: "runs one policy"},
+		{flag: "mode", base: []string{"--policy", "fifo"}, args: []string{"--mode", "mps"}},
+		{flag: "format", args: []string{"--format", "json"}},
+		{flag: "format", args: []string{"-o", "csv"}},
+		{flag: "format", args: []string{"--format", "yaml"}, refused: "choose table, json, csv"},
+		{flag: "events", args: []string{"--events", filepath.Join(dir, "e.jsonl")}},
+	})
+}
+
+func TestTraceFlagsActOrAreRefused(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t.csv")
+	if _, err := run(t, "trace", "gen", "--out", file); err != nil {
+		t.Fatal(err)
+	}
+	checkFlagCases(t, []string{"trace", "stats"}, []flagCase{
+		{flag: "seed", args: []string{"--seed", "2"}},
+		{flag: "seed", args: []string{file, "--seed", "2"}, refused: "does nothing to the trace file"},
+		{flag: "load", args: []string{"--load", "2"}},
+		{flag: "load", args: []string{file, "--load", "2"}, refused: "does nothing to the trace file"},
+		{flag: "format", args: []string{"-o", "json"}},
+	})
+	checkFlagCases(t, []string{"trace", "gen"}, []flagCase{
+		{flag: "kind", args: []string{"--kind", "nope"}, refused: "nope"},
+		{flag: "seed", args: []string{"--seed", "2"}},
+		{flag: "jobs", args: []string{"--jobs", "3"}},
+		{flag: "load", args: []string{"--load", "2"}},
+		{flag: "format", args: []string{"--format", "jsonl"}},
+		{flag: "out", args: []string{"--out", filepath.Join(t.TempDir(), "x.csv")}},
+	})
+	checkFlagCases(t, []string{"models"}, []flagCase{{flag: "format", args: []string{"-o", "json"}}})
+	// The old names keep working.
+	for _, args := range [][]string{{"trace", "gen", "-o", file}, {"trace", "gen", "--output", file}, {"trace", "stats", "--trace", file}, {"simulate", "--log", filepath.Join(t.TempDir(), "e.jsonl")}} {
+		if out, err := run(t, args...); err != nil || !strings.Contains(out, "deprecated") {
+			t.Errorf("salus %v: %v, want it to work and say it is deprecated:\n%s", args, err, out)
+		}
+	}
+}
+
+// eval refuses what none of its runs would read.
+func TestEvalRefusesModeAndSuiteFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "fifo", "--slice", "0.01"}, "--slice applies to the timeslice mode only"},
+		{[]string{"--mode", "salus", "--mps-clients", "3"}, "--mps-clients applies to the mps mode only"},
+		{[]string{"--suite", "tuning", "--suspend-quantum", "3"}, "--suspend-quantum applies to the suspend mode only"},
+		{[]string{"--suite", "tuning", "--policy", "fifo"}, "--policy chooses the training suite's schemes"},
+		{[]string{"--suite", "inference", "--mode", "salus"}, "--mode chooses the training suite's schemes"},
+		{[]string{"--suite", "overhead", "--engine", "live", "--speed", "2"}, "--speed is a parameter of the simulator's device model"},
+		{[]string{"--engine", "live", "--trace", "x", "--context-mib", "9"}, "--context-mib applies to the timeslice mode only"},
+		{[]string{"--suite", "inference", "--slice", "0.01"}, "--slice applies to the timeslice mode only"},
+		{[]string{"--suite", "all", "--policy", "fifo", "--pcie-gbps", "2"}, "--pcie-gbps applies to the suspend mode only"},
+		{[]string{"--switch-cost", "-1"}, "--switch-cost -1"},
+	} {
+		_, err := run(t, append([]string{"eval"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("eval %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, err := run(t, "eval", "--policy", "fifo", "--mode", "timeslice", "--slice", "0.01", "-o", "json"); err != nil {
+		t.Errorf("--slice under timeslice: %v", err)
+	}
+}
+
+// --policy takes commas and repeats wherever it takes a list.
+func TestSweepPolicyTakesCommasAndRepeats(t *testing.T) {
+	var outs []string
+	for _, p := range [][]string{{"--policy", "fifo,srtf"}, {"--policy", "fifo", "--policy", "srtf"}} {
+		args := append([]string{"sweep", "--seeds", "1", "--load", "1", "--jobs", "4", "--workers", "1", "--out", t.TempDir()}, p...)
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !strings.Contains(out, "fifo") || !strings.Contains(out, "srtf") {
+			t.Errorf("%v: no fifo and srtf rows:\n%s", args, out)
+		}
+		outs = append(outs, out[:strings.Index(out, "\n\n")])
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("commas and repeats differ:\n%s\n%s", outs[0], outs[1])
+	}
+}
+
+// serve's journal flags without a journal, and a list of policies, are refused
+// before the daemon starts.
+func TestServeRefusesWhatDoesNothing(t *testing.T) {
+	off := []string{"serve", "--socket", "", "--fast-addr", "", "--addr", ""}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--recover-window", "1s"}, "--recover-window applies to the event log"},
+		{[]string{"--events-flush", "1s"}, "--events-flush applies to the event log"},
+		{[]string{"--policy", "srtf,pack"}, "salus serve runs one policy"},
+	} {
+		_, err := run(t, append(off, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
