@@ -24,7 +24,7 @@ import (
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
-	"github.com/salusgo/salus/replay"
+	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/server"
 	"github.com/salusgo/salus/workload"
 )
@@ -42,7 +42,7 @@ type liveFlags struct {
 	device   device.Device
 	modes    core.ModeParams
 	emulated map[string]server.EmulationStats // by scheme, in-process runs only
-	overhead *replay.Overhead
+	overhead *live.Overhead
 }
 
 func (l *liveFlags) register(cmd *cobra.Command) {
@@ -91,15 +91,15 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 		defer stop()
 		t = o.Device.Emulate(t) // the workers declare the device's iteration times, not the P100's
 		run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
-		ro := replay.Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
+		ro := live.Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
 		done := l.progress(run.Scheme, len(t.Jobs), &ro)
 		defer done()
 		if l.server != "" {
-			res, policy, err := replay.RunRemote(ctx, t, l.server, l.serverLog, ro)
+			res, policy, err := live.RunRemote(ctx, t, l.server, l.serverLog, ro)
 			if policy != "" {
 				run.Scheme, run.Policy = policy, policy
 			}
-			run.Result, run.Log = replay.Unscale(res, l.timeScale), l.serverLog
+			run.Result, run.Log = live.Unscale(res, l.timeScale), l.serverLog
 			return run, err
 		}
 		var file *eventlog.File
@@ -111,7 +111,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 			}
 			ro.Log = file
 		}
-		live, err := replay.RunLive(ctx, t, ro)
+		lv, err := live.RunLive(ctx, t, ro)
 		if file != nil {
 			if cerr := file.Close(); err == nil {
 				err = cerr
@@ -120,8 +120,8 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 		if err != nil {
 			return run, fmt.Errorf("%s (live): %w", run.Scheme, err)
 		}
-		run.Result = replay.Unscale(live.Result, l.timeScale)
-		l.emulated[run.Scheme] = live.Emulation
+		run.Result = live.Unscale(lv.Result, l.timeScale)
+		l.emulated[run.Scheme] = lv.Emulation
 		return run, nil
 	}
 	return nil
@@ -140,7 +140,7 @@ func (l *liveFlags) checkTimeScale(t *workload.Trace, dev device.Device) {
 	if shortest == nil {
 		return
 	}
-	ov, err := replay.MeasureOverhead(context.Background(), replay.Options{})
+	ov, err := live.MeasureOverhead(context.Background(), live.Options{})
 	if err != nil {
 		fmt.Fprintf(l.stderr, "salus: warning: could not measure the live engine's overhead, so the time scale is not checked: %v\n", err)
 		return
@@ -176,7 +176,7 @@ func fmtDur(s float64) string {
 
 // progress shows, on a terminal only, a bar of the jobs finished and the trace
 // time elapsed while a live run goes; it hooks into o and returns what ends it.
-func (l *liveFlags) progress(scheme string, jobs int, o *replay.Options) func() {
+func (l *liveFlags) progress(scheme string, jobs int, o *live.Options) func() {
 	f, ok := l.stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return func() {}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/salusgo/salus/replay"
+	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -30,11 +30,11 @@ the flags.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
 				if a == "-h" || a == "--help" || a == "-help" {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\n\n%s", cmd.Long, replay.WorkerUsage())
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n\n%s", cmd.Long, live.WorkerUsage())
 					return nil
 				}
 			}
-			w, err := replay.ParseWorker(args, workload.Default())
+			w, err := live.ParseWorker(args, workload.Default())
 			if err != nil {
 				return err
 			}

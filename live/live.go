@@ -9,7 +9,7 @@
 // the simulator.
 //
 // It schedules nothing itself: the daemon decides, the workers obey.
-package replay
+package live
 
 import (
 	"context"
