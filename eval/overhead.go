@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
 )
 
@@ -22,7 +23,7 @@ import (
 
 // OverheadOptions configure the overhead suite.
 type OverheadOptions struct {
-	PyTorch PyTorch
+	PyTorch live.PyTorch
 	// Models are the example models to measure; default cnn, resnet18, mlp.
 	Models []string
 	// Iterations per run (default 40), of which the first Warmup (default 5) are
@@ -146,7 +147,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 	}
 	rep := &OverheadReport{Suite: "overhead", Engine: "live", Worker: "pytorch", Iterations: o.Iterations, Warmup: o.Warmup, Reps: o.Reps, Block: o.Block}
 	fair, _ := core.Lookup("fair")
-	d, err := StartDaemon(fair, o.CapacityMiB, "")
+	d, err := live.StartDaemon(live.DaemonConfig{Policy: fair, CapacityMiB: o.CapacityMiB})
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +249,8 @@ func DefaultPyTorchTrace(models []string, iterS map[string]float64) []TraceJob {
 // RunPyTorchTrace runs jobs as real PyTorch processes under a daemon with policy:
 // every process starts up first, then each opens its session at its arrival time.
 // It returns the results computed from the live event log.
-func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy core.Policy, capacityMiB float64, logPath string) (*TraceRun, error) {
-	d, err := StartDaemon(policy, capacityMiB, logPath)
+func RunPyTorchTrace(ctx context.Context, p live.PyTorch, jobs []TraceJob, policy core.Policy, capacityMiB float64, logPath string) (*TraceRun, error) {
+	d, err := live.StartDaemon(live.DaemonConfig{Policy: policy, CapacityMiB: capacityMiB, LogPath: logPath})
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +260,7 @@ func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy cor
 			d.Stop()
 		}
 	}()
-	procs := make([]*Proc, len(jobs))
+	procs := make([]*live.Proc, len(jobs))
 	for i, j := range jobs {
 		args := []string{"--model", j.Model, "--iterations", fmt.Sprint(j.Iterations), "--salus", d.Addr, "--job", j.ID, "--seed", fmt.Sprint(i)}
 		if j.DeclaredS > 0 {
@@ -272,7 +273,7 @@ func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy cor
 	for i, pr := range procs {
 		select {
 		case <-pr.Ready():
-		case <-pr.done:
+		case <-pr.Exited():
 			_, err := pr.Wait()
 			return nil, fmt.Errorf("job %s exited during start-up: %w", jobs[i].ID, err)
 		}
@@ -315,7 +316,7 @@ func RunPyTorchTrace(ctx context.Context, p PyTorch, jobs []TraceJob, policy cor
 	return run, nil
 }
 
-func medianIter(its []IterLine, warmup int) float64 {
+func medianIter(its []live.IterLine, warmup int) float64 {
 	if warmup >= len(its) {
 		warmup = 0
 	}

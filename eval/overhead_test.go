@@ -10,17 +10,18 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/live"
 )
 
 // These tests run real PyTorch training jobs (examples/train.py) under an
 // in-process daemon. They are skipped where /usr/bin/python3 cannot import torch.
 
-func needTorch(t *testing.T) PyTorch {
+func needTorch(t *testing.T) live.PyTorch {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("real PyTorch jobs are skipped in -short mode")
 	}
-	p := PyTorch{Device: "cpu", Threads: 1}
+	p := live.PyTorch{Device: "cpu", Threads: 1}
 	if err := p.Available(); err != nil {
 		t.Skip(err)
 	}
@@ -132,7 +133,7 @@ func TestRealPyTorchJobsFollowThePolicy(t *testing.T) {
 
 func TestKilledPyTorchWorkerFreesItsSession(t *testing.T) {
 	p := needTorch(t)
-	d, err := StartDaemon(mustPolicy(t, "fair"), 16384, "")
+	d, err := live.StartDaemon(live.DaemonConfig{Policy: mustPolicy(t, "fair"), CapacityMiB: 16384})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestKilledPyTorchWorkerFreesItsSession(t *testing.T) {
 
 func TestNormalCloseLeavesNoSession(t *testing.T) {
 	p := needTorch(t)
-	d, err := StartDaemon(mustPolicy(t, "srtf"), 16384, "")
+	d, err := live.StartDaemon(live.DaemonConfig{Policy: mustPolicy(t, "srtf"), CapacityMiB: 16384})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestMedian(t *testing.T) {
 			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	its := []IterLine{{S: 9}, {S: 1}, {S: 2}, {S: 3}}
+	its := []live.IterLine{{S: 9}, {S: 1}, {S: 2}, {S: 3}}
 	if got := medianIter(its, 1); got != 2 {
 		t.Errorf("medianIter after one warm-up = %v, want 2", got)
 	}

@@ -1,9 +1,9 @@
 // Package eval runs experiments (suites: training, inference, tuning, overhead) and
 // reports their results as tables, JSON and CSV. Runs go to the simulator (package
-// sim), to a runner the caller gives (TrainingOptions.Runner: the command line's live
-// engine), or, for the overhead suite, to a daemon of package server started in this
-// process with PyTorch worker processes. It composes the workload, sim, server and
-// metrics packages: it must hold no scheduling logic, and computes metrics only
+// sim), to a runner the caller gives (TrainingOptions.Runner: the command line wires
+// live.Runner), or, for the overhead suite, to the live engine (package live: a
+// daemon started in this process and PyTorch worker processes). It composes the
+// workload, sim, live and metrics packages: it must hold no scheduling logic, and computes metrics only
 // through package metrics, from the event logs the engines write.
 package eval
 

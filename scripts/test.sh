@@ -30,7 +30,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # -p 1: one package at a time. The eval package runs real PyTorch jobs that keep the
-# CPUs busy, and the replay package compares live timings with the simulator; run
+# CPUs busy, and the live package compares live timings with the simulator; run
 # side by side on a small machine they would disturb each other.
 echo "== go test -p 1 ./..."
 go test -p 1 ./...

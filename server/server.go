@@ -243,9 +243,10 @@ type Session struct {
 	laneMiB      float64
 	pendingOpen  func(OpenReply, error)
 	pendingBegin func(BeginReply, error)
-	asked        time.Time // when begin was asked
-	granted      time.Time // when the running iteration was granted
-	gen          uint64    // counts iteration ends; stale grace timers check it
+	asked        time.Time     // when begin was asked
+	requestedAt  time.Duration // when begin was asked, on the core's clock: an inference request's latency runs from there
+	granted      time.Time     // when the running iteration was granted
+	gen          uint64        // counts iteration ends; stale grace timers check it
 	grace        *time.Timer
 	owes         bool // the client owes a message: the lease applies
 	lastSeen     atomic.Int64
@@ -567,6 +568,7 @@ func (s *Server) request(ss *Session, now time.Duration, done func(BeginReply, e
 	ss.phase = pReady
 	ss.owes = false
 	ss.asked = time.Now()
+	ss.requestedAt = now
 	ss.pendingBegin = done
 	return nil
 }
@@ -656,6 +658,9 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	s.stats.iterations++
 	s.met.iterations.Inc()
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: gpu.Seconds()})
+	if ss.kind == "infer" { // as the simulator does: a request's latency, from its begin to its end
+		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Served, Job: ss.id, Latency: (now - ss.requestedAt).Seconds()})
+	}
 	ss.phase = pHolding
 	ss.owes = true
 	ss.since = time.Now()

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/live"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -74,7 +75,7 @@ func runOverhead(cmd *cobra.Command, a evalArgs) error {
 	defer stop()
 	progress := cmd.ErrOrStderr()
 	rep, err := eval.Overhead(ctx, eval.OverheadOptions{
-		PyTorch:    eval.PyTorch{Python: o.python, Examples: o.examples, Threads: o.threads, Device: o.torchDevice},
+		PyTorch:    live.PyTorch{Python: o.python, Examples: o.examples, Threads: o.threads, Device: o.torchDevice},
 		Models:     o.models,
 		Iterations: o.iterations, Warmup: o.warmup, Reps: o.reps, Block: o.block,
 		TracePolicies: a.policies, NoTrace: o.noTrace, OutDir: a.out, Progress: progress, CapacityMiB: a.capacityMiB,

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,9 +21,8 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
-	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
-	"github.com/salusgo/salus/replay"
 	"github.com/salusgo/salus/server"
 	"github.com/salusgo/salus/workload"
 )
@@ -42,7 +40,7 @@ type liveFlags struct {
 	device   device.Device
 	modes    core.ModeParams
 	emulated map[string]server.EmulationStats // by scheme, in-process runs only
-	overhead *replay.Overhead
+	overhead *live.Overhead
 }
 
 func (l *liveFlags) register(cmd *cobra.Command) {
@@ -86,43 +84,21 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 	l.trace, l.device, l.modes, l.emulated = o.Trace, o.Device, o.Modes, map[string]server.EmulationStats{}
 	l.checkTimeScale(o.Trace, o.Device)
 	o.Engine = "live"
+	run := live.Runner(live.RunnerOptions{Device: o.Device, TimeScale: l.timeScale, Server: l.server, ServerLog: l.serverLog,
+		Output: os.Stderr, Hook: l.progress})
 	o.Runner = func(t *workload.Trace, s eval.Scheme, p core.Policy, outDir string) (eval.Run, error) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		t = o.Device.Emulate(t) // the workers declare the device's iteration times, not the P100's
-		run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
-		ro := replay.Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: l.timeScale, Output: os.Stderr}
-		done := l.progress(run.Scheme, len(t.Jobs), &ro)
-		defer done()
-		if l.server != "" {
-			res, policy, err := replay.RunRemote(ctx, t, l.server, l.serverLog, ro)
-			if policy != "" {
-				run.Scheme, run.Policy = policy, policy
-			}
-			run.Result, run.Log = replay.Unscale(res, l.timeScale), l.serverLog
-			return run, err
+		r := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
+		out, err := run(ctx, t, r.Scheme, p, outDir)
+		if out.Policy != "" {
+			r.Scheme, r.Policy = out.Policy, out.Policy
 		}
-		var file *eventlog.File
-		if outDir != "" {
-			run.Log = filepath.Join(outDir, "events-live-"+run.Scheme+".jsonl.gz")
-			var err error
-			if file, err = eventlog.Create(run.Log); err != nil {
-				return run, err
-			}
-			ro.Log = file
+		r.Result, r.Log = out.Result, out.Log
+		if out.Emulation != nil {
+			l.emulated[r.Scheme] = *out.Emulation
 		}
-		live, err := replay.RunLive(ctx, t, ro)
-		if file != nil {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return run, fmt.Errorf("%s (live): %w", run.Scheme, err)
-		}
-		run.Result = replay.Unscale(live.Result, l.timeScale)
-		l.emulated[run.Scheme] = live.Emulation
-		return run, nil
+		return r, err
 	}
 	return nil
 }
@@ -140,24 +116,24 @@ func (l *liveFlags) checkTimeScale(t *workload.Trace, dev device.Device) {
 	if shortest == nil {
 		return
 	}
-	ov, err := replay.MeasureOverhead(context.Background(), replay.Options{})
+	ov, err := live.MeasureOverhead(context.Background(), live.Options{})
 	if err != nil {
 		fmt.Fprintf(l.stderr, "salus: warning: could not measure the live engine's overhead, so the time scale is not checked: %v\n", err)
 		return
 	}
 	l.overhead = &ov
 	iterS := dev.IterS(shortest.Profile.IterS) // in the trace's time, on the device
-	live := time.Duration(iterS * l.timeScale * float64(time.Second))
+	liveIter := time.Duration(iterS * l.timeScale * float64(time.Second))
 	need := ov.MinIteration()
-	if live >= need {
+	if liveIter >= need {
 		return
 	}
-	enough := l.timeScale * need.Seconds() / live.Seconds()
+	enough := l.timeScale * need.Seconds() / liveIter.Seconds()
 	fmt.Fprintf(l.stderr, "salus: warning: at --time-scale %g the trace's shortest iteration (%s: %s on the %s) takes %s live, "+
 		"less than 20 times the live engine's per-iteration overhead measured on this machine (a worker's round trip, %s) "+
 		"or twice that plus the daemon's reply delay (%s): the figures would then measure the daemon, not the policy. "+
 		"--time-scale %s or more would be enough.\n",
-		l.timeScale, shortest.Profile.Key(), fmtDur(iterS), dev.Name, live.Round(time.Microsecond),
+		l.timeScale, shortest.Profile.Key(), fmtDur(iterS), dev.Name, liveIter.Round(time.Microsecond),
 		ov.RoundTrip.Round(time.Microsecond), ov.ReplyDelay.Round(time.Microsecond), roundUp(enough))
 }
 
@@ -176,7 +152,7 @@ func fmtDur(s float64) string {
 
 // progress shows, on a terminal only, a bar of the jobs finished and the trace
 // time elapsed while a live run goes; it hooks into o and returns what ends it.
-func (l *liveFlags) progress(scheme string, jobs int, o *replay.Options) func() {
+func (l *liveFlags) progress(scheme string, jobs int, o *live.Options) func() {
 	f, ok := l.stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return func() {}
@@ -219,18 +195,18 @@ func (l *liveFlags) compare(w io.Writer, rep *eval.Report) error {
 	fmt.Fprintf(w, "\nThe simulator on the same trace and device (salus eval --engine sim), and the live run's difference from it:\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tsim makespan (min)\tlive vs sim\tsim avg JCT (min)\tlive vs sim\tsim p95 JCT (min)\tlive vs sim\tcompletion order\tlag per iteration\t")
-	for _, live := range rep.Runs {
-		sim, err := eval.Simulate(l.trace, eval.Scheme{Mode: live.Mode, Policy: live.Policy}, l.modes, l.device, "")
+	for _, run := range rep.Runs {
+		sim, err := eval.Simulate(l.trace, eval.Scheme{Mode: run.Mode, Policy: run.Policy}, l.modes, l.device, "")
 		if err != nil {
 			return err
 		}
 		lag := "-"
-		if st, ok := l.emulated[live.Scheme]; ok {
+		if st, ok := l.emulated[run.Scheme]; ok {
 			lag = fmt.Sprintf("%.1f µs", float64(st.MeanLag())/1e3)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t\n", live.Scheme,
-			sim.MakespanS/60, pct(live.MakespanS, sim.MakespanS), sim.AvgJCTS/60, pct(live.AvgJCTS, sim.AvgJCTS),
-			sim.P95JCTS/60, pct(live.P95JCTS, sim.P95JCTS), sameOrder(l.trace, live.Completion, sim.Completion), lag)
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t\n", run.Scheme,
+			sim.MakespanS/60, pct(run.MakespanS, sim.MakespanS), sim.AvgJCTS/60, pct(run.AvgJCTS, sim.AvgJCTS),
+			sim.P95JCTS/60, pct(run.P95JCTS, sim.P95JCTS), sameOrder(l.trace, run.Completion, sim.Completion), lag)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/salusgo/salus/replay"
+	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/workload"
 )
 
 func newWorkerCmd() *cobra.Command {
-	return &cobra.Command{
+	var wf live.WorkerFlags
+	cmd := &cobra.Command{
 		Use:   "worker --job NAME (--model MODEL [--batch N] | --iter-s S --demand D --persistent-mib P --ephemeral-mib E) [flags]",
 		Short: "Run an emulated training job against a salus daemon (no GPU needed)",
 		Long: `Run an emulated training job: it opens a session on the daemon, does its start-up
@@ -24,17 +24,10 @@ iterations, asking the daemon before each one. It sends the daemon its iteration
 --demand). When the daemon emulates the GPU (salus serve --emulate; salus replay's daemon
 always does) the worker spends no time itself: it ends each iteration as soon as it begins,
 and the daemon answers when its device model has done the work, slowed by whatever runs
-beside it. Otherwise each iteration sleeps its iteration time. Run "salus worker -h" for
-the flags.`,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, a := range args {
-				if a == "-h" || a == "--help" || a == "-help" {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\n\n%s", cmd.Long, replay.WorkerUsage())
-					return nil
-				}
-			}
-			w, err := replay.ParseWorker(args, workload.Default())
+beside it. Otherwise each iteration sleeps its iteration time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w, err := wf.Worker(workload.Default())
 			if err != nil {
 				return err
 			}
@@ -43,4 +36,6 @@ the flags.`,
 			return w.Run(ctx)
 		},
 	}
+	wf.Register(cmd.Flags())
+	return cmd
 }

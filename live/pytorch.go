@@ -1,4 +1,4 @@
-package eval
+package live
 
 import (
 	"bufio"
@@ -7,19 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/eventlog"
-	"github.com/salusgo/salus/metrics"
-	"github.com/salusgo/salus/server"
 )
 
 // PyTorch says how to launch the example PyTorch jobs of examples/ (train.py,
@@ -114,12 +106,13 @@ type Proc struct {
 	err    error
 }
 
-// Start launches examples/SCRIPT with args (plus --threads and --device) and
-// --wait-go: the job starts up, then waits for Go before it opens its session.
-func (p PyTorch) Start(ctx context.Context, job, script string, args ...string) (*Proc, error) {
+// Command is the command line of examples/SCRIPT with args (plus --threads and
+// --device) and --wait-go: the job starts up, then waits for Go before it opens
+// its session.
+func (p PyTorch) Command(job, script string, args ...string) (Command, error) {
 	dir, err := p.examples()
 	if err != nil {
-		return nil, err
+		return Command{}, err
 	}
 	threads := p.Threads
 	if threads <= 0 {
@@ -130,9 +123,18 @@ func (p PyTorch) Start(ctx context.Context, job, script string, args ...string) 
 		device = "auto"
 	}
 	argv := append([]string{filepath.Join(dir, script), "--wait-go", "--threads", fmt.Sprint(threads), "--device", device}, args...)
-	cmd := exec.CommandContext(ctx, p.python(), argv...)
+	return Command{Job: job, Path: p.python(), Args: argv}, nil
+}
+
+// Start launches p.Command(job, script, args...).
+func (p PyTorch) Start(ctx context.Context, job, script string, args ...string) (*Proc, error) {
+	c, err := p.Command(job, script, args...)
+	if err != nil {
+		return nil, err
+	}
+	cmd := c.Exec(ctx)
 	pr := &Proc{Job: job, cmd: cmd, ready: make(chan struct{}), done: make(chan struct{})}
-	cmd.Stderr = &syncWriter{mu: &pr.mu, b: &pr.stderr}
+	cmd.Stderr = &syncWriter{mu: &pr.mu, w: &pr.stderr}
 	if pr.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -145,17 +147,6 @@ func (p PyTorch) Start(ctx context.Context, job, script string, args ...string) 
 	}
 	go pr.read(stdout)
 	return pr, nil
-}
-
-type syncWriter struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }
 
 func (pr *Proc) read(r io.Reader) {
@@ -195,6 +186,9 @@ func (pr *Proc) read(r io.Reader) {
 	}
 	pr.err = pr.cmd.Wait()
 }
+
+// Exited is closed once the job's output has ended and its process exited.
+func (pr *Proc) Exited() <-chan struct{} { return pr.done }
 
 // Ready is closed once the job has started up and waits for Go.
 func (pr *Proc) Ready() <-chan struct{} { return pr.ready }
@@ -259,94 +253,4 @@ func (p PyTorch) RunJob(ctx context.Context, job, script string, args ...string)
 	case <-pr.done:
 	}
 	return pr.Wait()
-}
-
-// LiveDaemon is a salus daemon running in this process on a Unix socket in a fresh
-// temporary directory, its event log feeding a metrics collector.
-type LiveDaemon struct {
-	Server *server.Server
-	// Addr is the socket path for the jobs' --salus.
-	Addr string
-
-	dir       string
-	collector *metrics.Collector
-	logFile   *os.File
-	logW      *eventlog.Writer
-	serveErr  chan error
-}
-
-// StartDaemon starts a daemon with policy on a device of capacityMiB. When logPath
-// is not empty the event log is also written there.
-func StartDaemon(policy core.Policy, capacityMiB float64, logPath string) (*LiveDaemon, error) {
-	dir, err := os.MkdirTemp("", "salus-live-")
-	if err != nil {
-		return nil, err
-	}
-	d := &LiveDaemon{Addr: filepath.Join(dir, "salus.sock"), dir: dir, collector: metrics.NewCollector(), serveErr: make(chan error, 1)}
-	sinks := eventlog.Sinks{d.collector}
-	if logPath != "" {
-		if d.logFile, err = os.Create(logPath); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		d.logW = eventlog.NewWriter(d.logFile)
-		sinks = append(sinks, d.logW)
-	}
-	d.Server, err = server.New(server.Config{Policy: policy, CapacityMiB: capacityMiB, Log: &lockedSink{s: sinks},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		d.cleanup()
-		return nil, err
-	}
-	l, err := net.Listen("unix", d.Addr)
-	if err != nil {
-		d.Server.Shutdown()
-		d.cleanup()
-		return nil, err
-	}
-	go func() { d.serveErr <- d.Server.ServeFast(l) }()
-	return d, nil
-}
-
-// lockedSink serializes events for the collector, which is not safe for concurrent use.
-type lockedSink struct {
-	mu sync.Mutex
-	s  eventlog.Sink
-}
-
-func (l *lockedSink) Emit(e eventlog.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.s.Emit(e)
-}
-
-// Stop shuts the daemon down and returns the run's results from its event log.
-func (d *LiveDaemon) Stop() (metrics.Result, error) {
-	d.Server.Shutdown()
-	err := <-d.serveErr
-	res, rerr := d.collector.Result()
-	d.cleanup()
-	return res, errors.Join(err, rerr)
-}
-
-func (d *LiveDaemon) cleanup() {
-	if d.logW != nil {
-		d.logW.Flush()
-	}
-	if d.logFile != nil {
-		d.logFile.Close()
-	}
-	os.RemoveAll(d.dir)
-}
-
-// WaitNoSessions waits until the daemon has no session left, up to timeout.
-func (d *LiveDaemon) WaitNoSessions(timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if len(d.Server.Sessions()) == 0 {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return len(d.Server.Sessions()) == 0
 }

@@ -1,4 +1,4 @@
-package replay
+package live
 
 import (
 	"bytes"
@@ -345,5 +345,24 @@ func TestPolicyRankingAgrees(t *testing.T) {
 	t.Logf("ranking by average JCT: live %s; sim %s", live, simulated)
 	if live != simulated {
 		t.Errorf("policies rank differently by average JCT\nlive %s\nsim  %s", live, simulated)
+	}
+}
+
+// TestLiveInferenceServed checks that the live daemon logs each inference
+// request's latency (a served event), as the simulator does.
+func TestLiveInferenceServed(t *testing.T) {
+	p := workload.Profile{Model: "m", Batch: 1, Kind: workload.Infer, IterS: 0.01, PersistentMiB: 100, EphemeralMiB: 100, Demand: 1}
+	tr := &workload.Trace{Name: "infer", Jobs: []workload.Job{{ID: "i0", Model: "m", Batch: 1, Iterations: 5, Kind: workload.Infer, Profile: p}}}
+	pol, _ := core.Lookup("fair")
+	res, err := Run(context.Background(), tr, Options{Policy: pol, CapacityMiB: 1000, Exe: os.Args[0], Env: []string{workerEnv}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := res.Latency["m"]
+	if !ok || l.Requests != 5 {
+		t.Fatalf("latency %+v: want 5 requests of model m", res.Latency)
+	}
+	if l.MeanS < 0.009 || l.MeanS > 1 {
+		t.Errorf("mean latency %v s: want about the iteration time, 0.01 s", l.MeanS)
 	}
 }

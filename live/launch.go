@@ -1,0 +1,143 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/salusgo/salus/workload"
+)
+
+// Command is the command line of one worker process: an emulated job (salus
+// worker: EmulatedCommand) or a real PyTorch one (examples/*.py: PyTorch.Command).
+// Every worker process of the live engine is started from one.
+type Command struct {
+	Job  string
+	Path string
+	Args []string
+	// Env is added to the process's environment.
+	Env []string
+}
+
+// Exec returns the process to run, not started; ctx kills it.
+func (c Command) Exec(ctx context.Context) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
+	return cmd
+}
+
+// EmulatedCommand runs job j as `exe worker ...` against the daemon at addr, its
+// times scaled, opening its session at openAt (zero: at once).
+func EmulatedCommand(exe string, j workload.Job, addr string, scale float64, openAt time.Time, env []string) Command {
+	return Command{Job: j.ID, Path: exe, Args: append([]string{"worker"}, WorkerArgs(j, addr, scale, openAt)...), Env: env}
+}
+
+// Launch starts one worker process per job of t against the daemon at addr, each
+// at its (scaled) arrival time, and waits for all of them.
+func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) error {
+	if o.TimeScale <= 0 {
+		o.TimeScale = 1
+	}
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("live: cannot find this program to run workers: %w; pass the salus binary", err)
+		}
+	}
+	out := o.Output
+	if out == nil {
+		out = io.Discard
+	}
+	jobs := slices.Clone(t.Jobs)
+	slices.SortStableFunc(jobs, func(a, b workload.Job) int {
+		switch {
+		case a.ArrivalS < b.ArrivalS:
+			return -1
+		case a.ArrivalS > b.ArrivalS:
+			return 1
+		}
+		return 0
+	})
+	t0 := time.Now().Add(o.Prelaunch)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	outMu := &sync.Mutex{}
+	for _, j := range jobs {
+		openAt := t0.Add(time.Duration(j.ArrivalS * o.TimeScale * float64(time.Second)))
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		case <-time.After(time.Until(openAt.Add(-o.Prelaunch))):
+		}
+		cmd := EmulatedCommand(exe, j, addr, o.TimeScale, openAt, o.Env).Exec(ctx)
+		cmd.Stdout = &syncWriter{mu: outMu, w: out}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("job %s: start worker %s: %w", j.ID, exe, err))
+			mu.Unlock()
+			continue
+		}
+		if o.OnStart != nil {
+			o.OnStart(j.ID, cmd.Process)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := cmd.Wait()
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("job %s: worker: %w", j.ID, err))
+				mu.Unlock()
+			}
+			if o.OnExit != nil {
+				o.OnExit(j.ID, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// WorkerArgs are the arguments of `salus worker` that run job j, its times scaled.
+// They carry the profile's compute demand, for a daemon that emulates the GPU.
+func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	p := j.Profile
+	args := []string{
+		"--server", addr, "--job", j.ID, "--iterations", strconv.Itoa(j.Iterations),
+		"--persistent-mib", f(p.PersistentMiB), "--ephemeral-mib", f(p.EphemeralMiB),
+		"--iter-s", f(p.IterS * scale), "--startup-s", f(p.StartupS * scale),
+		"--declared-s", f(j.Declared() * scale),
+	}
+	if p.Demand > 0 {
+		args = append(args, "--demand", f(p.Demand))
+	}
+	if p.Model != "" {
+		args = append(args, "--model-name", p.Model)
+	}
+	if j.Priority != 0 {
+		args = append(args, "--priority", strconv.Itoa(j.Priority))
+	}
+	if j.Kind != "" {
+		args = append(args, "--kind", j.Kind)
+	}
+	if !openAt.IsZero() {
+		args = append(args, "--open-at", strconv.FormatInt(openAt.UnixNano(), 10))
+	}
+	return args
+}

@@ -1,0 +1,137 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/workload"
+)
+
+// WorkerFlags are the flags of `salus worker`: Register defines them on a flag
+// set (the cobra command's), Worker builds the worker they describe.
+type WorkerFlags struct {
+	w           client.Worker
+	model, kind string
+	batch       int
+	scale       float64
+	iterS       float64
+	startupS    float64
+	openAt      int64
+	pers, eph   float64
+	declared    float64
+	demand      float64
+}
+
+// Register defines the flags on fs.
+func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path or host:port")
+	fs.StringVar(&f.w.TokenFile, "token-file", "", "file holding the daemon's token, needed over TCP (default: $SALUS_TOKEN, else the file $SALUS_TOKEN_FILE names)")
+	fs.StringVar(&f.w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
+	fs.StringVar(&f.model, "model", "", "catalog model whose profile to emulate (with --batch)")
+	fs.IntVar(&f.batch, "batch", 0, "batch size of --model (default: the catalog's first for that model)")
+	fs.StringVar(&f.w.Model, "model-name", "", "model name to report to the daemon, without a catalog look-up")
+	fs.StringVar(&f.kind, "kind", "train", "train or infer")
+	fs.IntVar(&f.w.Iterations, "iterations", 100, "iterations to run")
+	fs.Float64Var(&f.scale, "time-scale", 1, "multiply the profile's times by this")
+	fs.Float64Var(&f.iterS, "iter-s", 0, "seconds per iteration (overrides the profile); on a daemon that emulates the GPU, the iteration's standalone time on that device")
+	fs.Float64Var(&f.demand, "demand", 0, "share of the GPU one iteration keeps busy alone, 0 to 1 (overrides the profile); what a daemon that emulates the GPU shares compute by")
+	fs.Float64Var(&f.startupS, "startup-s", -1, "start-up seconds (overrides the profile)")
+	fs.Float64Var(&f.pers, "persistent-mib", 0, "persistent memory, MiB (overrides the profile)")
+	fs.Float64Var(&f.eph, "ephemeral-mib", 0, "ephemeral memory, MiB (overrides the profile)")
+	fs.Float64Var(&f.declared, "declared-s", 0, "declared GPU time, seconds (default: iterations x iteration time; start-up excluded)")
+	fs.IntVar(&f.w.Priority, "priority", 0, "priority")
+	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
+}
+
+// Worker builds the worker the parsed flags describe. A --model with --batch
+// takes the job's profile from the catalog; explicit flags override it.
+// --time-scale scales the profile's times, not explicit ones.
+func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
+	w := f.w
+	if w.Job == "" {
+		return nil, fmt.Errorf("salus worker: --job is required")
+	}
+	w.Kind = f.kind
+	if f.model != "" {
+		p, err := lookup(cat, f.model, f.batch, f.kind)
+		if err != nil {
+			return nil, fmt.Errorf("salus worker: %w", err)
+		}
+		w.Model = p.Model
+		w.IterS, w.StartupS = p.IterS*f.scale, p.StartupS*f.scale
+		w.PersistentMiB, w.EphemeralMiB = p.PersistentMiB, p.EphemeralMiB
+		w.Demand = p.Demand
+	}
+	if f.iterS > 0 {
+		w.IterS = f.iterS
+	}
+	if f.demand < 0 || f.demand > 1 {
+		return nil, fmt.Errorf("salus worker: --demand %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", f.demand)
+	}
+	if f.demand > 0 {
+		w.Demand = f.demand
+	}
+	if f.startupS >= 0 {
+		w.StartupS = f.startupS
+	}
+	if f.pers > 0 || f.eph > 0 {
+		w.PersistentMiB, w.EphemeralMiB = f.pers, f.eph
+	}
+	if w.IterS <= 0 {
+		return nil, fmt.Errorf("salus worker: no iteration time: give --model (and --batch) or --iter-s")
+	}
+	w.DeclaredS = f.declared
+	if w.DeclaredS == 0 {
+		w.DeclaredS = float64(w.Iterations) * w.IterS
+	}
+	if f.openAt > 0 {
+		w.OpenAt = time.Unix(0, f.openAt)
+	}
+	return &w, nil
+}
+
+// ParseWorker parses the arguments of `salus worker` (without the subcommand
+// name) and builds the worker they describe (see WorkerFlags.Worker).
+func ParseWorker(args []string, cat *workload.Catalog) (*client.Worker, error) {
+	fs := pflag.NewFlagSet("salus worker", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f WorkerFlags
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("salus worker: %w\n%s", err, usage(fs))
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("salus worker: unexpected arguments %q\n%s", fs.Args(), usage(fs))
+	}
+	return f.Worker(cat)
+}
+
+// WorkerUsage describes the flags of `salus worker`.
+func WorkerUsage() string {
+	fs := pflag.NewFlagSet("salus worker", pflag.ContinueOnError)
+	var f WorkerFlags
+	f.Register(fs)
+	return usage(fs)
+}
+
+// lookup finds a profile by model and batch; batch 0 takes the first listed.
+func lookup(cat *workload.Catalog, model string, batch int, kind string) (workload.Profile, error) {
+	if batch > 0 {
+		return cat.Lookup(model, batch, kind)
+	}
+	for _, p := range cat.Profiles() {
+		if p.Model == model && (p.Kind == kind || kind == "") {
+			return p, nil
+		}
+	}
+	return cat.Lookup(model, batch, kind)
+}
+
+func usage(fs *pflag.FlagSet) string {
+	return "flags of salus worker:\n" + strings.TrimRight(fs.FlagUsages(), "\n") + "\n"
+}
