@@ -280,6 +280,11 @@ Same as: salus eval --engine live --trace FILE.`,
 			if ef.tf.file == "" {
 				return errors.New("--trace is required: give a trace file (salus trace generates one)")
 			}
+			// The live engine runs exclusive and Salus lanes only: the other modes'
+			// parameters would change nothing.
+			if err := ef.df.checkModes(cmd.Flags(), []string{core.ModeExclusive, core.ModeSalus}); err != nil {
+				return err
+			}
 			ef.lf.stderr = cmd.ErrOrStderr()
 			rep, failed := ef.run()
 			if rep == nil {
@@ -291,14 +296,13 @@ Same as: salus eval --engine live --trace FILE.`,
 			return failed
 		},
 	}
-	ef.tf.register(cmd)
+	// Only the trace file: the generator's --seed and --load would do nothing.
+	cmd.Flags().StringVar(&ef.tf.file, "trace", "", "trace file (CSV with a header, or JSON Lines; required)")
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
-	f := cmd.Flags()
-	f.StringSliceVar(&ef.policies, "policy", nil, "policies to run (comma-separated or repeated; default: fifo, srtf, pack, fair)")
-	f.StringSliceVar(&ef.modes, "mode", nil, "sharing modes (comma-separated or repeated): exclusive or salus")
-	f.StringVar(&ef.out, "out", "", "directory for event logs, results.json and results.csv")
-	f.StringVar(&ef.format, "format", "table", "output format: table, json or csv")
+	ef.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair", "; the live engine runs exclusive and salus")
+	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
+	addOutFlag(cmd.Flags(), &ef.out, "", "directory for event logs, results.json and results.csv")
 	return cmd
 }
 
