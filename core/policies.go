@@ -4,12 +4,11 @@ package core
 // the whole GPU from the start of its start-up to its last iteration.
 func FIFO() Policy {
 	return Policy{
-		Name:         "fifo",
-		Description:  "no sharing: one job at a time in arrival order (plain TensorFlow)",
-		Mode:         "exclusive",
-		Placement:    Exclusive{},
-		Less:         byArrival,
-		StartupOnGPU: true,
+		Name:        "fifo",
+		Description: "no sharing: one job at a time in arrival order (plain TensorFlow)",
+		Mode:        "exclusive",
+		Placement:   Exclusive{},
+		Less:        byArrival,
 	}
 }
 

@@ -356,7 +356,7 @@ func New(cfg Config) (*Server, error) {
 		run.T, run.Reason = last.Seconds(), "restart"
 	}
 	if cfg.Emulate != nil {
-		s.emu = newEmulator(cfg.Policy.Mode, *cfg.Emulate, s.emuFire)
+		s.emu = newEmulator(cfg.Policy.Compute, *cfg.Emulate, s.emuFire)
 		run.Device = cfg.Emulate.Name
 		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
 			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)
