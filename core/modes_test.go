@@ -68,23 +68,23 @@ func TestRegisteringTwicePanics(t *testing.T) {
 func ExampleRegisterPolicy() {
 	core.RegisterPolicy(func() core.Policy {
 		return core.Policy{
-			Name:        "lifo",
+			Name:        "newest-first",
 			Description: "one lane; latest arrival first",
 			Mode:        core.ModeSalus, // its own mode, where Lookup runs it
 			Placement:   core.OneLane{},
 			Less:        func(a, b core.JobView) bool { return a.Seq > b.Seq },
 		}
 	})
-	defer core.UnregisterPolicy("lifo")
-	p, _ := core.Lookup("lifo")
+	defer core.UnregisterPolicy("newest-first")
+	p, _ := core.Lookup("newest-first")
 	fmt.Println(p.Name, p.Mode, p.Gated)
 	for _, m := range core.ModeNames() {
-		if slices.Contains(core.Accepts(m), "lifo") {
+		if slices.Contains(core.Accepts(m), "newest-first") {
 			fmt.Println("runs in", m)
 		}
 	}
 	// Output:
-	// lifo salus true
+	// newest-first salus true
 	// runs in salus
 	// runs in suspend
 }

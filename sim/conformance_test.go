@@ -124,10 +124,10 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// lifo is a throwaway policy: one lane, the latest arrival first.
-func lifo() core.Policy {
+// newestFirst is a throwaway policy: one lane, the latest arrival first.
+func newestFirst() core.Policy {
 	return core.Policy{
-		Name:        "lifo",
+		Name:        "newest-first",
 		Description: "one lane; latest arrival first",
 		Mode:        core.ModeSalus,
 		Placement:   core.OneLane{},
@@ -153,26 +153,26 @@ func ungatedMode() core.Mode {
 // TestConformanceOfANewPolicyAndMode registers a policy and a mode here, in the
 // test, and runs them through every conformance check: nothing else need change.
 func TestConformanceOfANewPolicyAndMode(t *testing.T) {
-	core.RegisterPolicy(lifo)
+	core.RegisterPolicy(newestFirst)
 	core.RegisterMode(ungatedMode())
 	t.Cleanup(func() {
-		core.UnregisterPolicy("lifo")
+		core.UnregisterPolicy("newest-first")
 		core.UnregisterMode("ungated")
 	})
 	ran := map[string]bool{}
 	for _, s := range registeredSchemes() {
-		if s[0] != "ungated" && s[1] != "lifo" {
+		if s[0] != "ungated" && s[1] != "newest-first" {
 			continue
 		}
 		ran[s[0]+"/"+s[1]] = true
 		t.Run(s[0]+"/"+s[1], func(t *testing.T) { conform(t, s[0], s[1], 10) })
 	}
-	for _, want := range []string{"salus/lifo", "suspend/lifo", "ungated/lifo", "ungated/pack"} {
+	for _, want := range []string{"salus/newest-first", "suspend/newest-first", "ungated/newest-first", "ungated/pack"} {
 		if !ran[want] {
 			t.Errorf("%s did not run: the registries do not offer it", want)
 		}
 	}
-	if _, err := core.Compose(core.ModeExclusive, "lifo", core.DefaultModeParams()); err == nil {
-		t.Error("exclusive accepted lifo, which shares the GPU")
+	if _, err := core.Compose(core.ModeExclusive, "newest-first", core.DefaultModeParams()); err == nil {
+		t.Error("exclusive accepted newest-first, which shares the GPU")
 	}
 }
