@@ -8,9 +8,10 @@
 // with a virtual clock, the daemon (package server) with the wall clock.
 //
 // A Policy says where jobs are admitted and who runs next: its Placement (an
-// interface, placement.go) decides lane admission, and its Less function orders the
-// ready jobs of one lane. The policies are in policies.go and are registered by name
-// in the registry of policy.go (Lookup, Names): a new policy is one file and one
+// interface, placement.go) decides lane admission, and its Order (an interface with
+// one method, Less) orders the ready jobs of one lane. The policies are in
+// policies.go and are registered by name in the registry of policy.go (Lookup,
+// Names, RegisterPolicy): a new policy is one file and one
 // registry line. A Mode (modes.go; the built-in ones in modebuiltin.go, registered
 // the same way: RegisterMode, LookupMode, ModeNames) says how the device is shared:
 // Salus lanes, exclusive, MPS, time-slicing, suspend/resume. Compose runs a policy

@@ -26,6 +26,7 @@ func exclusiveMode() Mode {
 		},
 		DefaultPolicies: []string{"fifo"},
 		Label:           ownName,
+		Live:            true,
 	}
 }
 
@@ -43,6 +44,7 @@ func salusMode() Mode {
 		},
 		DefaultPolicies: []string{"srtf", "pack", "fair"},
 		Label:           ownName,
+		Live:            true,
 	}
 }
 

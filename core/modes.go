@@ -73,6 +73,9 @@ type Mode struct {
 	// Label, when set, names a policy run in this mode in tables and figures;
 	// otherwise "mode-policy".
 	Label func(policy string) string
+	// Live is true when the live engine (the daemon and its workers) can carry the
+	// mode out; the others run only in the simulator.
+	Live bool
 }
 
 // SchemeLabel names policy run in mode m, as tables and figures show it.

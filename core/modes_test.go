@@ -17,8 +17,8 @@ func TestRegistries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Name != name || p.Placement == nil || p.Less == nil {
-			t.Errorf("policy %s: name %q, placement %v, order set %v", name, p.Name, p.Placement, p.Less != nil)
+		if p.Name != name || p.Placement == nil || p.Order == nil {
+			t.Errorf("policy %s: name %q, placement %v, order set %v", name, p.Name, p.Placement, p.Order != nil)
 		}
 		if _, err := core.LookupMode(p.Mode); err != nil {
 			t.Errorf("policy %s runs in an unregistered mode: %v", name, err)
@@ -72,7 +72,7 @@ func ExampleRegisterPolicy() {
 			Description: "one lane; latest arrival first",
 			Mode:        core.ModeSalus, // its own mode, where Lookup runs it
 			Placement:   core.OneLane{},
-			Less:        func(a, b core.JobView) bool { return a.Seq > b.Seq },
+			Order:       core.OrderFunc(func(a, b core.JobView) bool { return a.Seq > b.Seq }),
 		}
 	})
 	defer core.UnregisterPolicy("newest-first")

@@ -33,12 +33,9 @@ type Policy struct {
 	// Compose sets the mode it runs in. Engines never look at it: they ask Sharing.
 	Mode      string
 	Placement Placement
-	// Less orders two ready jobs of one lane: true when a should run first. Ties
-	// (neither is less) go to the earlier arrival. It is a function, not a
-	// one-method interface: an order has no state, and a function literal is the
-	// shortest way to write one.
-	Less func(a, b JobView) bool
-	// UsesDeclared is true when Less reads the jobs' declared GPU time: a job must
+	// Order orders the ready jobs of one lane.
+	Order Order
+	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
@@ -115,7 +112,48 @@ func Names() []string {
 	return names
 }
 
-func byArrival(a, b JobView) bool { return a.Seq < b.Seq }
+// Order is a policy's order of the ready jobs of one lane: with Placement, one of a
+// policy's two extension points.
+type Order interface {
+	// Less is true when a should run before b. Ties (neither is less) go to the
+	// earlier arrival.
+	Less(a, b JobView) bool
+}
 
-// byRequest serves iteration requests in the order they were made.
-func byRequest(a, b JobView) bool { return a.RequestSeq < b.RequestSeq }
+// OrderFunc makes a function an Order.
+type OrderFunc func(a, b JobView) bool
+
+// Less calls f.
+func (f OrderFunc) Less(a, b JobView) bool { return f(a, b) }
+
+// The orders of the built-in policies.
+type (
+	// ByArrival runs the earliest arrival first.
+	ByArrival struct{}
+	// ByRequest serves iteration requests in the order they were made.
+	ByRequest struct{}
+	// ByRemaining runs the least remaining declared GPU time first (SRTF).
+	ByRemaining struct{}
+	// ByAttained runs the least GPU time received so far first (fair).
+	ByAttained struct{}
+)
+
+var (
+	_ Order = ByArrival{}
+	_ Order = ByRequest{}
+	_ Order = ByRemaining{}
+	_ Order = ByAttained{}
+	_ Order = OrderFunc(nil)
+)
+
+// Less implements Order.
+func (ByArrival) Less(a, b JobView) bool { return a.Seq < b.Seq }
+
+// Less implements Order.
+func (ByRequest) Less(a, b JobView) bool { return a.RequestSeq < b.RequestSeq }
+
+// Less implements Order.
+func (ByRemaining) Less(a, b JobView) bool { return a.Remaining() < b.Remaining() }
+
+// Less implements Order.
+func (ByAttained) Less(a, b JobView) bool { return a.Attained < b.Attained }

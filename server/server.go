@@ -310,7 +310,7 @@ type Server struct {
 
 // New starts a Server; call Shutdown to stop it.
 func New(cfg Config) (*Server, error) {
-	if cfg.Policy.Placement == nil || cfg.Policy.Less == nil {
+	if cfg.Policy.Placement == nil || cfg.Policy.Order == nil {
 		return nil, errors.New("server: no policy given: pass one from core.Lookup")
 	}
 	if !(cfg.CapacityMiB > 0) || math.IsInf(cfg.CapacityMiB, 0) {

@@ -131,7 +131,7 @@ func newestFirst() core.Policy {
 		Description: "one lane; latest arrival first",
 		Mode:        core.ModeSalus,
 		Placement:   core.OneLane{},
-		Less:        func(a, b core.JobView) bool { return a.Seq > b.Seq },
+		Order:       core.OrderFunc(func(a, b core.JobView) bool { return a.Seq > b.Seq }),
 	}
 }
 
