@@ -24,7 +24,8 @@ func (v JobView) Remaining() time.Duration { return v.Declared - v.Attained }
 
 // Policy is a scheduling policy, run within a sharing mode: where jobs are admitted
 // and who runs next. The registered policies (see Lookup) are each run in their own
-// mode; Compose runs one within another.
+// mode; Compose runs one within another. A constructor (FIFO, SRTF, ...) makes the
+// policy before a mode sets its Sharing: use Lookup or Compose to run one.
 type Policy struct {
 	Name        string
 	Description string
