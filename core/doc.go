@@ -8,12 +8,17 @@
 // with a virtual clock, the daemon (package server) with the wall clock.
 //
 // A Policy says where jobs are admitted and who runs next: its Placement (an
-// interface, placement.go) decides lane admission, and its Less function orders the
-// ready jobs of one lane. The policies are in policies.go and are registered by name
-// in the registry of policy.go (Lookup, Names): a new policy is one file and one
-// registry line. Compose (modes.go) runs a policy within a sharing mode (Salus lanes,
-// exclusive, MPS, time-slicing, suspend/resume), the memory side of each mode;
-// how lanes share compute is the device model's, in package sim.
+// interface, placement.go) decides lane admission, and its Order (an interface with
+// one method, Less) orders the ready jobs of one lane. The policies are in
+// policies.go and are registered by name in the registry of policy.go (Lookup,
+// Names, RegisterPolicy): a new policy is one file and one
+// registry line. A Mode (modes.go; the built-in ones in modebuiltin.go, registered
+// the same way: RegisterMode, LookupMode, ModeNames) says how the device is shared:
+// Salus lanes, exclusive, MPS, time-slicing, suspend/resume. Compose runs a policy
+// within a mode, which sets the policy's Sharing: what the scheduler, the simulator
+// and the daemon ask (start-up on the GPU, admission in order, a quantum, swapped
+// residency, per-iteration grants, and how concurrent iterations share compute).
+// No engine compares a mode's name.
 //
 // It must stay pure and deterministic: no goroutines, no clock (time.Now), no I/O,
 // no randomness, no event log and no metrics. Policy logic lives only here and must

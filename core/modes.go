@@ -2,10 +2,12 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 )
 
-// Sharing modes: how memory and compute are shared on the device.
+// Names of the built-in sharing modes (see builtinModes).
 const (
 	ModeExclusive = "exclusive" // no sharing: one job at a time
 	ModeSalus     = "salus"     // Salus lanes, switching at iteration boundaries
@@ -14,8 +16,146 @@ const (
 	ModeSuspend   = "suspend"   // suspend/resume: only the running job resident
 )
 
-// Modes lists the sharing modes.
-var Modes = []string{ModeExclusive, ModeSalus, ModeMPS, ModeTimeslice, ModeSuspend}
+// ComputeSharing is how iterations in flight at the same time share the GPU's
+// compute.
+type ComputeSharing int
+
+const (
+	// ByDemand: concurrent iterations (of lanes, or of MPS clients) run side by side;
+	// when their demands sum to more than one, each slows by the sum.
+	ByDemand ComputeSharing = iota
+	// TimeSliced: the GPU runs one process at a time, so n resident iterations each
+	// get a 1/n share of the slices, less the context switches.
+	TimeSliced
+)
+
+// Sharing is what a mode decides for the policies it runs: everything an engine
+// (the scheduler, the simulator, the daemon) asks about how the device is shared.
+// Compose sets it on the policy; no engine looks at a mode's name.
+type Sharing struct {
+	// StartupOnGPU is true when a job holds its lane from admission through its
+	// start-up, as plain TensorFlow does when jobs run one after another; otherwise
+	// start-up runs off the GPU from the job's arrival.
+	StartupOnGPU bool
+	// AdmitInOrder admits strictly in arrival order: a job that does not fit blocks
+	// the later ones (separate processes started one after another).
+	AdmitInOrder bool
+	// Quantum, when positive, lets the job that runs keep its lane at iteration
+	// boundaries until it has had the lane this long (suspend/resume's time slice).
+	Quantum time.Duration
+	// Swapped is true when only the running job of a lane is resident: the others'
+	// persistent memory is copied out and back in when they run.
+	Swapped bool
+	// Gated is true when a scheduler grants every iteration, so each pays the round
+	// trip; without sharing, or with separate processes, nothing stands in between.
+	Gated bool
+	// Compute is how concurrent iterations share compute.
+	Compute ComputeSharing
+}
+
+// Mode is a sharing mode: how memory and compute are shared on the device, and so
+// how a policy's order is carried out. Register one with RegisterMode.
+type Mode struct {
+	Name        string
+	Description string
+	// Sharing is set on every policy the mode runs; its Quantum comes from Quantum.
+	Sharing Sharing
+	// Quantum, when set, gives Sharing.Quantum from the parameters.
+	Quantum func(ModeParams) (time.Duration, error)
+	// Placement, when set, replaces the policy's placement.
+	Placement func(base Policy, mp ModeParams) Placement
+	// Describe, when set, gives the composed policy's description.
+	Describe func(base Policy) string
+	// Accepts, when set, returns an error that says why the mode cannot run a policy.
+	Accepts func(base Policy) error
+	// DefaultPolicies are the policies the mode runs when none is named.
+	DefaultPolicies []string
+	// Label, when set, names a policy run in this mode in tables and figures;
+	// otherwise "mode-policy".
+	Label func(policy string) string
+	// Live is true when the live engine (the daemon and its workers) can carry the
+	// mode out; the others run only in the simulator.
+	Live bool
+}
+
+// SchemeLabel names policy run in mode m, as tables and figures show it.
+func (m Mode) SchemeLabel(policy string) string {
+	if m.Label != nil {
+		return m.Label(policy)
+	}
+	return m.Name + "-" + policy
+}
+
+// compose returns base run within m.
+func (m Mode) compose(base Policy, mp ModeParams) (Policy, error) {
+	if m.Accepts != nil {
+		if err := m.Accepts(base); err != nil {
+			return Policy{}, err
+		}
+	}
+	p := base
+	p.Mode, p.Sharing = m.Name, m.Sharing
+	if m.Quantum != nil {
+		q, err := m.Quantum(mp)
+		if err != nil {
+			return Policy{}, err
+		}
+		p.Quantum = q
+	}
+	if m.Placement != nil {
+		p.Placement = m.Placement(base, mp)
+	}
+	if m.Describe != nil {
+		p.Description = m.Describe(base)
+	}
+	return p, nil
+}
+
+var (
+	modeRegistry = map[string]Mode{}
+	modeOrder    []string
+)
+
+func init() {
+	for _, m := range builtinModes {
+		RegisterMode(m)
+	}
+	Modes = ModeNames()
+}
+
+// Modes lists the built-in sharing modes; ModeNames lists every registered one.
+var Modes []string
+
+// RegisterMode adds a sharing mode. It panics when the name is taken: modes are
+// registered at start-up (or in a test, with UnregisterMode after).
+func RegisterMode(m Mode) {
+	name := strings.ToLower(m.Name)
+	if _, dup := modeRegistry[name]; dup || name == "" {
+		panic(fmt.Sprintf("core: mode %q registered twice or unnamed", m.Name))
+	}
+	m.Name = name
+	modeRegistry[name] = m
+	modeOrder = append(modeOrder, name)
+}
+
+// UnregisterMode removes a registered mode (for tests).
+func UnregisterMode(name string) {
+	name = strings.ToLower(name)
+	delete(modeRegistry, name)
+	modeOrder = slices.DeleteFunc(modeOrder, func(n string) bool { return n == name })
+}
+
+// LookupMode returns the named sharing mode.
+func LookupMode(name string) (Mode, error) {
+	m, ok := modeRegistry[strings.ToLower(name)]
+	if !ok {
+		return Mode{}, fmt.Errorf("unknown mode %q: choose one of %s", name, strings.Join(ModeNames(), ", "))
+	}
+	return m, nil
+}
+
+// ModeNames lists the registered modes in the order they were registered.
+func ModeNames() []string { return slices.Clone(modeOrder) }
 
 // ModeParams are the memory-side parameters of the sharing modes. The simulator's
 // device model holds the time-side ones (slices, context switches, PCIe bandwidth).
@@ -45,50 +185,19 @@ func DefaultModeParams() ModeParams {
 	return ModeParams{ContextMiB: 300, MPSContextMiB: 100, MPSMaxClients: 16, SuspendQuantumS: 10}
 }
 
-// Compose returns the policy that runs policy within a sharing mode. Modes that
-// only make sense with one order say so in their error.
+// Compose returns the policy that runs policy within a sharing mode; an empty mode
+// is the policy's own. Modes that cannot run a policy say why in their error.
 func Compose(mode, policy string, mp ModeParams) (Policy, error) {
-	mode = strings.ToLower(mode)
-	base, err := Lookup(policy)
+	base, err := lookupBase(policy)
 	if err != nil {
 		return Policy{}, err
 	}
-	switch mode {
-	case "", ModeSalus, ModeExclusive:
-		if mode == ModeExclusive && base.Mode != ModeExclusive {
-			return Policy{}, fmt.Errorf("mode exclusive runs only fifo (no sharing), not %s", base.Name)
-		}
-		if mode == ModeSalus && base.Mode != ModeSalus {
-			return Policy{}, fmt.Errorf("policy %s does not share the GPU: run it in mode exclusive", base.Name)
-		}
-		return base, nil
-	case ModeMPS, ModeTimeslice:
-		// Separate processes: admitted in arrival order, each in its own lane, never
-		// preempted; the device decides how their kernels share the GPU.
-		if base.Name != "fifo" {
-			return Policy{}, fmt.Errorf("mode %s runs every resident job at once and reorders nothing: use policy fifo", mode)
-		}
-		p := Policy{Name: "fifo", Mode: mode, Less: byArrival, AdmitInOrder: true,
-			Placement: PerProcess{ContextMiB: mp.ContextMiB}}
-		p.Description = "CUDA time-slicing: every job resident with its full peak and a context; the GPU alternates"
-		if mode == ModeMPS {
-			p.Placement = PerProcess{ContextMiB: mp.MPSContextMiB, MaxClients: mp.MPSMaxClients}
-			p.Description = "NVIDIA MPS: every job resident with its full peak; kernels run concurrently"
-		}
-		return p, nil
-	case ModeSuspend:
-		if base.Name == "pack" {
-			return Policy{}, fmt.Errorf("mode suspend keeps one job resident, so it cannot pack: use fifo, srtf or fair")
-		}
-		q, err := Seconds(mp.SuspendQuantumS)
-		if err != nil {
-			return Policy{}, fmt.Errorf("suspend quantum: %w", err)
-		}
-		p := base
-		p.Mode, p.Placement, p.Swapped, p.Quantum = ModeSuspend, Swapped{}, true, q
-		p.StartupOnGPU = false
-		p.Description = "suspend/resume at iteration boundaries: only the running job resident; " + base.Name + " order, switching after a quantum"
-		return p, nil
+	if mode == "" {
+		mode = base.Mode
 	}
-	return Policy{}, fmt.Errorf("unknown mode %q: choose one of %s", mode, strings.Join(Modes, ", "))
+	m, err := LookupMode(mode)
+	if err != nil {
+		return Policy{}, err
+	}
+	return m.compose(base, mp)
 }

@@ -4,12 +4,11 @@ package core
 // the whole GPU from the start of its start-up to its last iteration.
 func FIFO() Policy {
 	return Policy{
-		Name:         "fifo",
-		Description:  "no sharing: one job at a time in arrival order (plain TensorFlow)",
-		Mode:         "exclusive",
-		Placement:    Exclusive{},
-		Less:         byArrival,
-		StartupOnGPU: true,
+		Name:        "fifo",
+		Description: "no sharing: one job at a time in arrival order (plain TensorFlow)",
+		Mode:        "exclusive",
+		Placement:   Exclusive{},
+		Order:       ByArrival{},
 	}
 }
 
@@ -21,7 +20,7 @@ func SRTF() Policy {
 		Description:  "one lane; shortest remaining declared GPU time first at every iteration boundary",
 		Mode:         "salus",
 		Placement:    OneLane{},
-		Less:         func(a, b JobView) bool { return a.Remaining() < b.Remaining() },
+		Order:        ByRemaining{},
 		UsesDeclared: true,
 	}
 }
@@ -34,7 +33,7 @@ func Pack() Policy {
 		Description: "Salus lanes, run side by side; requests served in order within a lane",
 		Mode:        "salus",
 		Placement:   SalusLanes{},
-		Less:        byRequest,
+		Order:       ByRequest{},
 	}
 }
 
@@ -46,7 +45,7 @@ func Fair() Policy {
 		Description: "one lane; least attained GPU time first at every iteration boundary",
 		Mode:        "salus",
 		Placement:   OneLane{},
-		Less:        func(a, b JobView) bool { return a.Attained < b.Attained },
+		Order:       ByAttained{},
 	}
 }
 
@@ -58,6 +57,6 @@ func FCFS() Policy {
 		Description: "one lane; iteration requests served in the order made (inference serving)",
 		Mode:        "salus",
 		Placement:   OneLane{},
-		Less:        byRequest,
+		Order:       ByRequest{},
 	}
 }

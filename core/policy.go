@@ -22,34 +22,30 @@ type JobView struct {
 // Remaining is the declared GPU time not yet received, as SRTF sees it.
 func (v JobView) Remaining() time.Duration { return v.Declared - v.Attained }
 
-// Policy is a scheduling policy: where jobs are admitted and who runs next.
+// Policy is a scheduling policy, run within a sharing mode: where jobs are admitted
+// and who runs next. The registered policies (see Lookup) are each run in their own
+// mode; Compose runs one within another. A constructor (FIFO, SRTF, ...) makes the
+// policy before a mode sets its Sharing: use Lookup or Compose to run one.
 type Policy struct {
 	Name        string
 	Description string
-	// Mode names how the device is shared: "exclusive" (no sharing) or "salus" (lanes).
+	// Mode names the sharing mode the policy runs in. A registered policy's
+	// constructor names its own mode (the one Lookup and an empty --mode give it);
+	// Compose sets the mode it runs in. Engines never look at it: they ask Sharing.
 	Mode      string
 	Placement Placement
-	// Less orders two ready jobs of one lane: true when a should run first. Ties
-	// (neither is less) go to the earlier arrival.
-	Less func(a, b JobView) bool
-	// UsesDeclared is true when Less reads the jobs' declared GPU time: a job must
+	// Order orders the ready jobs of one lane.
+	Order Order
+	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool
-	// StartupOnGPU is true when a job holds its lane from admission through its
-	// start-up, as plain TensorFlow does when jobs run one after another; otherwise
-	// start-up runs off the GPU from the job's arrival.
-	StartupOnGPU bool
-	// AdmitInOrder admits strictly in arrival order: a job that does not fit blocks
-	// the later ones (separate processes started one after another).
-	AdmitInOrder bool
-	// Quantum, when positive, lets the job that runs keep its lane at iteration
-	// boundaries until it has had the lane this long (suspend/resume's time slice).
-	Quantum time.Duration
-	// Swapped is true when only the running job of a lane is resident.
-	Swapped bool
+	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
+	Sharing
 }
 
-var registry = map[string]func() Policy{
+// policyRegistry holds the policies by name. A new policy is a constructor (in its
+// own file, like those of policies.go) and a line here.
+var policyRegistry = map[string]func() Policy{
 	"fifo": FIFO,
 	"srtf": SRTF,
 	"pack": Pack,
@@ -57,19 +53,49 @@ var registry = map[string]func() Policy{
 	"fcfs": FCFS,
 }
 
-// Lookup returns the named policy.
-func Lookup(name string) (Policy, error) {
-	mk, ok := registry[strings.ToLower(name)]
+// RegisterPolicy adds a policy by its name. It panics when the name is taken:
+// policies are registered at start-up (or in a test, with UnregisterPolicy after).
+func RegisterPolicy(mk func() Policy) {
+	name := strings.ToLower(mk().Name)
+	if _, dup := policyRegistry[name]; dup || name == "" {
+		panic(fmt.Sprintf("core: policy %q registered twice or unnamed", name))
+	}
+	policyRegistry[name] = mk
+}
+
+// UnregisterPolicy removes a registered policy (for tests).
+func UnregisterPolicy(name string) { delete(policyRegistry, strings.ToLower(name)) }
+
+// lookupBase returns the named policy as its constructor makes it, before a mode
+// sets its Sharing.
+func lookupBase(name string) (Policy, error) {
+	mk, ok := policyRegistry[strings.ToLower(name)]
 	if !ok {
 		return Policy{}, fmt.Errorf("unknown policy %q: choose one of %s", name, strings.Join(Names(), ", "))
 	}
 	return mk(), nil
 }
 
+// Lookup returns the named policy, run in its own mode.
+func Lookup(name string) (Policy, error) {
+	return Compose("", name, DefaultModeParams())
+}
+
+// Accepts lists the registered policies that mode runs, in Names' order.
+func Accepts(mode string) []string {
+	var out []string
+	for _, n := range Names() {
+		if _, err := Compose(mode, n, DefaultModeParams()); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Names lists the registered policies in a stable order.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
+	names := make([]string, 0, len(policyRegistry))
+	for n := range policyRegistry {
 		names = append(names, n)
 	}
 	order := map[string]int{"fifo": 0, "srtf": 1, "pack": 2, "fair": 3}
@@ -87,7 +113,48 @@ func Names() []string {
 	return names
 }
 
-func byArrival(a, b JobView) bool { return a.Seq < b.Seq }
+// Order is a policy's order of the ready jobs of one lane: with Placement, one of a
+// policy's two extension points.
+type Order interface {
+	// Less is true when a should run before b. Ties (neither is less) go to the
+	// earlier arrival.
+	Less(a, b JobView) bool
+}
 
-// byRequest serves iteration requests in the order they were made.
-func byRequest(a, b JobView) bool { return a.RequestSeq < b.RequestSeq }
+// OrderFunc makes a function an Order.
+type OrderFunc func(a, b JobView) bool
+
+// Less calls f.
+func (f OrderFunc) Less(a, b JobView) bool { return f(a, b) }
+
+// The orders of the built-in policies.
+type (
+	// ByArrival runs the earliest arrival first.
+	ByArrival struct{}
+	// ByRequest serves iteration requests in the order they were made.
+	ByRequest struct{}
+	// ByRemaining runs the least remaining declared GPU time first (SRTF).
+	ByRemaining struct{}
+	// ByAttained runs the least GPU time received so far first (fair).
+	ByAttained struct{}
+)
+
+var (
+	_ Order = ByArrival{}
+	_ Order = ByRequest{}
+	_ Order = ByRemaining{}
+	_ Order = ByAttained{}
+	_ Order = OrderFunc(nil)
+)
+
+// Less implements Order.
+func (ByArrival) Less(a, b JobView) bool { return a.Seq < b.Seq }
+
+// Less implements Order.
+func (ByRequest) Less(a, b JobView) bool { return a.RequestSeq < b.RequestSeq }
+
+// Less implements Order.
+func (ByRemaining) Less(a, b JobView) bool { return a.Remaining() < b.Remaining() }
+
+// Less implements Order.
+func (ByAttained) Less(a, b JobView) bool { return a.Attained < b.Attained }

@@ -490,10 +490,10 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 }
 
 func (s *Scheduler) less(a, b *jobState) bool {
-	if s.policy.Less(a.view, b.view) {
+	if s.policy.Order.Less(a.view, b.view) {
 		return true
 	}
-	if s.policy.Less(b.view, a.view) {
+	if s.policy.Order.Less(b.view, a.view) {
 		return false
 	}
 	return a.view.Seq < b.view.Seq

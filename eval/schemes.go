@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"fmt"
-
 	"github.com/salusgo/salus/core"
 )
 
@@ -12,30 +10,29 @@ type Scheme struct {
 	Policy string `json:"policy"`
 }
 
+// String is the scheme's name in tables and figures, as its mode labels it.
 func (s Scheme) String() string {
-	switch s.Mode {
-	case core.ModeSalus, core.ModeExclusive:
-		return s.Policy
-	case core.ModeMPS, core.ModeTimeslice:
-		return s.Mode
+	m, err := core.LookupMode(s.Mode)
+	if err != nil {
+		return s.Mode + "-" + s.Policy
 	}
-	return s.Mode + "-" + s.Policy
+	return m.SchemeLabel(s.Policy)
 }
 
-// modeDefaults are the policies each mode runs when none is named.
-var modeDefaults = map[string][]string{
-	core.ModeExclusive: {"fifo"},
-	core.ModeSalus:     {"srtf", "pack", "fair"},
-	core.ModeMPS:       {"fifo"},
-	core.ModeTimeslice: {"fifo"},
-	core.ModeSuspend:   {"fair", "srtf"},
-}
+// TrainingSchemes is what the training suite runs by default: every registered
+// mode with its default policies, in the registry's order (the paper's four
+// policies, then today's alternatives).
+var TrainingSchemes = defaultSchemes()
 
-// TrainingSchemes is what the training suite runs by default: the paper's four
-// policies, then today's alternatives.
-var TrainingSchemes = []Scheme{
-	{core.ModeExclusive, "fifo"}, {core.ModeSalus, "srtf"}, {core.ModeSalus, "pack"}, {core.ModeSalus, "fair"},
-	{core.ModeMPS, "fifo"}, {core.ModeTimeslice, "fifo"}, {core.ModeSuspend, "fair"}, {core.ModeSuspend, "srtf"},
+func defaultSchemes() []Scheme {
+	var out []Scheme
+	for _, name := range core.ModeNames() {
+		m, _ := core.LookupMode(name)
+		for _, p := range m.DefaultPolicies {
+			out = append(out, Scheme{m.Name, p})
+		}
+	}
+	return out
 }
 
 // ResolveSchemes turns --policy and --mode flags into schemes. No flags: all of
@@ -59,10 +56,11 @@ func ResolveSchemes(policies, modes []string, mp core.ModeParams) ([]Scheme, err
 		for _, m := range modes {
 			ps := policies
 			if len(ps) == 0 {
-				ps = modeDefaults[m]
-				if ps == nil {
-					return nil, fmt.Errorf("unknown mode %q: choose one of %v", m, core.Modes)
+				mode, err := core.LookupMode(m)
+				if err != nil {
+					return nil, err
 				}
+				ps = mode.DefaultPolicies
 			}
 			for _, p := range ps {
 				out = append(out, Scheme{m, p})

@@ -103,8 +103,8 @@ type heldEnd struct {
 	begin func(BeginReply, error)
 }
 
-func newEmulator(mode string, dev device.Device, fire func()) *emulator {
-	e := &emulator{dev: dev, gpu: sim.NewGPU(mode, dev)}
+func newEmulator(compute core.ComputeSharing, dev device.Device, fire func()) *emulator {
+	e := &emulator{dev: dev, gpu: sim.NewGPU(compute, dev)}
 	e.timer = time.AfterFunc(math.MaxInt64, fire)
 	e.timer.Stop()
 	return e

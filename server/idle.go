@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/protocol"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) idler() {
 // reclaimIdle applies the idle timeout at wall-clock time wall.
 func (s *Server) reclaimIdle(wall time.Time) {
 	d := s.cfg.IdleTimeout
-	exclusive := s.cfg.Policy.Mode == "exclusive"
+	_, exclusive := s.cfg.Policy.Placement.(core.Exclusive)
 	var out []func()
 	type told struct {
 		ss     *Session

@@ -311,7 +311,7 @@ type Server struct {
 
 // New starts a Server; call Shutdown to stop it.
 func New(cfg Config) (*Server, error) {
-	if cfg.Policy.Placement == nil || cfg.Policy.Less == nil {
+	if cfg.Policy.Placement == nil || cfg.Policy.Order == nil {
 		return nil, errors.New("server: no policy given: pass one from core.Lookup")
 	}
 	if !(cfg.CapacityMiB > 0) || math.IsInf(cfg.CapacityMiB, 0) {
@@ -357,7 +357,7 @@ func New(cfg Config) (*Server, error) {
 		run.T, run.Reason = last.Seconds(), "restart"
 	}
 	if cfg.Emulate != nil {
-		s.emu = newEmulator(cfg.Policy.Mode, *cfg.Emulate, s.emuFire)
+		s.emu = newEmulator(cfg.Policy.Compute, *cfg.Emulate, s.emuFire)
 		run.Device = cfg.Emulate.Name
 		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
 			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)

@@ -42,9 +42,10 @@ type GPU struct {
 	fresh bool
 }
 
-// NewGPU returns the device model of d under a sharing mode.
-func NewGPU(mode string, d device.Device) *GPU {
-	return &GPU{timeslice: mode == core.ModeTimeslice, efficiency: d.TimesliceEfficiency()}
+// NewGPU returns the device model of d, its iterations sharing compute as the
+// sharing mode says (a policy's Compute).
+func NewGPU(compute core.ComputeSharing, d device.Device) *GPU {
+	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency()}
 }
 
 // Start puts w on the GPU. Left must be at least one nanosecond.

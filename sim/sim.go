@@ -96,7 +96,7 @@ func Run(t *workload.Trace, o Options) error {
 		o.Sink = eventlog.Discard{}
 	}
 	e := &engine{o: o, sched: core.New(o.Policy, o.Device.CapacityMiB), jobs: map[string]*job{}, left: len(t.Jobs),
-		resident: map[int]*job{}, gpu: NewGPU(o.Policy.Mode, o.Device)}
+		resident: map[int]*job{}, gpu: NewGPU(o.Policy.Compute, o.Device)}
 	var err error
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
@@ -266,7 +266,7 @@ func (e *engine) apply(ds []core.Decision) error {
 			if err != nil {
 				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
 			}
-			if gated(e.o.Policy) {
+			if e.o.Policy.Gated {
 				delay += e.iterOverhead
 			}
 			if d.Previous != "" {
@@ -277,10 +277,6 @@ func (e *engine) apply(ds []core.Decision) error {
 	}
 	return nil
 }
-
-// gated is true when a scheduler grants every iteration, so each pays the round
-// trip; without sharing, or with separate processes, nothing stands in between.
-func gated(p core.Policy) bool { return p.Mode == core.ModeSalus || p.Mode == core.ModeSuspend }
 
 // swapIn makes j resident in its lane under suspend/resume and returns the MiB
 // copied over PCIe: the resident job's persistent memory out, j's in.

@@ -92,41 +92,6 @@ func (c *checker) Emit(e eventlog.Event) {
 	}
 }
 
-// everyScheme is every sharing mode with every policy it runs.
-var everyScheme = [][2]string{
-	{"exclusive", "fifo"}, {"salus", "srtf"}, {"salus", "pack"}, {"salus", "fair"}, {"salus", "fcfs"},
-	{"mps", "fifo"}, {"timeslice", "fifo"}, {"suspend", "fifo"}, {"suspend", "srtf"}, {"suspend", "fair"},
-}
-
-func TestInvariantsOverRandomTraces(t *testing.T) {
-	for seed := uint64(1); seed <= 30; seed++ {
-		trace := randomTrace(seed, 25)
-		for _, ms := range everyScheme {
-			p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := ms[0] + "/" + ms[1]
-			dev := device.DefaultDevice()
-			dev.SwitchS = float64(seed%3) * 0.001
-			dev.IterOverheadS = float64(seed%2) * 0.0005
-			c := newChecker(t, dev.CapacityMiB, p.Mode == "exclusive")
-			if err := Run(trace, Options{Policy: p, Device: dev, Sink: c}); err != nil {
-				t.Fatalf("seed %d %s: %v", seed, name, err)
-			}
-			for _, j := range trace.Jobs {
-				if !c.finished[j.ID] {
-					t.Fatalf("seed %d %s: job %s never finished", seed, name, j.ID)
-				}
-				want := float64(j.Iterations) * j.Profile.IterS
-				if math.Abs(c.gpu[j.ID]-want) > 1e-6*want {
-					t.Fatalf("seed %d %s: job %s attained %v, want %v", seed, name, j.ID, c.gpu[j.ID], want)
-				}
-			}
-		}
-	}
-}
-
 func TestSuspendPaysForItsCopies(t *testing.T) {
 	// Jobs all arrive at once, so the one lane is never idle after the first start-up
 	// and the makespans differ by the copies alone.
@@ -173,28 +138,6 @@ func TestTimeslicingCostsContextSwitches(t *testing.T) {
 	want := p.StartupS + 50*p.IterS*2/dev.TimesliceEfficiency()
 	if math.Abs(end-want) > 1e-6 {
 		t.Errorf("ends at %v, want %v", end, want)
-	}
-}
-
-func TestAJobAloneTakesItsStandaloneTime(t *testing.T) {
-	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
-	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}}}
-	for _, name := range core.Names() {
-		pol, _ := core.Lookup(name)
-		var end float64
-		var log bytes.Buffer
-		w := eventlog.NewWriter(&log)
-		sink := eventlog.Sinks{w, sinkFunc(func(e eventlog.Event) {
-			if e.Kind == eventlog.Finish {
-				end = e.T
-			}
-		})}
-		if err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: sink}); err != nil {
-			t.Fatal(err)
-		}
-		if want := 3 + p.StandaloneS(100); math.Abs(end-want) > 1e-6 {
-			t.Errorf("%s: a job alone ends at %v, want %v (arrival + start-up + 100 iterations)", name, end, want)
-		}
 	}
 }
 
