@@ -208,13 +208,7 @@ func (s *schemeFlags) register(cmd *cobra.Command, defPolicies, defModes []strin
 	f.StringSliceVar(&s.modes, "mode", defModes, "sharing modes, comma-separated or repeated ("+modeNames()+")"+modeHelp)
 }
 
-func modeNames() string {
-	var names []string
-	for _, m := range core.Modes {
-		names = append(names, fmt.Sprint(m))
-	}
-	return strings.Join(names, ", ")
-}
+func modeNames() string { return strings.Join(core.ModeNames(), ", ") }
 
 // policyFlag is --policy and --mode of a command that runs one policy.
 type policyFlag struct {

@@ -77,8 +77,8 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 			l.server, strings.ToLower(o.Device.Name))
 	}
 	for _, s := range o.Schemes {
-		if s.Mode != core.ModeSalus && s.Mode != core.ModeExclusive {
-			return fmt.Errorf("the live engine runs Salus lanes and exclusive runs, not %q: drop --mode %s or use --engine sim", s.String(), s.Mode)
+		if m, err := core.LookupMode(s.Mode); err != nil || !m.Live {
+			return fmt.Errorf("the live engine runs only the modes it can carry (%s), not %q: drop --mode %s or use --engine sim", liveModes(), s.String(), s.Mode)
 		}
 	}
 	l.trace, l.device, l.modes, l.emulated = o.Trace, o.Device, o.Modes, map[string]server.EmulationStats{}
@@ -282,7 +282,7 @@ Same as: salus eval --engine live --trace FILE.`,
 			}
 			// The live engine runs exclusive and Salus lanes only: the other modes'
 			// parameters would change nothing.
-			if err := ef.df.checkModes(cmd.Flags(), []string{core.ModeExclusive, core.ModeSalus}); err != nil {
+			if err := ef.df.checkModes(cmd.Flags(), strings.Split(liveModes(), ", ")); err != nil {
 				return err
 			}
 			ef.lf.stderr = cmd.ErrOrStderr()
@@ -315,4 +315,15 @@ func printLive(w io.Writer, rep eval.Output, format string, lf *liveFlags) error
 		return lf.compare(w, r)
 	}
 	return nil
+}
+
+// liveModes lists the registered modes the live engine can carry.
+func liveModes() string {
+	var names []string
+	for _, name := range core.ModeNames() {
+		if m, err := core.LookupMode(name); err == nil && m.Live {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
