@@ -825,11 +825,11 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.owes = !ss.unclaimed // a recovered session waits for its client within the recover window
 			ss.since = time.Now()
 			ss.touch()
-			ev := eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU}
+			reason := ""
 			if ss.unclaimed || ss.resumed {
-				ev.Reason = "recovered"
+				reason = "recovered"
 			}
-			s.log.Emit(ev)
+			s.log.Emit(eventlog.AdmitEvent(now, d, s.cfg.Policy.StartupOnGPU, reason))
 			s.emitMemory(now, d.Lane)
 			// Logged once the lock is released, like the replies: a slow log never
 			// holds the scheduler.
@@ -854,7 +854,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				s.stats.switches++
 				s.met.switches.Inc()
 			}
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			s.log.Emit(eventlog.StartEvent(now, d, 0))
 			if s.logger.Enabled(context.Background(), slog.LevelDebug) {
 				job, lane, prev := d.Job, d.Lane, d.Previous
 				*out = append(*out, func() {
@@ -877,16 +877,10 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 	}
 }
 
+// emitMemory logs lane's memory (zero once it closed). The daemon keeps every job
+// of a lane resident (it has no suspend/resume).
 func (s *Server) emitMemory(now time.Duration, lane int) {
-	for _, l := range s.sched.Lanes() {
-		if l.ID == lane {
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: l.ID, PersistentMiB: l.Persistent,
-				EphemeralMiB: l.MaxEphemeral, LaneMiB: l.Size, Jobs: l.Jobs})
-			return
-		}
-	}
-	// The lane closed: it holds nothing now.
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: lane})
+	s.log.Emit(eventlog.MemoryEvent(now, s.sched.Lanes(), lane, false))
 }
 
 func run(fs []func()) {

@@ -253,15 +253,14 @@ func (e *engine) apply(ds []core.Decision) error {
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
-			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane,
-				LaneMiB: d.LaneSize, HoldsGPU: e.o.Policy.StartupOnGPU})
+			e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.startup, j)
 			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
-			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
+			e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
 			delay, err := core.Seconds(e.o.Device.CopyS(copied))
 			if err != nil {
 				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
@@ -293,18 +292,7 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
-	ev := eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Memory, Lane: lane}
-	for _, l := range e.sched.Lanes() {
-		if l.ID != lane {
-			continue
-		}
-		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
-		if e.o.Policy.Swapped {
-			// Only one job is resident; at most the biggest.
-			ev.PersistentMiB, ev.EphemeralMiB = l.BiggestPersistent, l.BiggestEphemeral
-		}
-	}
-	e.o.Sink.Emit(ev)
+	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, e.sched.Lanes(), lane, e.o.Policy.Swapped))
 }
 
 func (e *engine) iterationEnded(w *Work) error {
