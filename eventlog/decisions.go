@@ -44,3 +44,24 @@ func MemoryEvent(now time.Duration, lanes []core.LaneInfo, lane int, swapped boo
 	}
 	return ev
 }
+
+// IterEndEvent is the event of job's iteration in lane ending at now, after gpu of
+// GPU time.
+func IterEndEvent(now time.Duration, job string, lane int, gpu time.Duration) Event {
+	return Event{T: now.Seconds(), Kind: IterEnd, Job: job, Lane: lane, GPU: gpu.Seconds()}
+}
+
+// ServedEvent is the event of an inference request of job served at now, latency
+// after it was made.
+func ServedEvent(now time.Duration, job string, latency time.Duration) Event {
+	return Event{T: now.Seconds(), Kind: Served, Job: job, Latency: latency.Seconds()}
+}
+
+// EndEvent is the event of job leaving at now: Finish when it finished, otherwise
+// Lost, for reason.
+func EndEvent(now time.Duration, job string, finished bool, reason string) Event {
+	if finished {
+		return Event{T: now.Seconds(), Kind: Finish, Job: job}
+	}
+	return Event{T: now.Seconds(), Kind: Lost, Job: job, Reason: reason}
+}

@@ -657,9 +657,9 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	}
 	s.stats.iterations++
 	s.met.iterations.Inc()
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: gpu.Seconds()})
+	s.log.Emit(eventlog.IterEndEvent(now, ss.id, ss.lane, gpu))
 	if ss.kind == "infer" { // as the simulator does: a request's latency, from its begin to its end
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Served, Job: ss.id, Latency: (now - ss.requestedAt).Seconds()})
+		s.log.Emit(eventlog.ServedEvent(now, ss.id, now-ss.requestedAt))
 	}
 	ss.phase = pHolding
 	ss.owes = true
@@ -777,12 +777,12 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 	if finished {
 		s.stats.finished++
 		s.met.finished.Inc()
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Finish, Job: ss.id})
+		s.log.Emit(eventlog.EndEvent(now, ss.id, true, ""))
 		s.logger.Info("session finished", "job", ss.id)
 	} else {
 		s.stats.lost++
 		s.met.lost.Inc()
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: ss.id, Reason: reason})
+		s.log.Emit(eventlog.EndEvent(now, ss.id, false, reason))
 		s.logger.Warn("session lost", append([]any{"job", ss.id, "reason", reason}, ss.peer.logAttrs()...)...)
 	}
 	if wasIn {

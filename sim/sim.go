@@ -297,15 +297,14 @@ func (e *engine) memory(lane int) {
 
 func (e *engine) iterationEnded(w *Work) error {
 	j := e.jobs[w.Job]
-	now := e.now.Seconds()
 	gpu := j.iteration(j.done)
-	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.IterEnd, Job: w.Job, Lane: w.Lane, GPU: gpu.Seconds()})
+	e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
 	if j.spec.Kind == workload.Infer {
-		e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Served, Job: w.Job, Latency: (e.now - j.requestedAt).Seconds()})
+		e.o.Sink.Emit(eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
 		if j.pause <= 0 {
@@ -315,7 +314,7 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.after(j.pause, j)
 		return e.sched.Yield(e.now, w.Job)
 	}
-	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Finish, Job: w.Job})
+	e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
 	e.left--
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
