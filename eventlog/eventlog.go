@@ -1,6 +1,9 @@
 // Package eventlog defines the event log both engines write: JSON Lines, one event a
 // line, times in seconds from the start of the run. The metrics package reads it,
-// whichever engine wrote it. This package only encodes and decodes; it computes nothing.
+// whichever engine wrote it. This package encodes and decodes; it defines, once for
+// both engines, the events of the core's decisions (AdmitEvent, StartEvent,
+// MemoryEvent); and its Tracker follows each job through the log, the bookkeeping
+// the metrics and the pictures share. It computes no metric.
 package eventlog
 
 import (

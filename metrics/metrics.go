@@ -54,36 +54,22 @@ type Latency struct {
 	P99S     float64 `json:"p99_s"`
 }
 
-type jobRec struct {
-	JobResult
-	startupS float64
-	holdsGPU bool
-	admitted bool
-	started  bool
-	running  bool
-	ended    bool
-}
-
 // Collector accumulates a log event by event; it is an eventlog.Sink, so an engine
-// can feed it directly without the log ever being written out.
+// can feed it directly without the log ever being written out. The jobs' state is
+// an eventlog.Tracker's; the collector adds what only the metrics need.
 type Collector struct {
-	jobs      map[string]*jobRec
-	order     []*jobRec
-	running   int
-	busySince float64
-	busy      float64
+	track     *eventlog.Tracker
+	order     []JobResult
 	lanes     map[int]float64
 	memory    float64
 	peakMem   float64
 	latencies map[string][]float64
-	arrivals  int
-	runs      int
 	err       error
 }
 
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
-	return &Collector{jobs: map[string]*jobRec{}, lanes: map[int]float64{}, latencies: map[string][]float64{}}
+	return &Collector{track: eventlog.NewTracker(), lanes: map[int]float64{}, latencies: map[string][]float64{}}
 }
 
 // Emit takes one event. Events must come in time order.
@@ -91,92 +77,28 @@ func (c *Collector) Emit(e eventlog.Event) {
 	if c.err != nil {
 		return
 	}
-	if e.Kind == eventlog.Run || e.Kind == eventlog.Memory {
-		if e.Kind == eventlog.Run {
-			c.restart(e.T)
-		}
-		if e.Kind == eventlog.Memory {
-			c.memory += e.LaneMiB - c.lanes[e.Lane]
-			c.lanes[e.Lane] = e.LaneMiB
-			c.peakMem = math.Max(c.peakMem, c.memory)
-		}
-		return
-	}
-	if e.Kind == eventlog.Arrive {
-		// A name may come again once its job ended (a daemon's log runs on across
-		// restarts): that is a new job.
-		if r, dup := c.jobs[e.Job]; dup && !r.ended {
-			c.err = fmt.Errorf("job %q arrives twice", e.Job)
-			return
-		}
-		c.arrivals++
-		r := &jobRec{JobResult: JobResult{ID: e.Job, Model: e.Model, ArrivalS: e.T}, startupS: e.StartupS}
-		c.jobs[e.Job] = r
-		return
-	}
-	r, ok := c.jobs[e.Job]
-	if !ok {
-		c.err = fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
+	j, _, err := c.track.Step(e)
+	if err != nil {
+		c.err = err
 		return
 	}
 	switch e.Kind {
-	case eventlog.Admit:
-		r.admitted, r.holdsGPU = true, e.HoldsGPU
-		if e.HoldsGPU && !r.started { // a job re-admitted after a restart was served already
-			r.ServiceS, r.started = e.T, true
+	case eventlog.Run:
+		// After the first, a daemon that restarted on the same log after a crash: its
+		// lanes are gone; the new daemon rebuilds them and logs their memory again.
+		if c.track.Runs > 1 {
+			clear(c.lanes)
+			c.memory = 0
 		}
-	case eventlog.IterStart:
-		if !r.started {
-			r.ServiceS, r.started = math.Max(r.ArrivalS, e.T-r.startupS), true
-		}
-		if c.running == 0 {
-			c.busySince = e.T
-		}
-		c.running++
-		r.running = true
-	case eventlog.IterEnd:
-		c.stopRunning(r, e.T)
-		r.GPUS += e.GPU
+	case eventlog.Memory:
+		c.memory += e.LaneMiB - c.lanes[e.Lane]
+		c.lanes[e.Lane] = e.LaneMiB
+		c.peakMem = math.Max(c.peakMem, c.memory)
 	case eventlog.Served:
-		c.latencies[r.Model] = append(c.latencies[r.Model], e.Latency)
+		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
-		c.stopRunning(r, e.T)
-		r.ended = true
-		r.EndS, r.Lost = e.T, e.Kind == eventlog.Lost
-		if !r.started {
-			r.ServiceS = e.T
-		}
-		r.JCTS = r.EndS - r.ArrivalS
-		r.QueuingS = r.ServiceS - r.ArrivalS
-		c.order = append(c.order, r)
-	}
-}
-
-// restart takes a run header. After the first, it is a daemon that restarted on
-// the same log after a crash: the iterations that ran then ended with it (at the
-// header's time, the last of the log before it), and its lanes are gone: the new
-// daemon rebuilds them and logs their memory again. Its jobs keep their records
-// (their arrival, first service and GPU time), and go on in the new run when
-// their clients resume them.
-func (c *Collector) restart(t float64) {
-	if c.runs++; c.runs == 1 {
-		return
-	}
-	for _, r := range c.jobs {
-		c.stopRunning(r, t)
-	}
-	clear(c.lanes)
-	c.memory = 0
-}
-
-func (c *Collector) stopRunning(r *jobRec, t float64) {
-	if !r.running {
-		return
-	}
-	r.running = false
-	c.running--
-	if c.running == 0 {
-		c.busy += t - c.busySince
+		c.order = append(c.order, JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
+			EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost})
 	}
 }
 
@@ -186,16 +108,9 @@ func (c *Collector) Result() (Result, error) {
 	if c.err != nil {
 		return Result{}, c.err
 	}
-	res := Result{Jobs: c.arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
-	var missing []string
-	for id, r := range c.jobs {
-		if !r.ended {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.arrivals, missing[0])
+	res := Result{Jobs: c.track.Arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	if missing := c.track.Unended(); len(missing) > 0 {
+		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.track.Arrivals, missing[0])
 	}
 	if len(c.order) == 0 {
 		return res, fmt.Errorf("the log has no jobs")
@@ -204,7 +119,7 @@ func (c *Collector) Result() (Result, error) {
 	var jcts []float64
 	var sumQ float64
 	for _, r := range c.order {
-		res.Completion = append(res.Completion, r.JobResult)
+		res.Completion = append(res.Completion, r)
 		first = math.Min(first, r.ArrivalS)
 		last = math.Max(last, r.EndS)
 		if r.Lost {
@@ -217,7 +132,7 @@ func (c *Collector) Result() (Result, error) {
 	}
 	res.MakespanS = last - first
 	if res.MakespanS > 0 {
-		res.GPUBusy = c.busy / res.MakespanS
+		res.GPUBusy = c.track.BusyS / res.MakespanS
 	}
 	if n := len(jcts); n > 0 {
 		res.AvgJCTS = mean(jcts)

@@ -32,8 +32,7 @@ type JobTrace struct {
 	// under sharing, holding the GPU from admission under exclusive runs.
 	StartupFromS, StartupToS float64
 	Stretches                []Stretch
-	startupS                 float64
-	open                     bool // an iteration is running
+	state                    *eventlog.JobState
 }
 
 // Stretch is a run of back-to-back iterations of one job in one lane.
@@ -52,9 +51,14 @@ type MemSample struct {
 	LaneMiB                     float64
 }
 
-// Recorder builds a RunLog from events; it is an eventlog.Sink.
+// Recorder builds a RunLog from events; it is an eventlog.Sink. The jobs' state is
+// an eventlog.Tracker's; the recorder adds what only the pictures need. It rides
+// along with a metrics.Collector when both are given to an engine in one
+// eventlog.Sinks, so a run's metrics and pictures come from one pass over its
+// events.
 type Recorder struct {
 	log   RunLog
+	track *eventlog.Tracker
 	jobs  map[string]*JobTrace
 	slots map[int]int // open lane -> slot
 	used  []bool      // slot in use
@@ -63,7 +67,7 @@ type Recorder struct {
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{jobs: map[string]*JobTrace{}, slots: map[int]int{}}
+	return &Recorder{track: eventlog.NewTracker(), jobs: map[string]*JobTrace{}, slots: map[int]int{}}
 }
 
 // ReadLog reads an event log file (gzip when its name ends in .gz). A cut-off last
@@ -127,6 +131,27 @@ func (r *Recorder) Emit(e eventlog.Event) {
 		return
 	}
 	switch e.Kind {
+	case eventlog.Run, eventlog.Memory, eventlog.Arrive:
+	default:
+		if e.Job == "" {
+			return // an event kind this package does not draw
+		}
+	}
+	if e.Kind == eventlog.Run && r.track.Runs > 0 {
+		// A daemon restarted on its log: the iterations running when it crashed
+		// ended with it.
+		for _, j := range r.log.Jobs {
+			if j.state.Running {
+				r.endIteration(j, e.T)
+			}
+		}
+	}
+	st, wasRunning, err := r.track.Step(e)
+	if err != nil {
+		r.err = err
+		return
+	}
+	switch e.Kind {
 	case eventlog.Run:
 		r.log.Policy, r.log.Mode, r.log.Engine, r.log.Trace, r.log.Device = e.Policy, e.Mode, e.Engine, e.Trace, e.Device
 		r.log.CapacityMiB = e.CapacityMiB
@@ -140,49 +165,35 @@ func (r *Recorder) Emit(e eventlog.Event) {
 		}
 		return
 	case eventlog.Arrive:
-		if _, dup := r.jobs[e.Job]; dup {
-			r.err = fmt.Errorf("job %q arrives twice", e.Job)
-			return
-		}
-		j := &JobTrace{ID: e.Job, Model: e.Model, ArrivalS: e.T, startupS: e.StartupS,
-			StartupFromS: e.T, StartupToS: e.T + e.StartupS}
+		j := &JobTrace{ID: e.Job, Model: e.Model, ArrivalS: e.T,
+			StartupFromS: e.T, StartupToS: e.T + e.StartupS, state: st}
 		r.jobs[e.Job] = j
 		r.log.Jobs = append(r.log.Jobs, j)
 		return
 	}
-	j, ok := r.jobs[e.Job]
-	if !ok {
-		if e.Job == "" {
-			return // an event kind this package does not draw
-		}
-		r.err = fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
-		return
-	}
+	j := r.jobs[e.Job]
 	switch e.Kind {
 	case eventlog.Admit:
 		if e.HoldsGPU {
-			j.StartupFromS, j.StartupToS = e.T, e.T+j.startupS
+			j.StartupFromS, j.StartupToS = e.T, e.T+st.StartupS
 		}
 	case eventlog.IterStart:
 		s := r.slot(e.Lane)
-		j.open = true
 		if n := len(j.Stretches); n > 0 && j.Stretches[n-1].ToS == e.T && j.Stretches[n-1].Slot == s {
 			return // back to back: the stretch goes on
 		}
 		j.Stretches = append(j.Stretches, Stretch{FromS: e.T, ToS: e.T, Slot: s})
-	case eventlog.IterEnd:
-		r.endIteration(j, e.T)
-	case eventlog.Finish, eventlog.Lost:
-		r.endIteration(j, e.T)
-		j.EndS, j.Lost = e.T, e.Kind == eventlog.Lost
+	case eventlog.IterEnd, eventlog.Finish, eventlog.Lost:
+		if wasRunning {
+			r.endIteration(j, e.T)
+		}
+		if e.Kind != eventlog.IterEnd {
+			j.EndS, j.Lost = e.T, e.Kind == eventlog.Lost
+		}
 	}
 }
 
 func (r *Recorder) endIteration(j *JobTrace, t float64) {
-	if !j.open {
-		return
-	}
-	j.open = false
 	j.Stretches[len(j.Stretches)-1].ToS = t
 }
 

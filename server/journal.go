@@ -113,7 +113,7 @@ func (s *Server) recover(j *Journal, now time.Duration) {
 			s.stats.lost++
 			s.met.lost.Inc()
 			reason := "cannot be restored after restart: " + err.Error()
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: r.Job, Reason: reason})
+			s.log.Emit(eventlog.EndEvent(now, r.Job, false, reason))
 			s.logger.Warn("session lost", "job", r.Job, "reason", reason)
 			continue
 		}

@@ -657,9 +657,9 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	}
 	s.stats.iterations++
 	s.met.iterations.Inc()
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterEnd, Job: ss.id, Lane: ss.lane, GPU: gpu.Seconds()})
+	s.log.Emit(eventlog.IterEndEvent(now, ss.id, ss.lane, gpu))
 	if ss.kind == "infer" { // as the simulator does: a request's latency, from its begin to its end
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Served, Job: ss.id, Latency: (now - ss.requestedAt).Seconds()})
+		s.log.Emit(eventlog.ServedEvent(now, ss.id, now-ss.requestedAt))
 	}
 	ss.phase = pHolding
 	ss.owes = true
@@ -777,12 +777,12 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 	if finished {
 		s.stats.finished++
 		s.met.finished.Inc()
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Finish, Job: ss.id})
+		s.log.Emit(eventlog.EndEvent(now, ss.id, true, ""))
 		s.logger.Info("session finished", "job", ss.id)
 	} else {
 		s.stats.lost++
 		s.met.lost.Inc()
-		s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Lost, Job: ss.id, Reason: reason})
+		s.log.Emit(eventlog.EndEvent(now, ss.id, false, reason))
 		s.logger.Warn("session lost", append([]any{"job", ss.id, "reason", reason}, ss.peer.logAttrs()...)...)
 	}
 	if wasIn {
@@ -825,11 +825,11 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.owes = !ss.unclaimed // a recovered session waits for its client within the recover window
 			ss.since = time.Now()
 			ss.touch()
-			ev := eventlog.Event{T: now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, HoldsGPU: s.cfg.Policy.StartupOnGPU}
+			reason := ""
 			if ss.unclaimed || ss.resumed {
-				ev.Reason = "recovered"
+				reason = "recovered"
 			}
-			s.log.Emit(ev)
+			s.log.Emit(eventlog.AdmitEvent(now, d, s.cfg.Policy.StartupOnGPU, reason))
 			s.emitMemory(now, d.Lane)
 			// Logged once the lock is released, like the replies: a slow log never
 			// holds the scheduler.
@@ -854,7 +854,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				s.stats.switches++
 				s.met.switches.Inc()
 			}
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous})
+			s.log.Emit(eventlog.StartEvent(now, d, 0))
 			if s.logger.Enabled(context.Background(), slog.LevelDebug) {
 				job, lane, prev := d.Job, d.Lane, d.Previous
 				*out = append(*out, func() {
@@ -877,16 +877,10 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 	}
 }
 
+// emitMemory logs lane's memory (zero once it closed). The daemon keeps every job
+// of a lane resident (it has no suspend/resume).
 func (s *Server) emitMemory(now time.Duration, lane int) {
-	for _, l := range s.sched.Lanes() {
-		if l.ID == lane {
-			s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: l.ID, PersistentMiB: l.Persistent,
-				EphemeralMiB: l.MaxEphemeral, LaneMiB: l.Size, Jobs: l.Jobs})
-			return
-		}
-	}
-	// The lane closed: it holds nothing now.
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Memory, Lane: lane})
+	s.log.Emit(eventlog.MemoryEvent(now, s.sched.Lanes(), lane, false))
 }
 
 func run(fs []func()) {

@@ -253,15 +253,14 @@ func (e *engine) apply(ds []core.Decision) error {
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
-			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Admit, Job: d.Job, Lane: d.Lane,
-				LaneMiB: d.LaneSize, HoldsGPU: e.o.Policy.StartupOnGPU})
+			e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.startup, j)
 			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
-			e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copied})
+			e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
 			delay, err := core.Seconds(e.o.Device.CopyS(copied))
 			if err != nil {
 				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
@@ -293,31 +292,19 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
-	ev := eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Memory, Lane: lane}
-	for _, l := range e.sched.Lanes() {
-		if l.ID != lane {
-			continue
-		}
-		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
-		if e.o.Policy.Swapped {
-			// Only one job is resident; at most the biggest.
-			ev.PersistentMiB, ev.EphemeralMiB = l.BiggestPersistent, l.BiggestEphemeral
-		}
-	}
-	e.o.Sink.Emit(ev)
+	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, e.sched.Lanes(), lane, e.o.Policy.Swapped))
 }
 
 func (e *engine) iterationEnded(w *Work) error {
 	j := e.jobs[w.Job]
-	now := e.now.Seconds()
 	gpu := j.iteration(j.done)
-	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.IterEnd, Job: w.Job, Lane: w.Lane, GPU: gpu.Seconds()})
+	e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
 	if j.spec.Kind == workload.Infer {
-		e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Served, Job: w.Job, Latency: (e.now - j.requestedAt).Seconds()})
+		e.o.Sink.Emit(eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
 		if j.pause <= 0 {
@@ -327,7 +314,7 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.after(j.pause, j)
 		return e.sched.Yield(e.now, w.Job)
 	}
-	e.o.Sink.Emit(eventlog.Event{T: now, Kind: eventlog.Finish, Job: w.Job})
+	e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
 	e.left--
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out

@@ -1,0 +1,67 @@
+package eventlog
+
+import (
+	"time"
+
+	"github.com/salusgo/salus/core"
+)
+
+// The events of the core's decisions and of the lanes' memory, defined once for
+// both engines (the simulator and the daemon). What differs between them comes in
+// as a parameter: whether admitted jobs hold the GPU through start-up, the reason
+// of a re-admission, the memory copied for a start, whether only one job of a lane
+// is resident.
+
+// AdmitEvent is the event of an Admit decision at now. holdsGPU: the job holds the
+// whole GPU through its start-up; reason says why it was admitted again, if it was
+// ("recovered": a session a restarted daemon rebuilt from its log).
+func AdmitEvent(now time.Duration, d core.Decision, holdsGPU bool, reason string) Event {
+	return Event{T: now.Seconds(), Kind: Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize,
+		HoldsGPU: holdsGPU, Reason: reason}
+}
+
+// StartEvent is the event of a Start decision at now; copiedMiB is the memory copied
+// over PCIe to make the job resident (suspend/resume), 0 otherwise.
+func StartEvent(now time.Duration, d core.Decision, copiedMiB float64) Event {
+	return Event{T: now.Seconds(), Kind: IterStart, Job: d.Job, Lane: d.Lane, Prev: d.Previous, CopyMiB: copiedMiB}
+}
+
+// MemoryEvent is the event of lane's memory at now, found among lanes (the core's
+// lanes after the change); a lane not among them closed, and holds nothing. With
+// swapped, only one job of a lane is resident at a time (suspend/resume): its
+// memory is at most the biggest job's.
+func MemoryEvent(now time.Duration, lanes []core.LaneInfo, lane int, swapped bool) Event {
+	ev := Event{T: now.Seconds(), Kind: Memory, Lane: lane}
+	for _, l := range lanes {
+		if l.ID != lane {
+			continue
+		}
+		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
+		if swapped {
+			ev.PersistentMiB, ev.EphemeralMiB = l.BiggestPersistent, l.BiggestEphemeral
+		}
+		break
+	}
+	return ev
+}
+
+// IterEndEvent is the event of job's iteration in lane ending at now, after gpu of
+// GPU time.
+func IterEndEvent(now time.Duration, job string, lane int, gpu time.Duration) Event {
+	return Event{T: now.Seconds(), Kind: IterEnd, Job: job, Lane: lane, GPU: gpu.Seconds()}
+}
+
+// ServedEvent is the event of an inference request of job served at now, latency
+// after it was made.
+func ServedEvent(now time.Duration, job string, latency time.Duration) Event {
+	return Event{T: now.Seconds(), Kind: Served, Job: job, Latency: latency.Seconds()}
+}
+
+// EndEvent is the event of job leaving at now: Finish when it finished, otherwise
+// Lost, for reason.
+func EndEvent(now time.Duration, job string, finished bool, reason string) Event {
+	if finished {
+		return Event{T: now.Seconds(), Kind: Finish, Job: job}
+	}
+	return Event{T: now.Seconds(), Kind: Lost, Job: job, Reason: reason}
+}

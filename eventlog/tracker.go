@@ -1,0 +1,140 @@
+package eventlog
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// JobState is one job as its log tells it so far.
+type JobState struct {
+	ID, Model string
+	Kind      string
+	ArrivalS  float64
+	StartupS  float64
+	// Admitted: it got a lane; HoldsGPU: it holds the whole GPU through start-up.
+	Admitted, HoldsGPU bool
+	// Started: it got the GPU, at ServiceS: when it took the whole GPU (exclusive
+	// runs), otherwise its first iteration's start less its start-up (not before it
+	// arrived); when it ended, if it never got it.
+	Started  bool
+	ServiceS float64
+	// Running: an iteration of it is running.
+	Running bool
+	// GPUS is the GPU time of its iterations that ended, seconds.
+	GPUS float64
+	// Ended: it finished (or, with Lost, left without finishing) at EndS.
+	Ended, Lost bool
+	EndS        float64
+}
+
+// Tracker follows the jobs of a log event by event: their arrival, admission,
+// iterations and end, and how long at least one iteration ran. It is the one place
+// this bookkeeping is done; the metrics and the pictures both build on it. It
+// computes no metric.
+type Tracker struct {
+	jobs map[string]*JobState
+	// Runs counts the run headers: after the first, a daemon restarted on its log.
+	Runs int
+	// Arrivals counts the jobs that arrived.
+	Arrivals int
+	// Running counts the iterations running now.
+	Running int
+	// BusyS is how long at least one iteration ran, up to the last one that ended.
+	BusyS     float64
+	busySince float64
+}
+
+// NewTracker returns an empty tracker.
+func NewTracker() *Tracker { return &Tracker{jobs: map[string]*JobState{}} }
+
+// Job returns the state of the job named id (the latest to arrive under that
+// name), or nil.
+func (t *Tracker) Job(id string) *JobState { return t.jobs[id] }
+
+// Unended returns the names of the jobs that arrived and never ended, sorted.
+func (t *Tracker) Unended() []string {
+	var out []string
+	for id, j := range t.jobs {
+		if !j.Ended {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Step takes one event, in time order, and returns the job it is about (nil for
+// run and memory events) and whether an iteration of that job was running just
+// before it. A run header after the first is a daemon that restarted on the same
+// log after a crash: the iterations running then ended with it, at the header's
+// time; the jobs keep their state, and go on when their clients resume them. Step
+// fails on a job that arrives again before it ended, and on an event for a job
+// that never arrived.
+func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
+	switch e.Kind {
+	case Run:
+		if t.Runs++; t.Runs > 1 {
+			for _, j := range t.jobs {
+				t.stop(j, e.T)
+			}
+		}
+		return nil, false, nil
+	case Memory:
+		return nil, false, nil
+	case Arrive:
+		// A name may come again once its job ended (a daemon's log runs on across
+		// restarts): that is a new job.
+		if j, dup := t.jobs[e.Job]; dup && !j.Ended {
+			return nil, false, fmt.Errorf("job %q arrives twice", e.Job)
+		}
+		t.Arrivals++
+		j := &JobState{ID: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS}
+		t.jobs[e.Job] = j
+		return j, false, nil
+	}
+	j, ok := t.jobs[e.Job]
+	if !ok {
+		return nil, false, fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
+	}
+	wasRunning = j.Running
+	switch e.Kind {
+	case Admit:
+		j.Admitted, j.HoldsGPU = true, e.HoldsGPU
+		if e.HoldsGPU && !j.Started { // a job re-admitted after a restart was served already
+			j.ServiceS, j.Started = e.T, true
+		}
+	case IterStart:
+		if !j.Started {
+			j.ServiceS, j.Started = math.Max(j.ArrivalS, e.T-j.StartupS), true
+		}
+		if t.Running == 0 {
+			t.busySince = e.T
+		}
+		t.Running++
+		j.Running = true
+	case IterEnd:
+		t.stop(j, e.T)
+		j.GPUS += e.GPU
+	case Finish, Lost:
+		t.stop(j, e.T)
+		j.Ended = true
+		j.EndS, j.Lost = e.T, e.Kind == Lost
+		if !j.Started {
+			j.ServiceS = e.T
+		}
+	}
+	return j, wasRunning, nil
+}
+
+// stop ends j's running iteration, if any, at time at.
+func (t *Tracker) stop(j *JobState, at float64) {
+	if !j.Running {
+		return
+	}
+	j.Running = false
+	t.Running--
+	if t.Running == 0 {
+		t.BusyS += at - t.busySince
+	}
+}

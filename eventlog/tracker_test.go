@@ -1,0 +1,71 @@
+package eventlog
+
+import (
+	"testing"
+	"time"
+
+	"github.com/salusgo/salus/core"
+)
+
+func TestTrackerFollowsJobs(t *testing.T) {
+	tr := NewTracker()
+	var last *JobState
+	for _, e := range []Event{
+		{Kind: Run},
+		{T: 1, Kind: Arrive, Job: "a", StartupS: 2},
+		{T: 1, Kind: Admit, Job: "a", Lane: 0},
+		{T: 4, Kind: IterStart, Job: "a"},
+		{T: 5, Kind: IterEnd, Job: "a", GPU: 1},
+		{T: 5, Kind: IterStart, Job: "a"},
+		{T: 6, Kind: Run, Reason: "restart"}, // the running iteration ends with the crash
+		{T: 7, Kind: IterStart, Job: "a"},
+		{T: 8, Kind: IterEnd, Job: "a", GPU: 1},
+		{T: 8, Kind: Finish, Job: "a"},
+	} {
+		j, _, err := tr.Step(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j != nil {
+			last = j
+		}
+	}
+	want := JobState{ID: "a", ArrivalS: 1, StartupS: 2, Admitted: true, Started: true, ServiceS: 2, GPUS: 2, Ended: true, EndS: 8}
+	if *last != want {
+		t.Errorf("state %+v, want %+v", *last, want)
+	}
+	if tr.BusyS != 3 || tr.Running != 0 || tr.Runs != 2 || tr.Arrivals != 1 || len(tr.Unended()) != 0 {
+		t.Errorf("busy %v running %d runs %d arrivals %d unended %v", tr.BusyS, tr.Running, tr.Runs, tr.Arrivals, tr.Unended())
+	}
+	if _, _, err := tr.Step(Event{Kind: IterStart, Job: "x"}); err == nil {
+		t.Error("an event for a job that never arrived must fail")
+	}
+	if _, _, err := tr.Step(Event{T: 9, Kind: Arrive, Job: "a"}); err != nil {
+		t.Errorf("a name may come again once its job ended: %v", err)
+	}
+	if _, _, err := tr.Step(Event{T: 9, Kind: Arrive, Job: "a"}); err == nil {
+		t.Error("a job that arrives again while it runs must fail")
+	}
+}
+
+func TestDecisionEvents(t *testing.T) {
+	now := 1500 * time.Millisecond
+	admit := AdmitEvent(now, core.Decision{Action: core.Admit, Job: "a", Lane: 2, LaneSize: 300}, true, "recovered")
+	if admit != (Event{T: 1.5, Kind: Admit, Job: "a", Lane: 2, LaneMiB: 300, HoldsGPU: true, Reason: "recovered"}) {
+		t.Errorf("admit %+v", admit)
+	}
+	start := StartEvent(now, core.Decision{Action: core.Start, Job: "a", Lane: 2, Previous: "b"}, 40)
+	if start != (Event{T: 1.5, Kind: IterStart, Job: "a", Lane: 2, Prev: "b", CopyMiB: 40}) {
+		t.Errorf("start %+v", start)
+	}
+	lanes := []core.LaneInfo{{ID: 2, Size: 300, Persistent: 30, MaxEphemeral: 50, Jobs: 2, BiggestPersistent: 20, BiggestEphemeral: 50}}
+	if m := MemoryEvent(now, lanes, 2, false); m != (Event{T: 1.5, Kind: Memory, Lane: 2, LaneMiB: 300, PersistentMiB: 30, EphemeralMiB: 50, Jobs: 2}) {
+		t.Errorf("memory %+v", m)
+	}
+	if m := MemoryEvent(now, lanes, 2, true); m.PersistentMiB != 20 || m.EphemeralMiB != 50 || m.Jobs != 2 {
+		t.Errorf("memory with one job resident %+v", m)
+	}
+	if m := MemoryEvent(now, lanes, 3, false); m != (Event{T: 1.5, Kind: Memory, Lane: 3}) {
+		t.Errorf("a closed lane holds nothing: %+v", m)
+	}
+}
