@@ -18,9 +18,9 @@ type Headline struct {
 
 // AllReport holds the results of --suite all and the paper's headlines.
 type AllReport struct {
-	Suite     string     `json:"suite"`
-	Runs      []Result   `json:"runs"`
-	Claims    []Headline `json:"headlines"`
+	Suite  string     `json:"suite"`
+	Runs   []Result   `json:"runs"`
+	Claims []Headline `json:"headlines"`
 }
 
 // All combines suites' results: each result's table, then every headline.

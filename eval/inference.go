@@ -48,15 +48,15 @@ type InferenceRun struct {
 
 // InferenceReport is the inference suite's outcome.
 type InferenceReport struct {
-	Suite     string          `json:"suite"`
-	Engine    string          `json:"engine"`
-	Device    device.Device   `json:"device"`
-	Modes     core.ModeParams `json:"modes"`
-	Jobs      int             `json:"jobs"`
-	Requests  int             `json:"requests_per_job"`
-	Seed      int64           `json:"seed"`
-	Runs      []InferenceRun  `json:"runs"`
-	Papers    []Paper         `json:"paper"`
+	Suite    string          `json:"suite"`
+	Engine   string          `json:"engine"`
+	Device   device.Device   `json:"device"`
+	Modes    core.ModeParams `json:"modes"`
+	Jobs     int             `json:"jobs"`
+	Requests int             `json:"requests_per_job"`
+	Seed     int64           `json:"seed"`
+	Runs     []InferenceRun  `json:"runs"`
+	Papers   []Paper         `json:"paper"`
 }
 
 // InferenceOptions configures the inference suite.

@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/live"
 	"github.com/spf13/pflag"
