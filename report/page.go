@@ -53,6 +53,8 @@ var columns = map[string]column{
 	"makespan_speedup_vs_fifo": {"makespan vs fifo", 1, "x", 2},
 	"improvement":              {"improvement", 1, "x", 2},
 	"gpus_needed":              {"GPUs needed", 1, "", 0},
+	"paper":                    {"paper", 1, "x", 2}, // a headline's figures
+	"measured":                 {"measured", 1, "x", 2},
 }
 
 func formatValue(key string, v any) (string, bool) {

@@ -100,7 +100,7 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 
 // genericTables shows a result's fields: "engine" names the engine; the runs (a
 // list of structs) are a table; other lists of structs are tables; structs and
-// the scalar fields are parameter tables.
+// the scalar fields are parameter tables; "paper" is left to the headlines.
 func genericTables(res eval.Result, sec *suiteSection) {
 	v := reflect.Indirect(reflect.ValueOf(res))
 	if v.Kind() != reflect.Struct {
@@ -110,7 +110,7 @@ func genericTables(res eval.Result, sec *suiteSection) {
 	var params []table
 	for _, f := range fields(v) {
 		switch {
-		case f.name == "suite":
+		case f.name == "suite", f.name == "paper" && len(res.Headlines()) > 0: // the headlines' table shows the paper's figures
 		case f.name == "engine" && f.v.Kind() == reflect.String:
 			sec.Engine = f.v.String()
 		case f.v.Kind() == reflect.Slice:
