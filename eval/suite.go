@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -241,6 +242,9 @@ func (f *FailedSuite) Table(w io.Writer) error {
 }
 func (f *FailedSuite) JSON(w io.Writer) error { return writeJSON(w, f) }
 func (f *FailedSuite) CSV(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "suite,error\n%s,%q\n", f.Suite, f.Error)
-	return err
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"suite", "error"})
+	cw.Write([]string{f.Suite, f.Error})
+	cw.Flush()
+	return cw.Error()
 }

@@ -1,5 +1,8 @@
-// Package eval runs experiments (suites: training, inference, tuning, overhead) and
-// reports their results as tables, JSON and CSV. Runs go to the simulator (package
+// Package eval runs experiments and reports their results as tables, JSON and CSV.
+// Each suite (training, tuning, inference, overhead) is one file that implements
+// Suite and registers itself (Register); its Result prints itself and carries the
+// paper's figures. RunSuite runs one by name, or with "all" every suite that
+// implements InAll, keeping going past a failed one. Runs go to the simulator (package
 // sim), to a runner the caller gives (TrainingOptions.Runner: the command line wires
 // live.Runner), or, for the overhead suite, to the live engine (package live: a
 // daemon started in this process and PyTorch worker processes). It composes the
