@@ -113,3 +113,17 @@ func TestThrowawaySuite(t *testing.T) {
 		t.Errorf("unknown suite: %v", err)
 	}
 }
+
+// --suite all keeps going past a failure: every suite's table is printed, the
+// failed run is a row, and the command fails.
+func TestEvalAllKeepsGoing(t *testing.T) {
+	out, err := run(t, "eval", "--suite", "all", "--mps-context-mib", "2000", "--tuning-jobs", "10", "--requests", "5")
+	if err == nil {
+		t.Fatalf("no error; printed:\n%s", out)
+	}
+	for _, s := range []string{"Suite training", "mps failed", "Suite tuning", "Suite inference", "The paper's headlines"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the output lacks %q:\n%s", s, out)
+		}
+	}
+}
