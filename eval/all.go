@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -17,37 +16,27 @@ type Headline struct {
 	Explanation string  `json:"explanation"`
 }
 
-// AllReport holds every suite and the paper's headlines.
+// AllReport holds the results of --suite all and the paper's headlines.
 type AllReport struct {
-	Suite     string     `json:"suite"`
-	Runs      []Output   `json:"runs"`
-	Headlines []Headline `json:"headlines"`
+	Suite  string     `json:"suite"`
+	Runs   []Result   `json:"runs"`
+	Claims []Headline `json:"headlines"`
 }
 
-// All combines the training, tuning and inference reports.
-func All(tr *Report, tu *TuningReport, in *InferenceReport) *AllReport {
-	r := &AllReport{Suite: "all", Runs: []Output{tr, tu, in}}
-	r.Headlines = append(r.Headlines, Headline{Claim: "training: average JCT, SRTF over FIFO", Paper: tr.Paper.Value, Measured: tr.Paper.Measured,
-		Explanation: explain(tr.Paper.Value, tr.Paper.Measured,
-			"the paper's trace, arrival process and seed were never published; SRTF's gain grows with how often short jobs queue behind long ones, which salus100's Poisson arrivals at load 1 make less often")})
-	best := ""
-	for _, run := range tu.Runs {
-		if run.Scheme == "pack" && run.Improvement == tu.Paper.Measured {
-			best = run.Workload
-		}
-	}
-	r.Headlines = append(r.Headlines, Headline{Claim: "tuning: utilization, PACK over one by one (best workload: " + best + ")", Paper: tu.Paper.Value, Measured: tu.Paper.Measured,
-		Explanation: explain(tu.Paper.Value, tu.Paper.Measured,
-			"lanes here overlap until the jobs' compute demands fill the GPU, with no executor or CPU contention; the small jobs' times and demands are estimates, since Salus published none")})
-	for _, h := range in.Headlines {
-		why := "no sharing needs a GPU per job; one Salus lane holds every job's persistent memory plus the largest ephemeral peak"
-		if strings.Contains(h.Claim, "MPS") {
-			why = "MPS here is bound by its 16-client limit (pre-Volta) and each job's measured peak plus a 100 MiB client context; TensorFlow processes under MPS reserve more than their peak"
-		}
-		r.Headlines = append(r.Headlines, Headline{Claim: "inference: " + h.Claim, Paper: h.Value, Measured: h.Measured, Explanation: explain(h.Value, h.Measured, why)})
+// All combines suites' results: each result's table, then every headline.
+func All(results ...Result) *AllReport {
+	r := &AllReport{Suite: AllName, Runs: results}
+	for _, res := range results {
+		r.Claims = append(r.Claims, res.Headlines()...)
 	}
 	return r
 }
+
+// SuiteName is "all".
+func (r *AllReport) SuiteName() string { return r.Suite }
+
+// Headlines are the suites' headlines.
+func (r *AllReport) Headlines() []Headline { return r.Claims }
 
 // explain returns why when measured and published differ by more than 10%.
 func explain(paper, measured float64, why string) string {
@@ -68,7 +57,7 @@ func (r *AllReport) Table(w io.Writer) error {
 	fmt.Fprintln(w, "The paper's headlines and this project's figures")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "claim\tpaper\tmeasured\twhy they differ")
-	for _, h := range r.Headlines {
+	for _, h := range r.Claims {
 		fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%s\n", h.Claim, h.Paper, h.Measured, h.Explanation)
 	}
 	return tw.Flush()
@@ -81,7 +70,7 @@ func (r *AllReport) JSON(w io.Writer) error { return writeJSON(w, r) }
 func (r *AllReport) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"claim", "paper", "measured", "explanation"})
-	for _, h := range r.Headlines {
+	for _, h := range r.Claims {
 		cw.Write([]string{h.Claim, num(h.Paper), num(h.Measured), h.Explanation})
 	}
 	cw.Flush()

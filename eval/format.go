@@ -127,7 +127,7 @@ func (r *InferenceReport) Table(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	for _, h := range r.Headlines {
+	for _, h := range r.Papers {
 		fmt.Fprintf(w, "Paper: %s %.0fx. Measured here: %.0fx.\n", h.Claim, h.Value, h.Measured)
 	}
 	return nil

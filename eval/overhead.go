@@ -2,12 +2,15 @@ package eval
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -388,4 +391,69 @@ func (r *OverheadReport) Table(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// JSON prints the report as one indented JSON object.
+func (r *OverheadReport) JSON(w io.Writer) error { return writeJSON(w, r) }
+
+// CSV prints one line per model.
+func (r *OverheadReport) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"model", "alone_s", "daemon_s", "ratio", "added_us", "wait_us", "reps"})
+	for _, row := range r.Rows {
+		cw.Write([]string{row.Model, num(row.AloneS), num(row.DaemonS), num(row.Ratio), num(row.AddedUS), num(row.WaitUS), strconv.Itoa(len(row.AloneRuns))})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// SuiteName is "overhead".
+func (r *OverheadReport) SuiteName() string { return r.Suite }
+
+// Headlines: the paper published no per-iteration overhead to compare with.
+func (r *OverheadReport) Headlines() []Headline { return nil }
+
+// The overhead suite: the live engine with PyTorch workers. Not part of --suite
+// all: it needs PyTorch.
+type overheadSuite struct{}
+
+func init() { Register(overheadSuite{}) }
+
+func (overheadSuite) Name() string { return "overhead" }
+func (overheadSuite) Description() string {
+	return "the live engine's per-iteration cost on real PyTorch jobs: --engine live"
+}
+
+// Run runs Options.Overhead (--policy: the trace's policies) and, with OutDir set,
+// writes overhead.json there.
+func (overheadSuite) Run(o Options) (Result, error) {
+	if o.Engine != "live" {
+		return nil, fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", o.Engine)
+	}
+	oo := o.Overhead
+	if len(o.Policies) > 0 {
+		oo.TracePolicies = o.Policies
+	}
+	oo.OutDir = o.OutDir
+	if o.Progress != nil {
+		oo.Progress = o.Progress
+	}
+	rep, err := Overhead(o.context(), oo)
+	if err != nil {
+		return nil, err
+	}
+	if o.OutDir != "" {
+		f, err := os.Create(filepath.Join(o.OutDir, "overhead.json"))
+		if err != nil {
+			return nil, err
+		}
+		err = rep.JSON(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
 }

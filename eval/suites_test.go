@@ -79,8 +79,8 @@ func TestInferenceGPUsAndLatency(t *testing.T) {
 	if gpus["salus"] != 1 || gpus["exclusive"] != 42 || !(gpus["mps"] > 1 && gpus["mps"] < 42) {
 		t.Errorf("GPUs needed %v: want salus 1, no sharing 42, mps in between", gpus)
 	}
-	if len(rep.Headlines) != 2 || rep.Headlines[0].Measured != 42 {
-		t.Errorf("headlines %+v", rep.Headlines)
+	if len(rep.Papers) != 2 || rep.Papers[0].Measured != 42 {
+		t.Errorf("headlines %+v", rep.Papers)
 	}
 }
 

@@ -2,13 +2,13 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -21,6 +21,7 @@ type page struct {
 
 type suiteSection struct {
 	Name, Engine string
+	Text         string // a failed suite's error
 	Tables       []table
 	Params       []table
 	Figures      []image
@@ -52,6 +53,8 @@ var columns = map[string]column{
 	"makespan_speedup_vs_fifo": {"makespan vs fifo", 1, "x", 2},
 	"improvement":              {"improvement", 1, "x", 2},
 	"gpus_needed":              {"GPUs needed", 1, "", 0},
+	"paper":                    {"paper", 1, "x", 2}, // a headline's figures
+	"measured":                 {"measured", 1, "x", 2},
 }
 
 func formatValue(key string, v any) (string, bool) {
@@ -84,113 +87,23 @@ func header(key string) string {
 	return strings.ReplaceAll(key, "_", " ")
 }
 
-// newSection tabulates a suite: one table per kind of run, per-model latencies,
-// and its other fields (trace, device, paper) as parameter tables.
-func newSection(s Suite) suiteSection {
-	sec := suiteSection{Name: s.Name, Engine: s.Engine}
-	for _, kind := range []string{KindTraining, KindTuning, KindInference, KindOther} {
-		runs := runsOf(s, kind)
-		if len(runs) == 0 {
-			continue
-		}
-		var keys []string
-		seen := map[string]bool{"log": true, "suite": true}
-		for _, r := range runs {
-			for _, k := range r.Keys {
-				if _, scalar := formatValue(k, r.Fields[k]); scalar && !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-		t := table{Caption: kind + " runs"}
-		for _, k := range keys {
-			t.Head = append(t.Head, header(k))
-		}
-		for _, r := range runs {
-			row := make([]string, len(keys))
-			for i, k := range keys {
-				row[i], _ = formatValue(k, r.Fields[k])
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		sec.Tables = append(sec.Tables, t)
-		if kind == KindInference {
-			if lt, ok := latencyTable(runs); ok {
-				sec.Tables = append(sec.Tables, lt)
-			}
-		}
-	}
-	for _, k := range sortedKeys(s.Fields) {
-		if list, ok := s.Fields[k].([]any); ok {
-			if t, ok := listTable(k, list); ok {
-				sec.Tables = append(sec.Tables, t)
-			}
-			continue
-		}
-		obj, ok := s.Fields[k].(map[string]any)
-		if !ok {
-			continue
-		}
-		t := table{Caption: k, Head: []string{"parameter", "value"}}
-		for _, f := range sortedKeys(obj) {
-			v, scalar := formatValue("", obj[f])
-			if !scalar {
-				b, _ := json.Marshal(obj[f])
-				v = string(b)
-			}
-			t.Rows = append(t.Rows, []string{f, v})
-		}
-		sec.Params = append(sec.Params, t)
-	}
-	return sec
-}
-
-// listTable shows a list of objects (eval --suite all's headlines) as a table.
-func listTable(caption string, list []any) (table, bool) {
-	t := table{Caption: caption}
-	var keys []string
-	seen := map[string]bool{}
-	for _, e := range list {
-		if m, ok := e.(map[string]any); ok {
-			for _, k := range orderedKeys(m) {
-				if !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-	}
-	for _, k := range keys {
-		t.Head = append(t.Head, header(k))
-	}
-	for _, e := range list {
-		m, _ := e.(map[string]any)
-		row := make([]string, len(keys))
-		for i, k := range keys {
-			row[i], _ = formatValue(k, m[k])
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t, len(keys) > 0
-}
-
-func latencyTable(runs []Run) (table, bool) {
+// latencyTable is the inference suite's request latency per model and scheme.
+func latencyTable(r *eval.InferenceReport) (table, bool) {
 	t := table{Caption: "request latency per model (ms)", Head: []string{"model", "alone"}}
 	var models []string
 	rows := map[string][]string{}
-	for _, r := range runs {
-		if len(r.Latency) == 0 {
+	for _, run := range r.Runs {
+		if len(run.Models) == 0 {
 			continue
 		}
-		t.Head = append(t.Head, schemeOf(r)+" mean", schemeOf(r)+" p99")
+		t.Head = append(t.Head, run.Scheme+" mean", run.Scheme+" p99")
 	}
 	col := 0
-	for _, r := range runs {
-		if len(r.Latency) == 0 {
+	for _, run := range r.Runs {
+		if len(run.Models) == 0 {
 			continue
 		}
-		for _, l := range r.Latency {
+		for _, l := range run.Models {
 			row, ok := rows[l.Model]
 			if !ok {
 				models = append(models, l.Model)
@@ -273,6 +186,7 @@ nav a { margin-right: 1em; }
 {{range .Suites}}
 <section id="suite-{{.Name}}">
 <h2>Suite {{.Name}}{{if .Engine}} ({{.Engine}}){{end}}</h2>
+{{if .Text}}<pre>{{.Text}}</pre>{{end}}
 {{range .Tables}}{{template "table" .}}{{end}}
 {{range .Figures}}
 <figure id="fig-{{.Name}}">
@@ -280,8 +194,8 @@ nav a { margin-right: 1em; }
 <figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>
 </figure>
 {{end}}
-<h3>Parameters</h3>
-<div class="params">{{range .Params}}{{template "table" .}}{{end}}</div>
+{{if .Params}}<h3>Parameters</h3>
+<div class="params">{{range .Params}}{{template "table" .}}{{end}}</div>{{end}}
 </section>
 {{end}}
 {{if .TraceSummary}}<section id="trace"><h2>Trace</h2><pre>{{.TraceSummary}}</pre></section>{{end}}

@@ -1,8 +1,10 @@
 // Package report writes a run's human-facing report: the pictures (through
 // package plots) and one self-contained HTML page, DIR/index.html, with the
 // tables, the plots inline, the trace summary, the device and model parameters,
-// the command line and the version. It reads eval's results and the event logs
-// they name; it runs nothing itself.
+// the command line and the version. It renders eval's typed results (a table of
+// each result's runs and parameters from its fields; the figures by the result's
+// type, or by its own Figures method) and reads the event logs they name; it runs
+// nothing itself.
 package report
 
 import (
@@ -13,10 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/plots"
 	"github.com/salusgo/salus/workload"
 	"gonum.org/v1/plot/vg"
@@ -26,8 +28,8 @@ import (
 type Options struct {
 	// Dir receives index.html and the plots (PNG and SVG, beside it).
 	Dir string
-	// Results is eval's report (or several), as a value or its JSON.
-	Results any
+	// Results is eval's result: one suite's, or --suite all's.
+	Results eval.Result
 	// Trace is the trace the training runs replayed; nil leaves out its summary.
 	Trace *workload.Trace
 	// Args is the command line, for the page.
@@ -45,14 +47,14 @@ type Written struct {
 
 // Write draws every picture that applies to the results and writes index.html.
 func Write(o Options) (*Written, error) {
-	suites, err := Parse(o.Results)
-	if err != nil {
-		return nil, err
+	if o.Results == nil {
+		return nil, fmt.Errorf("no results to report")
 	}
+	results := flatten(o.Results)
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	logs, err := readLogs(suites)
+	logs, err := readLogs(trainingLogs(results))
 	if err != nil {
 		return nil, err
 	}
@@ -63,13 +65,16 @@ func Write(o Options) (*Written, error) {
 	page := &page{Title: "salus report", Version: version, Command: strings.Join(quoteArgs(o.Args), " "),
 		GoVersion: runtime.Version()}
 	var figs []placedFigure
-	for i, s := range suites {
+	for i, res := range results {
 		prefix := ""
-		if len(suites) > 1 {
-			prefix = plots.Slug(s.Name) + "-"
+		if len(results) > 1 {
+			prefix = plots.Slug(res.SuiteName()) + "-"
 		}
-		figs = append(figs, suiteFigures(s, i, prefix, logs)...)
-		page.Suites = append(page.Suites, newSection(s))
+		sec, fs := section(res, prefix, logs)
+		for _, f := range fs {
+			figs = append(figs, placedFigure{Figure: f.Figure, suite: i, caption: f.caption})
+		}
+		page.Suites = append(page.Suites, sec)
 	}
 	out := &Written{Index: filepath.Join(o.Dir, "index.html")}
 	images, err := render(figs, o.Dir, out)
@@ -102,19 +107,8 @@ type placedFigure struct {
 	caption string
 }
 
-// readLogs reads the event logs the runs name, in parallel.
-func readLogs(suites []Suite) (map[string]*plots.RunLog, error) {
-	var paths []string
-	seen := map[string]bool{}
-	for _, s := range suites {
-		for _, r := range s.Runs {
-			// Only training runs are drawn from their logs (timelines, memory, CDF).
-			if r.Kind == KindTraining && r.Log != "" && !seen[r.Log] {
-				seen[r.Log] = true
-				paths = append(paths, r.Log)
-			}
-		}
-	}
+// readLogs reads event logs, in parallel.
+func readLogs(paths []string) (map[string]*plots.RunLog, error) {
 	logs := make([]*plots.RunLog, len(paths))
 	errs := make([]error, len(paths))
 	parallel(len(paths), func(i int) { logs[i], errs[i] = plots.ReadLog(paths[i]) })
@@ -148,84 +142,65 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// suiteFigures picks the pictures that apply to a suite's runs.
-func suiteFigures(s Suite, idx int, prefix string, logs map[string]*plots.RunLog) []placedFigure {
-	var figs []placedFigure
-	add := func(f plots.Figure, caption string) {
-		figs = append(figs, placedFigure{Figure: f, suite: idx, caption: caption})
-	}
-	training := runsOf(s, KindTraining)
-	if len(training) > 0 {
-		var labels []string
-		var makespan, avg, p95 []float64
-		for _, r := range training {
-			labels = append(labels, r.Label)
-			makespan, avg, p95 = append(makespan, r.MakespanS/60), append(avg, r.AvgJCTS/60), append(p95, r.P95JCTS/60)
-		}
-		add(plots.Bars(prefix+"bars", "Makespan, average and p95 JCT per policy", 11*vg.Inch,
-			plots.Panel{Title: "makespan", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: makespan}}},
-			plots.Panel{Title: "average JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: avg}}},
-			plots.Panel{Title: "p95 JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: p95}}}),
-			"Makespan, average and 95th-percentile job completion time of each run, in minutes (lower is better).")
-		var cdf []plots.Series
-		for _, r := range training {
-			if l := logs[r.Log]; l != nil {
-				cdf = append(cdf, plots.Series{Label: r.Label, Values: l.JCTs()})
-			}
-		}
-		if len(cdf) > 0 {
-			add(plots.CDF(prefix+"jct-cdf", "JCT distribution", "job completion time (min, log scale)", cdf),
-				"Share of jobs finished within a given completion time (arrival to end), every run on one chart: a curve further left and higher is better.")
-		}
-		for _, r := range training {
-			l := logs[r.Log]
-			if l == nil {
-				continue
-			}
-			name := plots.Slug(r.Label)
-			add(plots.Timeline(l, prefix+"timeline-"+name, "Job timeline: "+r.Label),
-				"One row per job in arrival order: grey while it waits, tan during start-up, coloured while its iterations run, the colour being its lane's slot (lanes open at the same time get different colours). Iterations closer together than the picture resolves are drawn as one stretch.")
-			add(plots.Memory(l, prefix+"memory-"+name, "Memory by lane: "+r.Label),
-				"Device memory over time: each open lane's persistent memory (solid) and largest ephemeral peak (pale), stacked; the black line is the memory allocated to lanes, the red dashed line the device's usable capacity.")
+// trainingFigures are the training suite's pictures: bars of its figures, the JCT
+// distribution, and each run's timeline and memory from its event log.
+func trainingFigures(r *eval.Report, prefix string, logs map[string]*plots.RunLog) []figure {
+	var figs []figure
+	add := func(f plots.Figure, caption string) { figs = append(figs, figure{f, caption}) }
+	var runs []eval.Run
+	for _, run := range r.Runs {
+		if run.Error == "" {
+			runs = append(runs, run)
 		}
 	}
-	if tuning := runsOf(s, KindTuning); len(tuning) > 0 {
-		f, ok := tuningBars(prefix, tuning)
-		if ok {
-			add(f, "Hyper-parameter exploration: makespan of each workload's jobs under each scheme against running them one after another, and the ratio (utilization improvement; the paper's 2.38x dashed).")
+	if len(runs) == 0 {
+		return nil
+	}
+	var labels []string
+	var makespan, avg, p95 []float64
+	for _, run := range runs {
+		labels = append(labels, run.Scheme)
+		makespan, avg, p95 = append(makespan, run.MakespanS/60), append(avg, run.AvgJCTS/60), append(p95, run.P95JCTS/60)
+	}
+	add(plots.Bars(prefix+"bars", "Makespan, average and p95 JCT per policy", 11*vg.Inch,
+		plots.Panel{Title: "makespan", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: makespan}}},
+		plots.Panel{Title: "average JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: avg}}},
+		plots.Panel{Title: "p95 JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: p95}}}),
+		"Makespan, average and 95th-percentile job completion time of each run, in minutes (lower is better).")
+	var cdf []plots.Series
+	for _, run := range runs {
+		if l := logs[run.Log]; l != nil {
+			cdf = append(cdf, plots.Series{Label: run.Scheme, Values: l.JCTs()})
 		}
 	}
-	if inf := runsOf(s, KindInference); len(inf) > 0 {
-		for _, f := range inferenceFigures(prefix, inf) {
-			add(f, "Inference: "+f.Title+".")
+	if len(cdf) > 0 {
+		add(plots.CDF(prefix+"jct-cdf", "JCT distribution", "job completion time (min, log scale)", cdf),
+			"Share of jobs finished within a given completion time (arrival to end), every run on one chart: a curve further left and higher is better.")
+	}
+	for _, run := range runs {
+		l := logs[run.Log]
+		if l == nil {
+			continue
 		}
+		name := plots.Slug(run.Scheme)
+		add(plots.Timeline(l, prefix+"timeline-"+name, "Job timeline: "+run.Scheme),
+			"One row per job in arrival order: grey while it waits, tan during start-up, coloured while its iterations run, the colour being its lane's slot (lanes open at the same time get different colours). Iterations closer together than the picture resolves are drawn as one stretch.")
+		add(plots.Memory(l, prefix+"memory-"+name, "Memory by lane: "+run.Scheme),
+			"Device memory over time: each open lane's persistent memory (solid) and largest ephemeral peak (pale), stacked; the black line is the memory allocated to lanes, the red dashed line the device's usable capacity.")
 	}
 	return figs
 }
 
-func runsOf(s Suite, kind string) []Run {
-	var out []Run
-	for _, r := range s.Runs {
-		if r.Kind == kind {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// tuningBars draws makespan and improvement per workload, one bar per scheme.
-func tuningBars(prefix string, runs []Run) (plots.Figure, bool) {
+// tuningBars draws makespan and improvement per workload, one bar per scheme,
+// with the paper's figure, which the suite carries, as the reference line.
+func tuningBars(prefix string, r *eval.TuningReport) (plots.Figure, bool) {
 	var workloads, schemes []string
-	seenW, seenS := map[string]bool{}, map[string]bool{}
-	for _, r := range runs {
-		w, sc := r.Workload, schemeOf(r)
-		if !seenW[w] {
-			seenW[w] = true
-			workloads = append(workloads, w)
+	for _, run := range r.Runs {
+		if index(workloads, run.Workload) < 0 {
+			workloads = append(workloads, run.Workload)
 		}
-		if !seenS[sc] {
-			seenS[sc] = true
-			schemes = append(schemes, sc)
+		if index(schemes, run.Scheme) < 0 {
+			schemes = append(schemes, run.Scheme)
 		}
 	}
 	makespan := []plots.Series{{Label: "one by one", Values: make([]float64, len(workloads))}}
@@ -234,40 +209,34 @@ func tuningBars(prefix string, runs []Run) (plots.Figure, bool) {
 		makespan = append(makespan, plots.Series{Label: sc, Values: make([]float64, len(workloads))})
 		improvement = append(improvement, plots.Series{Label: sc, Values: make([]float64, len(workloads))})
 	}
-	for _, r := range runs {
-		w := index(workloads, r.Workload)
-		sc := index(schemes, schemeOf(r))
-		makespan[0].Values[w] = max(makespan[0].Values[w], r.SequentialS/60)
-		makespan[sc+1].Values[w] = r.MakespanS / 60
-		imp := r.Improvement
-		if imp == 0 && r.MakespanS > 0 {
-			imp = r.SequentialS / r.MakespanS
-		}
-		improvement[sc].Values[w] = imp
+	for _, run := range r.Runs {
+		w := index(workloads, run.Workload)
+		sc := index(schemes, run.Scheme)
+		makespan[0].Values[w] = max(makespan[0].Values[w], run.SequentialS/60)
+		makespan[sc+1].Values[w] = run.Makespan / 60
+		improvement[sc].Values[w] = run.Improvement
 	}
 	return plots.Bars(join(prefix, "tuning-bars"), "Hyper-parameter exploration per scheme", 12*vg.Inch,
 		plots.Panel{Title: "makespan", Y: "minutes", Categories: workloads, Groups: makespan, Format: "%.0f"},
 		plots.Panel{Title: "utilization improvement (one by one / scheme)", Y: "x", Categories: workloads, Groups: improvement,
-			Ref: 2.38, RefLabel: "paper (pack): 2.38x", Format: "%.2f", FirstColour: 1}), len(workloads) > 0
+			Ref: r.Paper.Value, RefLabel: fmt.Sprintf("paper (pack): %.2fx", r.Paper.Value), Format: "%.2f", FirstColour: 1}), len(workloads) > 0
 }
 
 // inferenceFigures draws GPUs needed per scheme and latency per model.
-func inferenceFigures(prefix string, runs []Run) []plots.Figure {
+func inferenceFigures(prefix string, r *eval.InferenceReport) []plots.Figure {
 	var schemes []string
 	var gpus []float64
-	for _, r := range runs {
-		schemes = append(schemes, schemeOf(r))
-		gpus = append(gpus, r.GPUsNeeded)
+	for _, run := range r.Runs {
+		schemes = append(schemes, run.Scheme)
+		gpus = append(gpus, float64(run.GPUsNeeded))
 	}
 	figs := []plots.Figure{plots.Bars(join(prefix, "inference-gpus"), "GPUs needed to host every inference job", 6*vg.Inch,
 		plots.Panel{Title: "GPUs needed", Y: "GPUs", Categories: schemes, Groups: []plots.Series{{Values: gpus}}, Format: "%.0f"})}
 	var models []string
-	seen := map[string]bool{}
 	alone := map[string]float64{}
-	for _, r := range runs {
-		for _, l := range r.Latency {
-			if !seen[l.Model] {
-				seen[l.Model] = true
+	for _, run := range r.Runs {
+		for _, l := range run.Models {
+			if index(models, l.Model) < 0 {
 				models = append(models, l.Model)
 			}
 			if l.AloneS > 0 {
@@ -282,12 +251,12 @@ func inferenceFigures(prefix string, runs []Run) []plots.Figure {
 	for i, m := range models {
 		groups[0].Values[i] = alone[m] * 1000
 	}
-	for _, r := range runs {
-		if len(r.Latency) == 0 {
+	for _, run := range r.Runs {
+		if len(run.Models) == 0 {
 			continue
 		}
-		s := plots.Series{Label: schemeOf(r) + " (mean)", Values: make([]float64, len(models))}
-		for _, l := range r.Latency {
+		s := plots.Series{Label: run.Scheme + " (mean)", Values: make([]float64, len(models))}
+		for _, l := range run.Models {
 			s.Values[index(models, l.Model)] = l.MeanS * 1000
 		}
 		groups = append(groups, s)
@@ -302,13 +271,6 @@ func join(prefix, name string) string {
 		return name
 	}
 	return prefix + name
-}
-
-func schemeOf(r Run) string {
-	if r.Scheme != "" {
-		return r.Scheme
-	}
-	return r.Label
 }
 
 func index(xs []string, x string) int {
@@ -369,14 +331,4 @@ func quoteArgs(args []string) []string {
 		out[i] = a
 	}
 	return out
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -67,55 +67,40 @@ func TestWriteTrainingReport(t *testing.T) {
 	}
 }
 
-// Runs of suites and modes the report has not met are tabulated, and the
-// tuning and inference fields named by the suites draw their charts.
-func TestParseToleratesOtherSuites(t *testing.T) {
-	results := []byte(`{"suite":"all","headlines":[{"claim":"x","paper":3.19,"measured":1.8}],"runs":[
-	 {"suite":"tuning","runs":[
-	  {"workload":"vae/64","scheme":"pack","makespan_s":600,"sequential_makespan_s":1800,"improvement":3},
-	  {"workload":"vae/64","scheme":"mps","makespan_s":900,"sequential_makespan_s":1800,"improvement":2},
-	  {"workload":"resnet50/50","scheme":"pack","makespan_s":5000,"sequential_makespan_s":6000,"improvement":1.2}]},
-	 {"suite":"inference","runs":[
-	  {"scheme":"exclusive","gpus_needed":42,"models":[{"model":"vgg16","latency_mean_s":0.02,"latency_p99_s":0.03,"latency_alone_s":0.02}]},
-	  {"scheme":"salus","gpus_needed":1,"latency":{"vgg16":{"latency_mean_s":0.025,"latency_p99_s":0.05,"latency_alone_s":0.02}}}]},
-	 {"suite":"training","runs":[{"policy":"fair","mode":"suspend","avg_jct_s":60,"new_field":{"x":1}},
-	  {"policy":"fair","mode":"salus","avg_jct_s":50}]}]}`)
-	suites, err := Parse(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(suites) != 4 || suites[0].Name != "all" || len(suites[0].Runs) != 0 {
-		t.Fatalf("got %d suites, want the container and its 3", len(suites))
-	}
-	suites = suites[1:]
-	kinds := map[string]string{}
-	for _, s := range suites {
-		for _, r := range s.Runs {
-			kinds[r.Label] = r.Kind
-		}
-	}
-	want := map[string]string{"vae/64 pack": KindTuning, "vae/64 mps": KindTuning, "resnet50/50 pack": KindTuning,
-		"exclusive": KindInference, "salus": KindInference, "fair/suspend": KindTraining, "fair/salus": KindTraining}
-	for label, kind := range want {
-		if kinds[label] != kind {
-			t.Errorf("run %q: kind %q, want %q (all: %v)", label, kinds[label], kind, kinds)
-		}
-	}
-	inf := suites[1].Runs
-	if len(inf[0].Latency) != 1 || len(inf[1].Latency) != 1 || inf[1].Latency[0].Model != "vgg16" || inf[1].Latency[0].MeanS != 0.025 {
-		t.Errorf("latencies: %+v / %+v", inf[0].Latency, inf[1].Latency)
-	}
+// --suite all's report: each suite's tables and figures, the headlines, and a
+// failed suite as a section with its error; the tuning chart's reference line is
+// the figure the suite carries.
+func TestWriteAllReport(t *testing.T) {
+	tu := &eval.TuningReport{Suite: "tuning", Engine: "sim", Runs: []eval.TuningRun{
+		{Workload: "vae/64", Scheme: "pack", Makespan: 600, SequentialS: 1800, Improvement: 3},
+		{Workload: "vae/64", Scheme: "mps", Makespan: 900, SequentialS: 1800, Improvement: 2},
+		{Workload: "resnet50/50", Scheme: "pack", Makespan: 5000, SequentialS: 6000, Improvement: 1.2}},
+		Paper: eval.Paper{Claim: "utilization", Value: 2.5, Measured: 3}}
+	in := &eval.InferenceReport{Suite: "inference", Engine: "sim", Runs: []eval.InferenceRun{
+		{Scheme: "exclusive", GPUsNeeded: 42, Models: []eval.ModelLatency{{Model: "vgg16", MeanS: 0.02, P99S: 0.03, AloneS: 0.02}}},
+		{Scheme: "salus", GPUsNeeded: 1, Models: []eval.ModelLatency{{Model: "vgg16", MeanS: 0.025, P99S: 0.05, AloneS: 0.02}}}}}
+	failed := &eval.FailedSuite{Suite: "training", Error: "no trace: boom"}
 	dir := t.TempDir()
 	if d := os.Getenv("SALUS_REPORT_TEST_DIR"); d != "" {
 		dir = d // to look at the pictures
 	}
-	w, err := Write(Options{Dir: dir, Results: results})
+	w, err := Write(Options{Dir: dir, Results: eval.All(failed, tu, in)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"tuning-bars", "inference-gpus", "inference-latency", "training-bars"} {
+	for _, name := range []string{"tuning-bars", "inference-gpus", "inference-latency"} {
 		if _, err := os.Stat(filepath.Join(dir, name+".png")); err != nil {
 			t.Errorf("%s.png: %v (wrote %v)", name, err, w.Files)
+		}
+	}
+	html, err := os.ReadFile(w.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"no trace: boom", "tuning runs", "improvement", "GPUs needed", "request latency per model",
+		"2.50x dashed", `id="suite-all"`, "vae/64"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("index.html lacks %q", s)
 		}
 	}
 }

@@ -1,248 +1,243 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
+	"reflect"
+	"strings"
+
+	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/plots"
 )
 
-// Kinds of run the report knows how to draw; anything else is only tabulated.
-const (
-	KindTraining  = "training"  // policy runs on a trace: makespan, JCTs, an event log
-	KindTuning    = "tuning"    // a workload under a scheme against running its jobs one by one
-	KindInference = "inference" // a scheme hosting inference jobs: GPUs needed, latencies
-	KindOther     = "other"
-)
-
-// Suite is one report of eval's results: a suite's runs.
-type Suite struct {
-	Name   string
-	Engine string
-	Fields map[string]any // the report's other fields (trace, device, paper, ...)
-	Runs   []Run
+// Drawer is a result that draws figures of its own: a suite this package does not
+// know draws its pictures by implementing it (prefix: what to begin the figures'
+// names with, so that several suites' files do not collide).
+type Drawer interface {
+	Figures(prefix string) []plots.Figure
 }
 
-// Run is one run, read loosely: the fields the pictures use are picked out and
-// everything is kept in Fields, so runs of suites and modes this package does not
-// know are still tabulated.
-type Run struct {
-	Kind                                 string
-	Label                                string
-	Policy, Mode, Workload, Scheme       string
-	MakespanS, AvgJCTS, P95JCTS          float64
-	SequentialS, Improvement, GPUsNeeded float64
-	Latency                              []ModelLatency
-	Log                                  string
-	Fields                               map[string]any
-	Keys                                 []string // Fields' keys in their JSON order
+// figure is a picture of a section, with its caption.
+type figure struct {
+	plots.Figure
+	caption string
 }
 
-// ModelLatency is one model's request latency under a scheme.
-type ModelLatency struct {
-	Model               string
-	MeanS, P99S, AloneS float64
-}
-
-// Parse reads eval's results (the value itself, or its JSON) into suites. Any
-// object with a "runs" array is a suite, wherever it is nested, so one report and
-// a report of several suites both work.
-func Parse(results any) ([]Suite, error) {
-	data, ok := results.([]byte)
-	if !ok {
-		var err error
-		if data, err = json.Marshal(results); err != nil {
-			return nil, fmt.Errorf("encoding the results: %w", err)
-		}
-	}
-	var root any
-	if err := json.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("reading the results: %w", err)
-	}
-	var suites []Suite
-	walk(root, func(obj map[string]any) {
-		runs, _ := obj["runs"].([]any)
-		s := Suite{Name: str(obj["suite"]), Engine: str(obj["engine"]), Fields: map[string]any{}}
-		for k, v := range obj {
-			if k != "runs" {
-				s.Fields[k] = v
-			}
-		}
-		if !container(runs) {
-			for _, r := range runs {
-				if m, ok := r.(map[string]any); ok {
-					s.Runs = append(s.Runs, parseRun(m, s.Name))
-				}
-			}
-		}
-		labelRuns(s.Runs)
-		suites = append(suites, s)
-	})
-	if len(suites) == 0 {
-		return nil, fmt.Errorf("the results have no runs")
-	}
-	return suites, nil
-}
-
-// walk calls fn for every object with "runs" in v, outermost first. An object
-// whose runs are themselves reports (eval --suite all) is passed with its own
-// fields (the headlines) and its reports follow it.
-func walk(v any, fn func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		if runs, ok := x["runs"].([]any); ok {
-			fn(x)
-			if container(runs) {
-				walk(runs, fn)
-			}
-			return
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			walk(x[k], fn)
-		}
-	case []any:
-		for _, e := range x {
-			walk(e, fn)
-		}
-	}
-}
-
-// container is true when runs are reports with runs of their own.
-func container(runs []any) bool {
-	for _, r := range runs {
-		if m, ok := r.(map[string]any); ok {
-			if _, nested := m["runs"]; nested {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func parseRun(m map[string]any, suite string) Run {
-	r := Run{Fields: m, Policy: str(m["policy"]), Mode: str(m["mode"]), Workload: str(m["workload"]),
-		Scheme: str(m["scheme"]), Log: str(m["log"]),
-		MakespanS: num(m["makespan_s"]), AvgJCTS: num(m["avg_jct_s"]), P95JCTS: num(m["p95_jct_s"]),
-		SequentialS: num(m["sequential_makespan_s"]), Improvement: num(m["improvement"]), GPUsNeeded: num(m["gpus_needed"])}
-	r.Keys = orderedKeys(m)
-	r.Latency = latencies(m)
-	switch s := str(m["suite"]); {
-	case s != "":
-		suite = s
-	}
-	switch {
-	case suite == KindTuning || r.SequentialS > 0 || has(m, "improvement"):
-		r.Kind = KindTuning
-	case suite == KindInference || has(m, "gpus_needed") || len(r.Latency) > 0:
-		r.Kind = KindInference
-	case has(m, "avg_jct_s") || r.Policy != "":
-		r.Kind = KindTraining
-	default:
-		r.Kind = KindOther
-	}
-	return r
-}
-
-// latencies finds per-model latency figures in a run, as an array of objects
-// with a "model" field or an object keyed by model.
-func latencies(m map[string]any) []ModelLatency {
-	var out []ModelLatency
-	add := func(model string, o map[string]any) {
-		if !has(o, "latency_mean_s") {
-			return
-		}
-		if s := str(o["model"]); s != "" {
-			model = s
-		}
-		out = append(out, ModelLatency{Model: model, MeanS: num(o["latency_mean_s"]),
-			P99S: num(o["latency_p99_s"]), AloneS: num(o["latency_alone_s"])})
-	}
-	for _, k := range orderedKeys(m) {
-		switch v := m[k].(type) {
-		case []any:
-			for _, e := range v {
-				if o, ok := e.(map[string]any); ok {
-					add("", o)
-				}
-			}
-		case map[string]any:
-			for _, model := range orderedKeys(v) {
-				if o, ok := v[model].(map[string]any); ok {
-					add(model, o)
-				}
-			}
+// flatten lists the results a report shows: --suite all's own (its headlines),
+// then its suites'.
+func flatten(res eval.Result) []eval.Result {
+	out := []eval.Result{res}
+	if all, ok := res.(*eval.AllReport); ok {
+		for _, r := range all.Runs {
+			out = append(out, flatten(r)...)
 		}
 	}
 	return out
 }
 
-// labelRuns names each run for legends: its scheme, or its policy, with what
-// else tells it apart from the suite's other runs.
-func labelRuns(runs []Run) {
-	count := map[string]int{}
-	for _, r := range runs {
-		count[r.Policy]++
+// trainingLogs are the event logs the training runs name: only they are drawn
+// from their logs (timelines, memory, CDF).
+func trainingLogs(results []eval.Result) []string {
+	var paths []string
+	seen := map[string]bool{}
+	for _, res := range results {
+		r, ok := res.(*eval.Report)
+		if !ok {
+			continue
+		}
+		for _, run := range r.Runs {
+			if run.Log != "" && run.Error == "" && !seen[run.Log] {
+				seen[run.Log] = true
+				paths = append(paths, run.Log)
+			}
+		}
 	}
-	for i := range runs {
-		r := &runs[i]
+	return paths
+}
+
+// section tabulates one result and picks its figures: the tables from the result's
+// own fields (its runs, its parameters), the figures by its type.
+func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (suiteSection, []figure) {
+	sec := suiteSection{Name: res.SuiteName()}
+	var figs []figure
+	switch r := res.(type) {
+	case *eval.AllReport:
+		if t, ok := structTable("the paper's headlines and this project's figures", reflect.ValueOf(r.Claims)); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
+		return sec, nil
+	case *eval.FailedSuite:
+		sec.Text = "The suite failed: " + r.Error
+		return sec, nil
+	}
+	genericTables(res, &sec)
+	if hs := res.Headlines(); len(hs) > 0 {
+		if t, ok := structTable("the paper's figures and this project's", reflect.ValueOf(hs)); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
+	}
+	switch r := res.(type) {
+	case *eval.Report:
+		figs = trainingFigures(r, prefix, logs)
+	case *eval.TuningReport:
+		if f, ok := tuningBars(prefix, r); ok {
+			figs = append(figs, figure{f, fmt.Sprintf("Hyper-parameter exploration: makespan of each workload's jobs under each scheme against running them one after another, and the ratio (utilization improvement; the paper's %.2fx dashed).", r.Paper.Value)})
+		}
+	case *eval.InferenceReport:
+		if t, ok := latencyTable(r); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
+		for _, f := range inferenceFigures(prefix, r) {
+			figs = append(figs, figure{f, "Inference: " + f.Title + "."})
+		}
+	}
+	if d, ok := res.(Drawer); ok {
+		for _, f := range d.Figures(prefix) {
+			figs = append(figs, figure{f, f.Title + "."})
+		}
+	}
+	return sec, figs
+}
+
+// genericTables shows a result's fields: "engine" names the engine; the runs (a
+// list of structs) are a table; other lists of structs are tables; structs and
+// the scalar fields are parameter tables; "paper" is left to the headlines.
+func genericTables(res eval.Result, sec *suiteSection) {
+	v := reflect.Indirect(reflect.ValueOf(res))
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	scalars := table{Caption: "suite", Head: []string{"parameter", "value"}}
+	var params []table
+	for _, f := range fields(v) {
 		switch {
-		case r.Scheme != "":
-			r.Label = r.Scheme
-		case r.Policy != "" && count[r.Policy] > 1 && r.Mode != "":
-			r.Label = r.Policy + "/" + r.Mode
-		case r.Policy != "":
-			r.Label = r.Policy
+		case f.name == "suite", f.name == "paper" && len(res.Headlines()) > 0: // the headlines' table shows the paper's figures
+		case f.name == "engine" && f.v.Kind() == reflect.String:
+			sec.Engine = f.v.String()
+		case f.v.Kind() == reflect.Slice:
+			caption := f.name
+			if f.name == "runs" {
+				caption = sec.Name + " runs"
+			}
+			if t, ok := structTable(caption, f.v); ok {
+				sec.Tables = append(sec.Tables, t)
+			}
+		case reflect.Indirect(f.v).Kind() == reflect.Struct:
+			t := table{Caption: f.name, Head: []string{"parameter", "value"}}
+			for _, g := range fields(reflect.Indirect(f.v)) {
+				if s, ok := format(g.name, g.v); ok {
+					t.Rows = append(t.Rows, []string{g.name, s})
+				}
+			}
+			params = append(params, t)
 		default:
-			r.Label = fmt.Sprintf("run %d", i+1)
-		}
-		if r.Workload != "" {
-			r.Label = r.Workload + " " + r.Label
-		}
-	}
-}
-
-func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
-}
-
-// orderedKeys returns m's keys, the well-known ones first, then the rest sorted.
-func orderedKeys(m map[string]any) []string {
-	var keys []string
-	for _, k := range knownOrder {
-		if has(m, k) {
-			keys = append(keys, k)
+			if s, ok := format(f.name, f.v); ok {
+				scalars.Rows = append(scalars.Rows, []string{f.name, s})
+			}
 		}
 	}
-	var rest []string
-	for k := range m {
-		if _, known := knownIndex[k]; !known {
-			rest = append(rest, k)
-		}
+	if len(scalars.Rows) > 0 {
+		sec.Params = append(sec.Params, scalars)
 	}
-	sort.Strings(rest)
-	return append(keys, rest...)
+	sec.Params = append(sec.Params, params...)
 }
 
-var knownOrder = []string{"suite", "workload", "scheme", "policy", "mode", "jobs", "finished", "lost", "gpus_needed",
-	"makespan_s", "sequential_makespan_s", "improvement", "avg_queuing_s", "avg_jct_s", "p95_jct_s", "gpu_busy",
-	"peak_memory_mib", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo"}
+type field struct {
+	name      string
+	omitEmpty bool
+	v         reflect.Value
+}
 
-var knownIndex = func() map[string]int {
-	m := map[string]int{}
-	for i, k := range knownOrder {
-		m[k] = i
+// fields are a struct's exported fields by their JSON names, embedded structs'
+// fields in place; fields JSON leaves out are left out.
+func fields(v reflect.Value) []field {
+	var out []field
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
+			out = append(out, fields(v.Field(i))...)
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		out = append(out, field{name: name, omitEmpty: strings.Contains(opts, "omitempty"), v: v.Field(i)})
 	}
-	return m
-}()
+	return out
+}
+
+// structTable shows a list of structs, a row each, with their scalar fields as
+// columns (a column left out when JSON would leave it out of every row; logs are
+// files beside the page, not figures).
+func structTable(caption string, list reflect.Value) (table, bool) {
+	t := table{Caption: caption}
+	if list.Kind() != reflect.Slice || list.Len() == 0 {
+		return t, false
+	}
+	elem := func(i int) reflect.Value { return reflect.Indirect(list.Index(i)) }
+	if elem(0).Kind() != reflect.Struct {
+		return t, false
+	}
+	var cols []string
+	keep := map[string]bool{}
+	for i := range list.Len() {
+		for _, f := range fields(elem(i)) {
+			if _, scalar := format(f.name, f.v); !scalar || f.name == "log" || f.name == "suite" {
+				continue
+			}
+			if _, seen := keep[f.name]; !seen {
+				cols = append(cols, f.name)
+				keep[f.name] = false
+			}
+			if !f.omitEmpty || !f.v.IsZero() {
+				keep[f.name] = true
+			}
+		}
+	}
+	var shown []string
+	for _, c := range cols {
+		if keep[c] {
+			shown = append(shown, c)
+			t.Head = append(t.Head, header(c))
+		}
+	}
+	for i := range list.Len() {
+		byName := map[string]reflect.Value{}
+		for _, f := range fields(elem(i)) {
+			byName[f.name] = f.v
+		}
+		row := make([]string, len(shown))
+		for j, c := range shown {
+			if v, ok := byName[c]; ok {
+				row[j], _ = format(c, v)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, len(shown) > 0
+}
+
+// format shows a scalar field; false for structs, lists and maps.
+func format(name string, v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true
+	case reflect.Bool:
+		return fmt.Sprint(v.Bool()), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return formatValue(name, float64(v.Int()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return formatValue(name, float64(v.Uint()))
+	case reflect.Float32, reflect.Float64:
+		return formatValue(name, v.Float())
+	}
+	return "", false
+}

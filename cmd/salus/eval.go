@@ -1,8 +1,15 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/salusgo/salus/device"
 
 	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
@@ -20,6 +27,8 @@ type evalFlags struct {
 	lf     liveFlags
 	tuning eval.TuningOptions
 	infer  eval.InferenceOptions
+	// progress receives the suites' progress lines (stderr).
+	progress io.Writer
 }
 
 func newEvalCmd() *cobra.Command {
@@ -35,9 +44,9 @@ time-slicing, suspend/resume), in the simulator, and prints makespan, average
 queuing, average and p95 JCT, and each scheme's ratio to fifo beside the paper's
 headline.
 
-Suites: training, tuning (hyper-parameter exploration), inference, overhead (the live
-engine's per-iteration cost on real PyTorch jobs: --engine live), all (training, tuning
-and inference).
+Suites: ` + eval.Describe() + `.
+--suite all keeps going when a suite fails: the failure is a section of its report,
+and the command exits non-zero.
 
 A flag given where it does nothing (--trace to the tuning suite, --slice when no run
 time-slices, --iterations outside the overhead suite) is refused with a message naming it.`,
@@ -46,15 +55,14 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 			if err := ef.checkApplies(cmd.Flags()); err != nil {
 				return err
 			}
-			if run, ok := evalSuites[ef.suite]; ok { // suites in other files (overhead.go)
-				return run(cmd, evalArgs{engine: ef.engine, policies: ef.policies, format: ef.format, out: ef.out, capacityMiB: ef.df.capacityMiB})
-			}
 			ef.lf.stderr = cmd.ErrOrStderr()
+			ef.progress = cmd.ErrOrStderr()
 			rep, failed := ef.run()
 			if rep == nil {
 				return failed
 			}
-			// Runs that failed are rows of the report: print it, then fail.
+			// Runs and suites that failed are rows and sections of the report:
+			// print it, then fail.
 			w := cmd.OutOrStdout()
 			var err error
 			if ef.engine == "live" {
@@ -75,7 +83,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	ef.df.register(cmd)
 	f := cmd.Flags()
 	ef.schemeFlags.register(cmd, nil, nil, "; default: every scheme of the training suite", "")
-	f.StringVar(&ef.suite, "suite", "training", "suite: training, tuning, inference, overhead or all")
+	f.StringVar(&ef.suite, "suite", "training", "suite: "+strings.Join(eval.Names(), ", "))
 	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
 	ef.lf.register(cmd)
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
@@ -89,18 +97,29 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	return cmd
 }
 
-// run validates the flags, runs the suite and writes --out; it prints nothing.
-func (ef *evalFlags) run() (eval.Output, error) {
+// run validates the flags, runs the suite and writes --out; it prints nothing. A
+// report some of whose runs or suites failed comes back with the error.
+func (ef *evalFlags) run() (eval.Result, error) {
 	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil { // not ef.check: replay registers its own --format
 		return nil, err
 	}
+	if ef.suite != eval.AllName {
+		if _, err := eval.Lookup(ef.suite); err != nil {
+			return nil, fmt.Errorf("unknown --suite %q: choose %s", ef.suite, strings.Join(eval.Names(), ", "))
+		}
+	}
 	switch {
-	case ef.engine == "live" && ef.suite != "training":
-		return nil, fmt.Errorf("--engine live runs the training suite only (not %q)", ef.suite)
 	case ef.engine != "sim" && ef.engine != "live":
 		return nil, fmt.Errorf("unknown --engine %q: choose sim or live", ef.engine)
+	case ef.engine == "live" && ef.suite != "training" && ef.suite != "overhead":
+		return nil, fmt.Errorf("--engine live runs the training and overhead suites only (not %q)", ef.suite)
+	case ef.suite == "overhead" && ef.engine != "live":
+		return nil, fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", ef.engine)
+	case ef.suite == "overhead" && overheadFlags.worker != "pytorch":
+		return nil, fmt.Errorf("the overhead suite runs --worker pytorch (got %q)", overheadFlags.worker)
 	}
-	if _, err := ef.df.device(); err != nil {
+	dev, err := ef.df.device()
+	if err != nil {
 		return nil, err
 	}
 	if ef.out != "" {
@@ -108,95 +127,53 @@ func (ef *evalFlags) run() (eval.Output, error) {
 			return nil, err
 		}
 	}
-	var rep eval.Output
-	// failed is a training report's *eval.RunsFailed: its report holds the other
-	// runs and a row for each failed one, so it is written and printed anyway.
-	var failed *eval.RunsFailed
-	keep := func(err error) error {
-		if errors.As(err, &failed) {
-			return nil
-		}
-		return err
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o := eval.Options{Context: ctx, Engine: ef.engine, Device: dev, Modes: ef.df.modes, OutDir: ef.out, Progress: ef.progress,
+		Policies: ef.policies, Tuning: ef.tuning, Inference: ef.infer, Overhead: overheadOptions(ef.df.capacityMiB)}
+	o.Inference.Seed = ef.tf.seed
+	if suiteIn(ef, "tuning", eval.AllName) && (o.Tuning.Jobs < 1 || o.Tuning.Iterations < 1) {
+		return nil, fmt.Errorf("--tuning-jobs and --tuning-iterations must be at least 1")
 	}
-	var err error
-	switch ef.suite {
-	case "training":
-		var tr *eval.Report
-		tr, err = ef.training()
-		err, rep = keep(err), tr
-	case "tuning":
-		rep, err = ef.tuningSuite()
-	case "inference":
-		rep, err = ef.inference()
-	case "all":
-		var tr *eval.Report
-		var tu *eval.TuningReport
-		var in *eval.InferenceReport
-		if tr, err = ef.training(); keep(err) != nil {
-			return nil, err
-		}
-		if tu, err = ef.tuningSuite(); err != nil {
-			return nil, err
-		}
-		if in, err = ef.inference(); err != nil {
-			return nil, err
-		}
-		rep = eval.All(tr, tu, in)
-	default:
-		return nil, fmt.Errorf("unknown --suite %q: choose training, tuning, inference or all", ef.suite)
+	if suiteIn(ef, "inference", eval.AllName) && o.Inference.Requests < 1 {
+		return nil, fmt.Errorf("--requests must be at least 1")
 	}
-	if err != nil {
+	if ef.suite == "training" || ef.suite == eval.AllName {
+		if o.Training, err = ef.training(dev); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := eval.RunSuite(ef.suite, o)
+	if rep == nil {
 		return nil, err
 	}
 	if ef.out != "" {
-		if err := eval.WriteResults(ef.out, rep); err != nil {
-			return nil, err
+		if werr := eval.WriteResults(ef.out, rep); werr != nil {
+			return nil, werr
 		}
-		if err := writeReport(ef.out, rep, ef.reportTrace()); err != nil {
-			return nil, err
+		if werr := writeReport(ef.out, rep, o.Training.Trace); werr != nil {
+			return nil, werr
 		}
 	}
-	if failed != nil {
-		return rep, failed
-	}
-	return rep, nil
+	return rep, err
 }
 
-func (ef *evalFlags) training() (*eval.Report, error) {
+// training is the training suite's options: the trace, the schemes and, with
+// --engine live, the live engine's runner.
+func (ef *evalFlags) training(dev device.Device) (eval.TrainingOptions, error) {
 	trace, err := ef.tf.trace()
 	if err != nil {
-		return nil, err
+		return eval.TrainingOptions{}, err
 	}
-	dev, _ := ef.df.device()
 	schemes, err := eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes)
 	if err != nil {
-		return nil, err
+		return eval.TrainingOptions{}, err
 	}
 	o := eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}
 	if ef.engine == "live" {
 		if err := ef.lf.apply(&o, ef.policies, ef.modes); err != nil {
-			return nil, err
+			return eval.TrainingOptions{}, err
 		}
 	}
-	return eval.Training(o)
-}
-
-func (ef *evalFlags) tuningSuite() (*eval.TuningReport, error) {
-	o := ef.tuning
-	o.Device, _ = ef.df.device()
-	o.Modes, o.OutDir = ef.df.modes, ef.out
-	if o.Jobs < 1 || o.Iterations < 1 {
-		return nil, fmt.Errorf("--tuning-jobs and --tuning-iterations must be at least 1")
-	}
-	return eval.Tuning(o)
-}
-
-func (ef *evalFlags) inference() (*eval.InferenceReport, error) {
-	o := ef.infer
-	o.Device, _ = ef.df.device()
-	o.Modes, o.Seed = ef.df.modes, ef.tf.seed
-	if o.Requests < 1 {
-		return nil, fmt.Errorf("--requests must be at least 1")
-	}
-	return eval.Inference(o)
+	return o, nil
 }

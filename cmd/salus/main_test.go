@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/salusgo/salus/eval"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
@@ -93,8 +95,8 @@ func TestEvalSuitesJSON(t *testing.T) {
 			t.Fatalf("%s: %v %s", suite, err, out)
 		}
 	}
-	if _, err := run(t, "eval", "--suite", "nope"); err == nil || !strings.Contains(err.Error(), "training, tuning, inference or all") {
-		t.Errorf("unknown suite: %v", err)
+	if _, err := run(t, "eval", "--suite", "nope"); err == nil || !strings.Contains(err.Error(), strings.Join(eval.Names(), ", ")) {
+		t.Errorf("unknown suite: %v (want the registry's suites: %v)", err, eval.Names())
 	}
 }
 

@@ -1,38 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"strconv"
-	"syscall"
-
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/live"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// evalArgs are the eval command's common flags, handed to suites defined in other
-// files of this command.
-type evalArgs struct {
-	engine, format, out string
-	policies            []string
-	capacityMiB         float64
-}
+// evalFlagHooks add suites' own flags to the eval command.
+var evalFlagHooks []func(*pflag.FlagSet)
 
-var (
-	// evalSuites maps a --suite name to its runner, for suites outside eval.go.
-	evalSuites = map[string]func(*cobra.Command, evalArgs) error{}
-	// evalFlagHooks add those suites' flags to the eval command.
-	evalFlagHooks []func(*pflag.FlagSet)
-)
-
-// The overhead suite: `salus eval --suite overhead --engine live --worker pytorch`.
+// The overhead suite's flags: `salus eval --suite overhead --engine live --worker pytorch`.
 var overheadFlags struct {
 	worker, python, examples, torchDevice    string
 	models                                   []string
@@ -41,7 +18,6 @@ var overheadFlags struct {
 }
 
 func init() {
-	evalSuites["overhead"] = runOverhead
 	evalFlagHooks = append(evalFlagHooks, func(f *pflag.FlagSet) {
 		o := &overheadFlags
 		f.StringVar(&o.worker, "worker", "pytorch", "overhead suite: worker processes (pytorch: the real jobs of examples/)")
@@ -58,62 +34,14 @@ func init() {
 	})
 }
 
-func runOverhead(cmd *cobra.Command, a evalArgs) error {
+// overheadOptions are the overhead suite's options from its flags; capacityMiB is
+// --capacity-mib (0: the suite's default).
+func overheadOptions(capacityMiB float64) eval.OverheadOptions {
 	o := overheadFlags
-	if a.engine != "live" {
-		return fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", a.engine)
-	}
-	if o.worker != "pytorch" {
-		return fmt.Errorf("the overhead suite runs --worker pytorch (got %q)", o.worker)
-	}
-	if a.out != "" {
-		if err := createOut(a.out); err != nil {
-			return err
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	progress := cmd.ErrOrStderr()
-	rep, err := eval.Overhead(ctx, eval.OverheadOptions{
+	return eval.OverheadOptions{
 		PyTorch:    live.PyTorch{Python: o.python, Examples: o.examples, Threads: o.threads, Device: o.torchDevice},
 		Models:     o.models,
 		Iterations: o.iterations, Warmup: o.warmup, Reps: o.reps, Block: o.block,
-		TracePolicies: a.policies, NoTrace: o.noTrace, OutDir: a.out, Progress: progress, CapacityMiB: a.capacityMiB,
-	})
-	if err != nil {
-		return err
+		NoTrace: o.noTrace, CapacityMiB: capacityMiB,
 	}
-	if a.out != "" {
-		f, err := os.Create(filepath.Join(a.out, "overhead.json"))
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(f)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-	}
-	w := cmd.OutOrStdout()
-	switch a.format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"model", "alone_s", "daemon_s", "ratio", "added_us", "wait_us", "reps"})
-		for _, r := range rep.Rows {
-			cw.Write([]string{r.Model, fnum(r.AloneS), fnum(r.DaemonS), fnum(r.Ratio), fnum(r.AddedUS), fnum(r.WaitUS), strconv.Itoa(len(r.AloneRuns))})
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	return rep.Table(w)
 }
-
-func fnum(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }

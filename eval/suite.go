@@ -1,0 +1,250 @@
+package eval
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+)
+
+// A Suite is one experiment of salus eval --suite NAME. Each suite is one file that
+// registers itself (Register, in an init function); the command line, its help and
+// --suite all take the suites from the registry.
+type Suite interface {
+	Name() string
+	// Description is one line for the help text.
+	Description() string
+	// Run runs the suite. A result with some failed runs comes back with an error
+	// (a *RunsFailed): the result holds a row for each failed run.
+	Run(Options) (Result, error)
+}
+
+// InAll is implemented by the suites --suite all runs; they run in the order of
+// AllOrder, lowest first. A suite that needs more than the simulator (overhead:
+// PyTorch) is not one of them.
+type InAll interface {
+	AllOrder() int
+}
+
+// A Result is a suite's outcome: it prints itself as a table, JSON and CSV, and says
+// how it compares with the paper (its suite carries the published figures).
+// Package report draws it.
+type Result interface {
+	Output
+	// SuiteName is the suite that produced the result.
+	SuiteName() string
+	// Headlines are the paper's figures beside the measured ones (none: nil).
+	Headlines() []Headline
+}
+
+// Options are what a suite may take from the command line. Each suite reads the
+// common fields it needs and its own section; a new suite may add a section.
+type Options struct {
+	Context context.Context // nil: context.Background()
+	Engine  string          // "sim" (default) or "live"
+	Device  device.Device
+	Modes   core.ModeParams
+	// OutDir, when set, receives the suite's event logs and files.
+	OutDir string
+	// Progress receives progress lines; nil: nowhere.
+	Progress io.Writer
+	// Policies are --policy's names (the overhead suite's trace policies).
+	Policies []string
+
+	Training  TrainingOptions
+	Tuning    TuningOptions
+	Inference InferenceOptions
+	Overhead  OverheadOptions
+}
+
+func (o Options) context() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
+}
+
+var (
+	suitesMu sync.RWMutex
+	suites   = map[string]Suite{}
+)
+
+// AllName is --suite all: every suite that implements InAll.
+const AllName = "all"
+
+// Register adds a suite; a second suite of the same name, or one named "all",
+// panics.
+func Register(s Suite) {
+	suitesMu.Lock()
+	defer suitesMu.Unlock()
+	name := s.Name()
+	if name == "" || name == AllName {
+		panic(fmt.Sprintf("eval: cannot register a suite named %q", name))
+	}
+	if _, dup := suites[name]; dup {
+		panic("eval: suite " + name + " registered twice")
+	}
+	suites[name] = s
+}
+
+// Unregister removes a suite (for tests that register a throwaway one).
+func Unregister(name string) {
+	suitesMu.Lock()
+	defer suitesMu.Unlock()
+	delete(suites, name)
+}
+
+// Names lists the registered suites: those of --suite all in their order, then the
+// others sorted, then "all".
+func Names() []string {
+	var names []string
+	for _, s := range registered() {
+		names = append(names, s.Name())
+	}
+	return append(names, AllName)
+}
+
+// Describe lists the suites for a help text: "name (description)".
+func Describe() string {
+	var parts []string
+	for _, s := range registered() {
+		parts = append(parts, s.Name()+" ("+s.Description()+")")
+	}
+	var all []string
+	for _, s := range allSuites() {
+		all = append(all, s.Name())
+	}
+	parts = append(parts, AllName+" ("+strings.Join(all, ", ")+")")
+	return strings.Join(parts, ", ")
+}
+
+func registered() []Suite {
+	suitesMu.RLock()
+	defer suitesMu.RUnlock()
+	out := make([]Suite, 0, len(suites))
+	for _, s := range suites {
+		out = append(out, s)
+	}
+	rank := func(s Suite) (bool, int) {
+		a, ok := s.(InAll)
+		if !ok {
+			return false, 0
+		}
+		return true, a.AllOrder()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ai, oi := rank(out[i])
+		aj, oj := rank(out[j])
+		switch {
+		case ai != aj:
+			return ai
+		case oi != oj:
+			return oi < oj
+		}
+		return out[i].Name() < out[j].Name()
+	})
+	return out
+}
+
+func allSuites() []Suite {
+	var out []Suite
+	for _, s := range registered() {
+		if _, ok := s.(InAll); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Lookup finds a registered suite.
+func Lookup(name string) (Suite, error) {
+	suitesMu.RLock()
+	s, ok := suites[name]
+	suitesMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown suite %q: choose %s", name, strings.Join(Names(), ", "))
+	}
+	return s, nil
+}
+
+// RunSuite runs the named suite, or with "all" every suite of --suite all.
+func RunSuite(name string, o Options) (Result, error) {
+	if name == AllName {
+		return RunAll(o)
+	}
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(o)
+}
+
+// SuitesFailed is --suite all's error when some suites failed or had failed runs:
+// the report holds the others, and a section for each failure.
+type SuitesFailed struct {
+	Failed []string
+	First  error
+}
+
+func (e *SuitesFailed) Error() string {
+	return fmt.Sprintf("suite %s failed; the first: %v", strings.Join(e.Failed, ", "), e.First)
+}
+
+func (e *SuitesFailed) Unwrap() error { return e.First }
+
+// RunAll runs every suite of --suite all, in order, and keeps going when one fails:
+// a failed suite becomes a section with its error, and RunAll returns the report
+// with a *SuitesFailed.
+func RunAll(o Options) (*AllReport, error) {
+	var results []Result
+	var failed SuitesFailed
+	for _, s := range allSuites() {
+		res, err := s.Run(o)
+		if err != nil {
+			failed.Failed = append(failed.Failed, s.Name())
+			if failed.First == nil {
+				failed.First = err
+			}
+			var partial *RunsFailed
+			if res == nil || !errors.As(err, &partial) {
+				res = &FailedSuite{Suite: s.Name(), Error: err.Error()}
+			}
+		}
+		results = append(results, res)
+	}
+	rep := All(results...)
+	if len(failed.Failed) > 0 {
+		return rep, &failed
+	}
+	return rep, nil
+}
+
+// FailedSuite stands for a suite of --suite all that failed.
+type FailedSuite struct {
+	Suite string `json:"suite"`
+	Error string `json:"error"`
+	// Runs is always empty: it marks the failure as a suite for readers of the JSON.
+	Runs []struct{} `json:"runs"`
+}
+
+func (f *FailedSuite) SuiteName() string     { return f.Suite }
+func (f *FailedSuite) Headlines() []Headline { return nil }
+func (f *FailedSuite) Table(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "Suite %s failed: %s\n", f.Suite, f.Error)
+	return err
+}
+func (f *FailedSuite) JSON(w io.Writer) error { return writeJSON(w, f) }
+func (f *FailedSuite) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"suite", "error"})
+	cw.Write([]string{f.Suite, f.Error})
+	cw.Flush()
+	return cw.Error()
+}
