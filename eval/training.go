@@ -21,6 +21,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/plots"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
@@ -49,6 +50,10 @@ type Run struct {
 	// Error says why the run failed; its figures are then zero. The other runs of
 	// the report are kept.
 	Error string `json:"error,omitempty"`
+	// Recorded is what the pictures need of the run, recorded from its events as
+	// they were written, so that a report need not read the log back; nil when
+	// no log was written.
+	Recorded *plots.RunLog `json:"-"`
 }
 
 // RunsFailed is the error of a report some of whose runs failed: the report holds
@@ -196,12 +201,15 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 	var sink eventlog.Sink = c
 	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
 	var file *eventlog.File
+	var rec *plots.Recorder
 	if logPath != "" {
 		var err error
 		if file, err = eventlog.Create(run.Log); err != nil {
 			return run, err
 		}
-		sink = eventlog.Sinks{c, file}
+		// The pictures are drawn from the same pass over the events as the metrics.
+		rec = plots.NewRecorder()
+		sink = eventlog.Sinks{c, rec, file}
 	}
 	err = sim.Run(t, sim.Options{Policy: p, Device: dev, Sink: sink})
 	if file != nil {
@@ -215,6 +223,11 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 	run.Result, err = c.Result()
 	if err != nil {
 		return run, fmt.Errorf("%s: %w", run.Scheme, err)
+	}
+	if rec != nil {
+		if run.Recorded, err = rec.Log(); err != nil {
+			return run, fmt.Errorf("%s: %w", run.Scheme, err)
+		}
 	}
 	return run, nil
 }

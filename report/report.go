@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,10 +55,12 @@ func Write(o Options) (*Written, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	logs, err := readLogs(trainingLogs(results))
+	paths, logs := trainingLogs(results)
+	read, err := readLogs(paths)
 	if err != nil {
 		return nil, err
 	}
+	maps.Copy(logs, read)
 	version := o.Version
 	if version == "" {
 		version = "devel"

@@ -35,9 +35,10 @@ func flatten(res eval.Result) []eval.Result {
 }
 
 // trainingLogs are the event logs the training runs name: only they are drawn
-// from their logs (timelines, memory, CDF).
-func trainingLogs(results []eval.Result) []string {
-	var paths []string
+// from their logs (timelines, memory, CDF). Runs that recorded their events as
+// they ran come in recorded; the others' logs are to be read.
+func trainingLogs(results []eval.Result) (paths []string, recorded map[string]*plots.RunLog) {
+	recorded = map[string]*plots.RunLog{}
 	seen := map[string]bool{}
 	for _, res := range results {
 		r, ok := res.(*eval.Report)
@@ -45,13 +46,18 @@ func trainingLogs(results []eval.Result) []string {
 			continue
 		}
 		for _, run := range r.Runs {
-			if run.Log != "" && run.Error == "" && !seen[run.Log] {
-				seen[run.Log] = true
+			if run.Log == "" || run.Error != "" || seen[run.Log] {
+				continue
+			}
+			seen[run.Log] = true
+			if run.Recorded != nil {
+				recorded[run.Log] = run.Recorded
+			} else {
 				paths = append(paths, run.Log)
 			}
 		}
 	}
-	return paths
+	return paths, recorded
 }
 
 // section tabulates one result and picks its figures: the tables from the result's
