@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"connectrpc.com/connect"
@@ -71,30 +70,30 @@ func (a *adminFlags) client(cmd *cobra.Command) (salusv1connect.AdminServiceClie
 }
 
 func newSessionsCmd() *cobra.Command {
-	var a adminFlags
+	var (
+		a  adminFlags
+		of outputFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List a running daemon's sessions (admin)",
+		Short: "List a running daemon's sessions (admin): salus get sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
 			c, ctx, cancel, err := a.client(cmd)
 			if err != nil {
 				return err
 			}
 			defer cancel()
-			res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
-			if err != nil {
+			return printSessions(cmd.OutOrStdout(), c, ctx, of.format, func(err error) error {
 				return fmt.Errorf("list sessions at %s: %w", a.addr, err)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "job\tstate\tlane\titerations\tattained (s)\ttransport\towner\t")
-			for _, s := range res.Msg.Sessions {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.1f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations, s.AttainedS, s.Transport, s.Owner)
-			}
-			return w.Flush()
+			})
 		},
 	}
 	a.register(cmd)
+	registerGetOutput(cmd, &of)
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
+	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 )
 
 func init() {
@@ -69,17 +71,7 @@ field, zeros included.`,
 			fail := func(err error) error { return fmt.Errorf("get %s at %s: %w", args[0], a.addr, err) }
 			switch args[0] {
 			case "sessions":
-				res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
-				if err != nil {
-					return fail(err)
-				}
-				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
-					fmt.Fprintln(tw, "job\tstate\tlane\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
-					for _, s := range res.Msg.Sessions {
-						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations,
-							s.AttainedS, s.DeclaredS, s.PersistentMib, s.EphemeralMib, s.Transport, s.Owner)
-					}
-				})
+				return printSessions(w, c, ctx, of.format, fail)
 			case "lanes":
 				res, err := c.ListLanes(ctx, connect.NewRequest(&salusv1.ListLanesRequest{}))
 				if err != nil {
@@ -168,4 +160,20 @@ func newDescribeCmd() *cobra.Command {
 	a.register(cmd)
 	registerGetOutput(cmd, &of)
 	return cmd
+}
+
+// printSessions lists the daemon's sessions, for salus get sessions and its
+// shorthand salus sessions.
+func printSessions(w io.Writer, c salusv1connect.AdminServiceClient, ctx context.Context, format string, fail func(error) error) error {
+	res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
+	if err != nil {
+		return fail(err)
+	}
+	return printAs(w, format, res.Msg, func(tw *tabwriter.Writer) {
+		fmt.Fprintln(tw, "job\tstate\tlane\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
+		for _, s := range res.Msg.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations,
+				s.AttainedS, s.DeclaredS, s.PersistentMib, s.EphemeralMib, s.Transport, s.Owner)
+		}
+	})
 }
