@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
-	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/server"
@@ -32,21 +29,8 @@ func TestHugeAndNonFiniteNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := core.Lookup("fair")
-	srv, err := server.New(server.Config{Policy: p, CapacityMiB: 14000, Log: file,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeFast(l) }()
-	d := &daemon{Server: srv, addr: "unix:" + sock}
-	hs := httptest.NewServer(srv.Handler())
+	d := start(t, "fair", 14000, func(c *server.Config) { c.Log = file })
+	hs := httptest.NewServer(d.Handler())
 	defer hs.Close()
 
 	openFields := []string{"persistent_mib", "ephemeral_mib", "declared_s", "startup_s", "iterations", "priority", "iter_s", "demand"}
@@ -152,10 +136,7 @@ func TestHugeAndNonFiniteNumbers(t *testing.T) {
 	}
 	post(salusv1connect.SchedulerServiceCloseSessionProcedure, "{"+sess+"}")
 
-	srv.Shutdown()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	d.Shutdown() // the log is whole once the daemon has stopped
 	if err := file.Close(); err != nil {
 		t.Fatal(err)
 	}

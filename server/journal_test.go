@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,19 +37,8 @@ func startOnLog(t *testing.T, policy, path string, window time.Duration, recover
 		t.Fatal(err)
 	}
 	file.SetFlushEach(true)
-	p, _ := core.Lookup(policy)
-	s, err := server.New(server.Config{Policy: p, CapacityMiB: 14000, Log: file, Recover: j, RecoverWindow: window,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.ServeFast(l)
-	return &daemon{Server: s, addr: "unix:" + sock}, file
+	d := start(t, policy, 14000, func(c *server.Config) { c.Log, c.Recover, c.RecoverWindow = file, j, window })
+	return d, file
 }
 
 // TestRecoverFromTheLog: a daemon dies (its log as a kill -9 leaves it: every

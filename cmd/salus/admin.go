@@ -69,6 +69,16 @@ func (a *adminFlags) client(cmd *cobra.Command) (salusv1connect.AdminServiceClie
 	return salusv1connect.NewAdminServiceClient(hc, base, opts...), ctx, cancel, nil
 }
 
+// call runs fn with the admin client, within the call's time bound.
+func (a *adminFlags) call(cmd *cobra.Command, fn func(c salusv1connect.AdminServiceClient, ctx context.Context) error) error {
+	c, ctx, cancel, err := a.client(cmd)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return fn(c, ctx)
+}
+
 func newSessionsCmd() *cobra.Command {
 	var (
 		a  adminFlags
@@ -82,13 +92,10 @@ func newSessionsCmd() *cobra.Command {
 			if err := of.check(); err != nil {
 				return err
 			}
-			c, ctx, cancel, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			return printSessions(cmd.OutOrStdout(), c, ctx, of.format, func(err error) error {
-				return fmt.Errorf("list sessions at %s: %w", a.addr, err)
+			return a.call(cmd, func(c salusv1connect.AdminServiceClient, ctx context.Context) error {
+				return printSessions(cmd.OutOrStdout(), c, ctx, of.format, func(err error) error {
+					return fmt.Errorf("list sessions at %s: %w", a.addr, err)
+				})
 			})
 		},
 	}
@@ -110,17 +117,14 @@ reason "evicted by WHO", its lane memory goes back to the device for waiting job
 its client is told with code evicted (the Go and Python clients end the session).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.EvictSession(ctx, connect.NewRequest(&salusv1.EvictSessionRequest{Job: args[0], Reason: reason}))
-			if err != nil {
-				return fmt.Errorf("evict %q at %s: %w", args[0], a.addr, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s; %.0f MiB of device memory free\n", args[0], res.Msg.Reason, res.Msg.FreeMib)
-			return nil
+			return a.call(cmd, func(c salusv1connect.AdminServiceClient, ctx context.Context) error {
+				res, err := c.EvictSession(ctx, connect.NewRequest(&salusv1.EvictSessionRequest{Job: args[0], Reason: reason}))
+				if err != nil {
+					return fmt.Errorf("evict %q at %s: %w", args[0], a.addr, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s; %.0f MiB of device memory free\n", args[0], res.Msg.Reason, res.Msg.FreeMib)
+				return nil
+			})
 		},
 	}
 	a.register(cmd)
@@ -141,21 +145,18 @@ waiting for admission, are refused with code draining; admitted jobs carry on to
 end. salus drain --resume admits again. GetStats (and /metrics' salus_draining) show it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, cancel, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.Drain(ctx, connect.NewRequest(&salusv1.DrainRequest{Resume: resume}))
-			if err != nil {
-				return fmt.Errorf("drain %s: %w", a.addr, err)
-			}
-			if !res.Msg.Draining {
-				fmt.Fprintln(cmd.OutOrStdout(), "admitting jobs again")
+			return a.call(cmd, func(c salusv1connect.AdminServiceClient, ctx context.Context) error {
+				res, err := c.Drain(ctx, connect.NewRequest(&salusv1.DrainRequest{Resume: resume}))
+				if err != nil {
+					return fmt.Errorf("drain %s: %w", a.addr, err)
+				}
+				if !res.Msg.Draining {
+					fmt.Fprintln(cmd.OutOrStdout(), "admitting jobs again")
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "draining: no new job is admitted; %d sessions carry on, %d waiting jobs refused\n", res.Msg.Sessions, res.Msg.Refused)
 				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "draining: no new job is admitted; %d sessions carry on, %d waiting jobs refused\n", res.Msg.Sessions, res.Msg.Refused)
-			return nil
+			})
 		},
 	}
 	a.register(cmd)

@@ -62,50 +62,47 @@ field, zeros included.`,
 			if err := of.check(); err != nil {
 				return err
 			}
-			c, ctx, cancel, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			w := cmd.OutOrStdout()
-			fail := func(err error) error { return fmt.Errorf("get %s at %s: %w", args[0], a.addr, err) }
-			switch args[0] {
-			case "sessions":
-				return printSessions(w, c, ctx, of.format, fail)
-			case "lanes":
-				res, err := c.ListLanes(ctx, connect.NewRequest(&salusv1.ListLanesRequest{}))
-				if err != nil {
-					return fail(err)
-				}
-				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
-					fmt.Fprintln(tw, "lane\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
-					for _, l := range res.Msg.Lanes {
-						fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
+			return a.call(cmd, func(c salusv1connect.AdminServiceClient, ctx context.Context) error {
+				w := cmd.OutOrStdout()
+				fail := func(err error) error { return fmt.Errorf("get %s at %s: %w", args[0], a.addr, err) }
+				switch args[0] {
+				case "sessions":
+					return printSessions(w, c, ctx, of.format, fail)
+				case "lanes":
+					res, err := c.ListLanes(ctx, connect.NewRequest(&salusv1.ListLanesRequest{}))
+					if err != nil {
+						return fail(err)
 					}
-					fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\t\t\t\t\t\t\n", res.Msg.CapacityMib, res.Msg.FreeMib)
-				})
-			case "policy":
-				res, err := c.GetPolicy(ctx, connect.NewRequest(&salusv1.GetPolicyRequest{}))
-				if err != nil {
-					return fail(err)
+					return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
+						fmt.Fprintln(tw, "lane\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
+						for _, l := range res.Msg.Lanes {
+							fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
+						}
+						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\t\t\t\t\t\t\n", res.Msg.CapacityMib, res.Msg.FreeMib)
+					})
+				case "policy":
+					res, err := c.GetPolicy(ctx, connect.NewRequest(&salusv1.GetPolicyRequest{}))
+					if err != nil {
+						return fail(err)
+					}
+					return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
+						p := res.Msg
+						fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\n",
+							p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available)
+					})
+				case "stats":
+					res, err := c.GetStats(ctx, connect.NewRequest(&salusv1.GetStatsRequest{}))
+					if err != nil {
+						return fail(err)
+					}
+					return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
+						s := res.Msg
+						fmt.Fprintf(tw, "uptime (s)\t%.1f\t\nsessions\t%d\t\nwaiting\t%d\t\niterations\t%d\t\nfinished\t%d\t\nlost\t%d\t\nswitches\t%d\t\ndraining\t%v\t\n",
+							s.UptimeS, s.Sessions, s.Waiting, s.Iterations, s.Finished, s.Lost, s.Switches, s.Draining)
+					})
 				}
-				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
-					p := res.Msg
-					fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\n",
-						p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available)
-				})
-			case "stats":
-				res, err := c.GetStats(ctx, connect.NewRequest(&salusv1.GetStatsRequest{}))
-				if err != nil {
-					return fail(err)
-				}
-				return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
-					s := res.Msg
-					fmt.Fprintf(tw, "uptime (s)\t%.1f\t\nsessions\t%d\t\nwaiting\t%d\t\niterations\t%d\t\nfinished\t%d\t\nlost\t%d\t\nswitches\t%d\t\ndraining\t%v\t\n",
-						s.UptimeS, s.Sessions, s.Waiting, s.Iterations, s.Finished, s.Lost, s.Switches, s.Draining)
-				})
-			}
-			return fmt.Errorf("get %q: choose sessions, lanes, policy or stats", args[0])
+				return fmt.Errorf("get %q: choose sessions, lanes, policy or stats", args[0])
+			})
 		},
 	}
 	a.register(cmd)
@@ -133,28 +130,25 @@ func newDescribeCmd() *cobra.Command {
 			if err := of.check(); err != nil {
 				return err
 			}
-			c, ctx, cancel, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
-			if err != nil {
-				return fmt.Errorf("describe %q at %s: %w", args[0], a.addr, err)
-			}
-			for _, s := range res.Msg.Sessions {
-				if s.Job != args[0] {
-					continue
+			return a.call(cmd, func(c salusv1connect.AdminServiceClient, ctx context.Context) error {
+				res, err := c.ListSessions(ctx, connect.NewRequest(&salusv1.ListSessionsRequest{}))
+				if err != nil {
+					return fmt.Errorf("describe %q at %s: %w", args[0], a.addr, err)
 				}
-				return printAs(cmd.OutOrStdout(), of.format, s, func(tw *tabwriter.Writer) {
-					fmt.Fprintf(tw, "job\t%s\t\nmodel\t%s\t\nstate\t%s\t\nlane\t%d\t\narrival (s since the daemon's start)\t%.3f\t\n"+
-						"iterations\t%d\t\nattained GPU time (s)\t%.3f\t\ndeclared GPU time (s)\t%.3f\t\npersistent (MiB)\t%.0f\t\n"+
-						"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\n",
-						s.Job, s.Model, s.State, s.Lane, s.ArrivalS, s.Iterations, s.AttainedS, s.DeclaredS, s.PersistentMib,
-						s.EphemeralMib, s.Transport, s.Owner)
-				})
-			}
-			return fmt.Errorf("describe %q: the daemon at %s has no session of that job (salus get sessions lists them)", args[0], a.addr)
+				for _, s := range res.Msg.Sessions {
+					if s.Job != args[0] {
+						continue
+					}
+					return printAs(cmd.OutOrStdout(), of.format, s, func(tw *tabwriter.Writer) {
+						fmt.Fprintf(tw, "job\t%s\t\nmodel\t%s\t\nstate\t%s\t\nlane\t%d\t\narrival (s since the daemon's start)\t%.3f\t\n"+
+							"iterations\t%d\t\nattained GPU time (s)\t%.3f\t\ndeclared GPU time (s)\t%.3f\t\npersistent (MiB)\t%.0f\t\n"+
+							"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\n",
+							s.Job, s.Model, s.State, s.Lane, s.ArrivalS, s.Iterations, s.AttainedS, s.DeclaredS, s.PersistentMib,
+							s.EphemeralMib, s.Transport, s.Owner)
+					})
+				}
+				return fmt.Errorf("describe %q: the daemon at %s has no session of that job (salus get sessions lists them)", args[0], a.addr)
+			})
 		},
 	}
 	a.register(cmd)
