@@ -18,6 +18,8 @@ type Job struct {
 	// orders by what is left of it.
 	Declared time.Duration
 	Priority int
+	// GPUs is how many GPUs the job needs at once; 0 or 1 is one.
+	GPUs int
 }
 
 // Action is the kind of a decision.

@@ -88,13 +88,13 @@ func (c *Catalog) Lookup(model string, batch int, kind string) (Profile, error) 
 		}
 	}
 	if !models[model] {
-		return Profile{}, fmt.Errorf("unknown model %q: `salus models` lists the catalog", model)
+		return Profile{}, fmt.Errorf("unknown model %q: `salus models` lists the catalog; add your own with --catalog FILE, or give iter_s, persistent_mib and ephemeral_mib in the trace", model)
 	}
 	if len(batches) == 0 {
-		return Profile{}, fmt.Errorf("model %q has no %s profile: `salus models` lists the catalog", model, kind)
+		return Profile{}, fmt.Errorf("model %q has no %s profile: `salus models` lists the catalog; add one with --catalog FILE", model, kind)
 	}
 	sort.Strings(batches)
-	return Profile{}, fmt.Errorf("model %q has no %s profile at batch size %d: known batch sizes are %s", model, kind, batch, strings.Join(batches, ", "))
+	return Profile{}, fmt.Errorf("model %q has no %s profile at batch size %d: known batch sizes are %s; add one with --catalog FILE", model, kind, batch, strings.Join(batches, ", "))
 }
 
 // Profiles returns every profile, sorted by model, kind and batch.

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +33,18 @@ type Job struct {
 	Kind      string  `json:"kind,omitempty"`
 	Priority  int     `json:"priority,omitempty"`
 	// PauseS is, for inference jobs, the pause after each request before the next.
-	PauseS  float64 `json:"pause_s,omitempty"`
+	PauseS float64 `json:"pause_s,omitempty"`
+	// GPUs is how many GPUs the job needs at once (data-parallel training): they are
+	// allocated together and its iterations start on all of them together. Zero
+	// means one.
+	GPUs int `json:"gpus,omitempty"`
+	// Inline holds the profile figures the trace gives for this job itself.
+	Inline
 	Profile Profile `json:"-"`
 }
+
+// GPUCount is how many GPUs the job needs, at least one.
+func (j Job) GPUCount() int { return max(j.GPUs, 1) }
 
 // Declared is the job's declared GPU time on the reference P100, seconds:
 // DeclaredS when given, else iterations x iteration time (the start-up is over
@@ -54,7 +64,7 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 // Times beyond core.MaxSeconds (which a trace file cannot hold) are clamped.
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
-		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority}
+		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount()}
 }
 
 func clampSeconds(s float64) time.Duration {
@@ -75,7 +85,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = []string{"declared_s", "kind", "priority", "pause_s"}
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -244,12 +254,7 @@ func jsonRows(data []byte, file string) ([]row, error) {
 }
 
 func known(col string) bool {
-	for _, c := range append(append([]string{}, requiredColumns...), optionalColumns...) {
-		if c == col {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(requiredColumns, col) || slices.Contains(optionalColumns, col)
 }
 
 func (r row) job(file string, cat *Catalog) (Job, error) {
@@ -286,6 +291,14 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("pause_s", err.Error())
 		}
 	}
+	if s := r.fields["gpus"]; s != "" {
+		if j.GPUs, err = positiveInt(s); err != nil {
+			return j, bad("gpus", err.Error())
+		}
+		if j.GPUs > 1024 {
+			return j, bad("gpus", fmt.Sprintf("%d GPUs for one job: at most 1024", j.GPUs))
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -298,12 +311,24 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 	default:
 		return j, bad("kind", fmt.Sprintf("%q is neither train nor infer", j.Kind))
 	}
-	if j.Profile, err = cat.Lookup(j.Model, j.Batch, j.Kind); err != nil {
+	if j.Inline, err = parseInline(r.fields, bad); err != nil {
+		return j, err
+	}
+	base, lookupErr := cat.Lookup(j.Model, j.Batch, j.Kind)
+	if lookupErr != nil {
+		base = Profile{Model: j.Model, Batch: j.Batch, Kind: j.Kind}
+	}
+	j.Profile, err = j.Inline.apply(base, lookupErr == nil, fmt.Sprintf("trace %s, line %d", file, r.line))
+	if err != nil || (lookupErr != nil && j.Inline.Empty()) {
 		field := "model"
-		if strings.Contains(err.Error(), "batch size") {
+		if strings.Contains(lookupErr.Error(), "batch size") {
 			field = "batch_size"
 		}
-		return j, bad(field, err.Error())
+		msg := lookupErr.Error()
+		if err != nil {
+			msg += "; a job's own profile " + err.Error()
+		}
+		return j, bad(field, msg)
 	}
 	return j, nil
 }
@@ -333,13 +358,33 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header.
+// WriteCSV writes the trace as CSV with a header. The gpus and inline profile
+// columns are written only when some job uses them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write(append(append([]string{}, requiredColumns...), optionalColumns...))
+	gang, inline := false, false
 	for _, j := range t.Jobs {
-		cw.Write([]string{j.ID, j.Model, strconv.Itoa(j.Batch), strconv.Itoa(j.Iterations),
-			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)})
+		gang = gang || j.GPUs > 1
+		inline = inline || !j.Inline.Empty()
+	}
+	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
+	if gang {
+		header = append(header, "gpus")
+	}
+	if inline {
+		header = append(header, inlineColumns...)
+	}
+	cw := csv.NewWriter(w)
+	cw.Write(header)
+	for _, j := range t.Jobs {
+		rec := []string{j.ID, j.Model, strconv.Itoa(j.Batch), strconv.Itoa(j.Iterations),
+			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)}
+		if gang {
+			rec = append(rec, strconv.Itoa(j.GPUCount()))
+		}
+		if inline {
+			rec = append(rec, j.Inline.values()...)
+		}
+		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -121,3 +121,56 @@ func FuzzParseTrace(f *testing.F) {
 		}
 	})
 }
+
+func TestInlineProfiles(t *testing.T) {
+	data := "job_id,model,batch_size,iterations,arrival_s,gpus,iter_s,startup_s,persistent_mib,ephemeral_mib,demand\n" +
+		"a,mytransformer,16,100,0,2,0.25,3,5000,2000,\n" +
+		"b,resnet50,50,10,1,,0.5,,,,\n"
+	tr, err := ParseTrace([]byte(data), "own.csv", "own", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := tr.Jobs[0], tr.Jobs[1]
+	if p := a.Profile; p.IterS != 0.25 || p.StartupS != 3 || p.PersistentMiB != 5000 || p.EphemeralMiB != 2000 || p.PeakMiB != 7000 || p.Demand != 1 {
+		t.Errorf("own model's profile: %+v", p)
+	}
+	if a.GPUCount() != 2 || b.GPUCount() != 1 || a.CoreJob().GPUs != 2 {
+		t.Errorf("gpus: %d %d", a.GPUCount(), b.GPUCount())
+	}
+	cat, _ := Default().Lookup("resnet50", 50, Train)
+	if p := b.Profile; p.IterS != 0.5 || p.PersistentMiB != cat.PersistentMiB || p.StartupS != cat.StartupS || p.Source.Iter != "trace own.csv, line 3" {
+		t.Errorf("override of a catalog profile: %+v", p)
+	}
+	var buf bytes.Buffer
+	if err := tr.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseTrace(buf.Bytes(), "back.csv", "own", Default())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if back.Jobs[0].Profile.IterS != 0.25 || back.Jobs[0].GPUs != 2 || back.Jobs[1].Profile.IterS != 0.5 {
+		t.Errorf("round trip lost the inline figures:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := tr.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = ParseTrace(buf.Bytes(), "back.jsonl", "own", Default()); err != nil || back.Jobs[0].Profile.EphemeralMiB != 2000 {
+		t.Fatalf("jsonl round trip: %v\n%s", err, buf.String())
+	}
+
+	bad := []struct{ data, want string }{
+		{"job_id,model,batch_size,iterations,arrival_s,iter_s\na,mine,1,10,0,0.1\n", `own.csv:2: field "model": unknown model "mine"`},
+		{"job_id,model,batch_size,iterations,arrival_s,iter_s\na,mine,1,10,0,0.1\n", `needs [persistent_mib ephemeral_mib]`},
+		{"job_id,model,batch_size,iterations,arrival_s\na,mine,1,10,0\n", `--catalog FILE`},
+		{"job_id,model,batch_size,iterations,arrival_s,demand\na,resnet50,50,10,0,1.5\n", `own.csv:2: field "demand"`},
+		{"job_id,model,batch_size,iterations,arrival_s,iter_s\na,resnet50,50,10,0,0\n", `own.csv:2: field "iter_s"`},
+		{"job_id,model,batch_size,iterations,arrival_s,gpus\na,resnet50,50,10,0,0\n", `own.csv:2: field "gpus"`},
+	}
+	for _, c := range bad {
+		if _, err := ParseTrace([]byte(c.data), "own.csv", "own", Default()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.data, err, c.want)
+		}
+	}
+}
