@@ -13,6 +13,13 @@ type LaneInfo struct {
 	// The memory of the lane's job with the largest peak: what is resident when only
 	// the running job is (suspend/resume).
 	BiggestPersistent, BiggestEphemeral float64
+	// GPU is the index of the GPU the lane is on (the first, for a gang lane).
+	GPU int
+	// GPUs lists every GPU of a gang lane (a job that needs several GPUs at once
+	// holds a lane of Size MiB on each); nil for a lane on one GPU.
+	GPUs []int
+	// Closed is set on a gang lane: no other job may join it.
+	Closed bool
 }
 
 // Used is the memory the lane's jobs can touch at once: every job's persistent memory
@@ -21,7 +28,7 @@ func (l LaneInfo) Used() float64 { return l.Persistent + l.MaxEphemeral }
 
 // Fits reports whether job j can join the lane without the lane overflowing.
 func (l LaneInfo) Fits(j Job) bool {
-	return l.Persistent+j.Persistent+max(l.MaxEphemeral, j.Ephemeral) <= l.Size
+	return !l.Closed && l.Persistent+j.Persistent+max(l.MaxEphemeral, j.Ephemeral) <= l.Size
 }
 
 // Where is a placement's answer: join lane Lane, or open a new lane of NewSize MiB

@@ -53,6 +53,9 @@ type Decision struct {
 	// Start: Previous is the job the lane ran before, when it was another job (a
 	// switch at an iteration boundary); empty otherwise.
 	Previous string
+	// GPUs are the indices of the GPUs the lane is on: one, or all of a gang job's.
+	// Shared with the scheduler: do not modify.
+	GPUs []int
 }
 
 type jobPhase int
@@ -81,7 +84,9 @@ type jobState struct {
 
 type lane struct {
 	id     int
-	size   float64
+	size   float64 // on each of its GPUs
+	gpus   []int
+	closed bool        // a gang lane: no other job joins
 	jobs   []*jobState // admitted, in admission order
 	ready  []*jobState
 	holder *jobState     // running or holding the lane
@@ -91,7 +96,10 @@ type lane struct {
 }
 
 func (l *lane) info() LaneInfo {
-	li := LaneInfo{ID: l.id, Size: l.size, Jobs: len(l.jobs)}
+	li := LaneInfo{ID: l.id, Size: l.size, Jobs: len(l.jobs), GPU: l.gpus[0], Closed: l.closed}
+	if len(l.gpus) > 1 {
+		li.GPUs = l.gpus
+	}
 	for _, j := range l.jobs {
 		li.Persistent += j.job.Persistent
 		li.MaxEphemeral = max(li.MaxEphemeral, j.job.Ephemeral)
@@ -102,7 +110,9 @@ func (l *lane) info() LaneInfo {
 	return li
 }
 
-// Scheduler is the scheduling state machine of one GPU. It is not safe for
+// Scheduler is the scheduling state machine of the GPUs of one node (New: one
+// GPU). Every GPU has its own lanes; a job runs on one GPU, or on several at once
+// (a gang job, Job.GPUs). It is not safe for
 // concurrent use: the daemon serializes calls, the simulator is single-threaded.
 //
 // Time is a time.Duration since the start of the run: integer nanoseconds, so two
@@ -117,7 +127,8 @@ func (l *lane) info() LaneInfo {
 // those and calls Decide again until it returns nothing.
 type Scheduler struct {
 	policy     Policy
-	capacity   float64
+	gpus       []float64 // usable memory of each GPU, MiB
+	placeGPU   GPUPlacement
 	jobs       map[string]*jobState
 	waiting    []*jobState // arrival order
 	lanes      []*lane     // by id
@@ -131,14 +142,46 @@ type Scheduler struct {
 
 // New returns a scheduler for one device with capacity MiB of usable memory.
 func New(p Policy, capacity float64) *Scheduler {
-	return &Scheduler{policy: p, capacity: capacity, jobs: map[string]*jobState{}}
+	s, err := NewNode(p, Devices{Capacities: []float64{capacity}})
+	if err != nil {
+		panic(err) // one GPU cannot fail the checks
+	}
+	return s
+}
+
+// NewNode returns a scheduler for the GPUs of one node.
+func NewNode(p Policy, d Devices) (*Scheduler, error) {
+	if len(d.Capacities) == 0 {
+		return nil, fmt.Errorf("a node needs at least one GPU")
+	}
+	for i, c := range d.Capacities {
+		if math.IsNaN(c) || c < 0 || math.IsInf(c, 0) {
+			return nil, fmt.Errorf("GPU %d: capacity %v MiB: give a finite number >= 0", i, c)
+		}
+	}
+	if d.Placement == nil {
+		d.Placement = LeastLoaded{}
+	}
+	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{}}, nil
 }
 
 // Policy returns the policy in force.
 func (s *Scheduler) Policy() Policy { return s.policy }
 
-// Capacity returns the usable device memory in MiB.
-func (s *Scheduler) Capacity() float64 { return s.capacity }
+// Capacity returns the usable memory of all GPUs together, MiB.
+func (s *Scheduler) Capacity() float64 {
+	var sum float64
+	for _, c := range s.gpus {
+		sum += c
+	}
+	return sum
+}
+
+// GPUCount returns how many GPUs the node has.
+func (s *Scheduler) GPUCount() int { return len(s.gpus) }
+
+// GPUPlacement returns the GPU placement in force.
+func (s *Scheduler) GPUPlacement() GPUPlacement { return s.placeGPU }
 
 // Arrive registers a job. It waits for admission, which Decide gives when the
 // job's memory fits.
@@ -157,7 +200,7 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	if j.Declared < 0 {
 		return fmt.Errorf("job %q: declared GPU time %v must not be negative", j.ID, j.Declared)
 	}
-	if err := s.policy.Placement.Feasible(j, s.capacity); err != nil {
+	if err := s.feasible(j); err != nil {
 		return err
 	}
 	if err := s.tick(now); err != nil {
@@ -331,13 +374,38 @@ func (s *Scheduler) Lanes() []LaneInfo {
 	return out
 }
 
-// Free returns the device memory not allocated to any lane, in MiB.
+// Free returns the memory of all GPUs not allocated to any lane, in MiB.
 func (s *Scheduler) Free() float64 {
-	free := s.capacity
+	free := s.Capacity()
 	for _, l := range s.lanes {
-		free -= l.size
+		free -= l.size * float64(len(l.gpus))
 	}
 	return free
+}
+
+// GPUs returns a snapshot of every GPU: its memory, lanes and jobs.
+func (s *Scheduler) GPUs() []GPUInfo {
+	out := make([]GPUInfo, len(s.gpus))
+	for i, c := range s.gpus {
+		out[i] = GPUInfo{Index: i, Capacity: c, Free: c}
+	}
+	for _, l := range s.lanes {
+		info := l.info()
+		for _, g := range l.gpus {
+			out[g].Free -= l.size
+			out[g].Jobs += len(l.jobs)
+			out[g].Lanes = append(out[g].Lanes, info)
+		}
+	}
+	return out
+}
+
+// JobGPUs returns the GPUs job id holds a lane on; nil while it waits.
+func (s *Scheduler) JobGPUs(id string) []int {
+	if js, ok := s.jobs[id]; ok && js.lane != nil {
+		return js.lane.gpus
+	}
+	return nil
 }
 
 // JobInfo returns what the scheduler knows of a job.
@@ -400,19 +468,15 @@ func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
 func (s *Scheduler) admit(out []Decision) []Decision {
 	kept := s.waiting[:0]
 	for _, js := range s.waiting {
-		infos := s.Lanes()
-		where, ok := s.policy.Placement.Place(js.job, infos, s.Free(), s.capacity)
-		if !ok || (s.policy.AdmitInOrder && len(kept) > 0) {
+		l, isNew := s.place(js.job)
+		if l == nil || (s.policy.AdmitInOrder && len(kept) > 0) {
 			kept = append(kept, js)
 			continue
 		}
-		var l *lane
-		if where.Lane < 0 {
-			l = &lane{id: s.nextLane, size: where.NewSize}
+		if isNew {
+			l.id = s.nextLane
 			s.nextLane++
 			s.lanes = append(s.lanes, l)
-		} else {
-			l = s.lane(where.Lane)
 		}
 		l.jobs = append(l.jobs, js)
 		js.lane = l
@@ -427,11 +491,84 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 			l.ready = append(l.ready, js)
 			s.markDirty(l)
 		}
-		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: where.Lane < 0})
+		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 	}
 	clear(s.waiting[len(kept):])
 	s.waiting = kept
 	return out
+}
+
+// place finds where j goes now: an existing lane, or a new one (not yet numbered
+// nor added, isNew set); nil when it must wait. The GPU placement orders the GPUs;
+// on each, the policy's lane placement decides. A gang job gets a lane of its own
+// on each of the first GPUs in that order with room for it.
+func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
+	gpus := s.GPUs()
+	order := s.placeGPU.Order(j, gpus)
+	if k := max(j.GPUs, 1); k > 1 {
+		var chosen []int
+		var size float64
+		for _, g := range order {
+			// The lane it would get alone on an empty GPU of this size.
+			where, ok := s.policy.Placement.Place(j, nil, gpus[g].Capacity, gpus[g].Capacity)
+			if !ok || where.Lane >= 0 || where.NewSize > gpus[g].Free {
+				continue
+			}
+			size = max(size, where.NewSize)
+			if chosen = append(chosen, g); len(chosen) == k {
+				break
+			}
+		}
+		if len(chosen) < k {
+			return nil, false
+		}
+		for _, g := range chosen {
+			if size > gpus[g].Free {
+				return nil, false // GPUs of different sizes: the largest lane must fit each
+			}
+		}
+		slices.Sort(chosen)
+		return &lane{size: size, gpus: chosen, closed: true}, true
+	}
+	for _, g := range order {
+		where, ok := s.policy.Placement.Place(j, gpus[g].Lanes, gpus[g].Free, gpus[g].Capacity)
+		if !ok {
+			continue
+		}
+		if where.Lane < 0 {
+			return &lane{size: where.NewSize, gpus: []int{g}}, true
+		}
+		return s.lane(where.Lane), false
+	}
+	return nil, false
+}
+
+// feasible returns an error when j could never be placed, even on empty GPUs.
+func (s *Scheduler) feasible(j Job) error {
+	k := max(j.GPUs, 1)
+	if k > len(s.gpus) {
+		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, len(s.gpus), k)
+	}
+	fit, tried := 0, map[float64]error{}
+	for _, c := range s.gpus {
+		err, seen := tried[c]
+		if !seen {
+			err = s.policy.Placement.Feasible(j, c)
+			tried[c] = err
+		}
+		if err == nil {
+			fit++
+		}
+	}
+	if fit >= k {
+		return nil
+	}
+	for _, c := range s.gpus {
+		if err := tried[c]; err != nil && (k == 1 || fit == 0) {
+			return err
+		}
+	}
+	return fmt.Errorf("job %q needs %d GPUs at once, and only %d of the node's GPUs have the memory for it: use bigger GPUs or a smaller batch", j.ID, k, fit)
 }
 
 func (s *Scheduler) lane(id int) *lane {
@@ -479,7 +616,7 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 	}
 	js := l.ready[best]
 	l.ready = append(l.ready[:best], l.ready[best+1:]...)
-	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id}
+	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id, GPUs: l.gpus}
 	if l.last != nil && l.last != js {
 		d.Previous = l.last.job.ID
 	}

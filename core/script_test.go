@@ -14,11 +14,11 @@ import (
 // of the core as events in and decisions out (the style of etcd raft's
 // interaction tests). Directives:
 //
-//	new policy=NAME [mode=MODE] [capacity=MIB] [quantum=S] [clients=N]
+//	new policy=NAME [mode=MODE] [capacity=MIB] [quantum=S] [clients=N] [gpus=N] [placement=NAME]
 //	at t=SECONDS        input: one event a line, then Decide; prints the decisions
 //	state               prints lanes, ready queues and waiting jobs
 //
-// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S]",
+// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N]",
 // "restore JOB arrival=S attained=S iterations=N [persistent=MIB] [ephemeral=MIB] [declared=S]",
 // "request JOB", "end JOB gpu=S", "yield JOB", "leave JOB". An event the core
 // refuses prints "error: ..." and the script goes on. Rewrite the expected output
@@ -66,7 +66,7 @@ func TestScripts(t *testing.T) {
 }
 
 func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
-	policy, mode, capacity, quantum, clients := "", "", "14000", "10", 16
+	policy, mode, capacity, quantum, clients, gpus, placement := "", "", "14000", "10", 16, 1, ""
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "policy":
@@ -83,6 +83,14 @@ func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
 				return nil, err
 			}
 			clients = n
+		case "gpus":
+			n, err := strconv.Atoi(a.Vals[0])
+			if err != nil {
+				return nil, err
+			}
+			gpus = n
+		case "placement":
+			placement = a.Vals[0]
 		default:
 			return nil, fmt.Errorf("new: unknown argument %q", a.Key)
 		}
@@ -101,7 +109,13 @@ func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(p, c), nil
+	gp, err := LookupGPUPlacement(placement)
+	if err != nil {
+		return nil, err
+	}
+	d := Uniform(gpus, c)
+	d.Placement = gp
+	return NewNode(p, d)
 }
 
 func scriptTime(t *testing.T, s string) time.Duration {
@@ -145,7 +159,7 @@ func scriptEvent(t *testing.T, s *Scheduler, now time.Duration, line string) err
 	switch verb {
 	case "arrive":
 		return s.Arrive(now, Job{ID: id, Arrival: now, Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
-			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))})
+			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64)), GPUs: int(num("gpus", "1"))})
 	case "restore":
 		j := Job{ID: id, Arrival: scriptTime(t, kv["arrival"]), Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
 			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))}
@@ -170,15 +184,28 @@ func formatDecision(d Decision) string {
 		if d.NewLane {
 			s += " new"
 		}
-		return s
+		return s + formatGPUs(d.GPUs)
 	case Start:
 		s := fmt.Sprintf("start %s lane=%d", d.Job, d.Lane)
 		if d.Previous != "" {
 			s += " after=" + d.Previous
 		}
-		return s
+		return s + formatGPUs(d.GPUs)
 	}
 	return d.Action.String()
+}
+
+// formatGPUs names the GPUs of a decision, unless it is GPU 0 alone (so that the
+// one-GPU scripts read as before).
+func formatGPUs(gpus []int) string {
+	if len(gpus) == 1 && gpus[0] == 0 {
+		return ""
+	}
+	var out []string
+	for _, g := range gpus {
+		out = append(out, strconv.Itoa(g))
+	}
+	return " gpus=" + strings.Join(out, ",")
 }
 
 func formatState(s *Scheduler) string {
@@ -195,7 +222,7 @@ func formatState(s *Scheduler) string {
 		if l.holder != nil {
 			holder = l.holder.job.ID
 		}
-		fmt.Fprintf(&b, "lane %d size=%g holder=%s ready=[%s]\n", l.id, l.size, holder, strings.Join(ready, " "))
+		fmt.Fprintf(&b, "lane %d size=%g holder=%s ready=[%s]%s\n", l.id, l.size, holder, strings.Join(ready, " "), formatGPUs(l.gpus))
 		for _, j := range jobs {
 			fmt.Fprintf(&b, "  %s\n", j)
 		}
