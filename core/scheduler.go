@@ -200,7 +200,7 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	if j.Declared < 0 {
 		return fmt.Errorf("job %q: declared GPU time %v must not be negative", j.ID, j.Declared)
 	}
-	if err := s.feasible(j); err != nil {
+	if err := s.Feasible(j); err != nil {
 		return err
 	}
 	if err := s.tick(now); err != nil {
@@ -543,8 +543,9 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	return nil, false
 }
 
-// feasible returns an error when j could never be placed, even on empty GPUs.
-func (s *Scheduler) feasible(j Job) error {
+// Feasible returns an error when j could never be placed, even on empty GPUs: it
+// needs more GPUs than the node has, or more memory than enough of them hold.
+func (s *Scheduler) Feasible(j Job) error {
 	k := max(j.GPUs, 1)
 	if k > len(s.gpus) {
 		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, len(s.gpus), k)

@@ -16,8 +16,15 @@ import (
 // whole GPU through its start-up; reason says why it was admitted again, if it was
 // ("recovered": a session a restarted daemon rebuilt from its log).
 func AdmitEvent(now time.Duration, d core.Decision, holdsGPU bool, reason string) Event {
-	return Event{T: now.Seconds(), Kind: Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize,
+	ev := Event{T: now.Seconds(), Kind: Admit, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize,
 		HoldsGPU: holdsGPU, Reason: reason}
+	if len(d.GPUs) > 0 {
+		ev.GPUIndex = d.GPUs[0]
+	}
+	if len(d.GPUs) > 1 {
+		ev.Gang = d.GPUs
+	}
+	return ev
 }
 
 // StartEvent is the event of a Start decision at now; copiedMiB is the memory copied
@@ -36,7 +43,7 @@ func MemoryEvent(now time.Duration, lanes []core.LaneInfo, lane int, swapped boo
 		if l.ID != lane {
 			continue
 		}
-		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs
+		ev.LaneMiB, ev.PersistentMiB, ev.EphemeralMiB, ev.Jobs, ev.GPUIndex = l.Size, l.Persistent, l.MaxEphemeral, l.Jobs, l.GPU
 		if swapped {
 			ev.PersistentMiB, ev.EphemeralMiB = l.BiggestPersistent, l.BiggestEphemeral
 		}

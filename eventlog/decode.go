@@ -165,7 +165,7 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.Latency)
 	case "capacity_mib":
 		return p.float(&e.CapacityMiB)
-	case "lane", "iterations", "jobs", "seed":
+	case "lane", "iterations", "jobs", "seed", "gpu", "gpus":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false
 		}
@@ -176,6 +176,10 @@ func (p *parser) value(key string, e *Event) bool {
 			e.Iterations = int(n)
 		case "jobs":
 			e.Jobs = int(n)
+		case "gpu":
+			e.GPUIndex = int(n)
+		case "gpus":
+			e.GPUs = int(n)
 		default:
 			e.Seed = n
 		}

@@ -52,8 +52,15 @@ type Event struct {
 	// arrive (the job's) and memory (the lane's sums), MiB
 	PersistentMiB float64 `json:"persistent_mib,omitempty"`
 	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
-	// admit, memory: the lane's size, MiB; admit: the job holds the whole GPU through start-up
+	// admit, memory: the lane's size, MiB (on each of its GPUs); admit: the job holds
+	// the whole GPU through start-up
 	LaneMiB  float64 `json:"lane_mib,omitempty"`
+	// admit, memory: the index of the lane's GPU (the first, for a gang lane)
+	GPUIndex int `json:"gpu,omitempty"`
+	// admit: every GPU of a gang lane (a job on several GPUs at once)
+	Gang []int `json:"gang,omitempty"`
+	// run: the GPUs of the node; arrive: the GPUs the job needs at once, when more than one
+	GPUs int `json:"gpus,omitempty"`
 	HoldsGPU bool    `json:"holds_gpu,omitempty"`
 	Jobs     int     `json:"jobs,omitempty"`
 	// iter_start: the job the lane ran before (a switch), and the memory copied over
@@ -172,6 +179,18 @@ func Append(b []byte, e Event) []byte {
 	b = appendNum(b, "persistent_mib", e.PersistentMiB)
 	b = appendNum(b, "ephemeral_mib", e.EphemeralMiB)
 	b = appendNum(b, "lane_mib", e.LaneMiB)
+	b = appendInt(b, "gpu", int64(e.GPUIndex))
+	if len(e.Gang) > 0 {
+		b = append(b, `,"gang":[`...)
+		for i, g := range e.Gang {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(g), 10)
+		}
+		b = append(b, ']')
+	}
+	b = appendInt(b, "gpus", int64(e.GPUs))
 	if e.HoldsGPU {
 		b = append(b, `,"holds_gpu":true`...)
 	}

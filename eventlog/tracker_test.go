@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -51,21 +52,36 @@ func TestTrackerFollowsJobs(t *testing.T) {
 func TestDecisionEvents(t *testing.T) {
 	now := 1500 * time.Millisecond
 	admit := AdmitEvent(now, core.Decision{Action: core.Admit, Job: "a", Lane: 2, LaneSize: 300}, true, "recovered")
-	if admit != (Event{T: 1.5, Kind: Admit, Job: "a", Lane: 2, LaneMiB: 300, HoldsGPU: true, Reason: "recovered"}) {
+	if !reflect.DeepEqual(admit, Event{T: 1.5, Kind: Admit, Job: "a", Lane: 2, LaneMiB: 300, HoldsGPU: true, Reason: "recovered"}) {
 		t.Errorf("admit %+v", admit)
 	}
 	start := StartEvent(now, core.Decision{Action: core.Start, Job: "a", Lane: 2, Previous: "b"}, 40)
-	if start != (Event{T: 1.5, Kind: IterStart, Job: "a", Lane: 2, Prev: "b", CopyMiB: 40}) {
+	if !reflect.DeepEqual(start, Event{T: 1.5, Kind: IterStart, Job: "a", Lane: 2, Prev: "b", CopyMiB: 40}) {
 		t.Errorf("start %+v", start)
 	}
 	lanes := []core.LaneInfo{{ID: 2, Size: 300, Persistent: 30, MaxEphemeral: 50, Jobs: 2, BiggestPersistent: 20, BiggestEphemeral: 50}}
-	if m := MemoryEvent(now, lanes, 2, false); m != (Event{T: 1.5, Kind: Memory, Lane: 2, LaneMiB: 300, PersistentMiB: 30, EphemeralMiB: 50, Jobs: 2}) {
+	if m := MemoryEvent(now, lanes, 2, false); !reflect.DeepEqual(m, Event{T: 1.5, Kind: Memory, Lane: 2, LaneMiB: 300, PersistentMiB: 30, EphemeralMiB: 50, Jobs: 2}) {
 		t.Errorf("memory %+v", m)
 	}
 	if m := MemoryEvent(now, lanes, 2, true); m.PersistentMiB != 20 || m.EphemeralMiB != 50 || m.Jobs != 2 {
 		t.Errorf("memory with one job resident %+v", m)
 	}
-	if m := MemoryEvent(now, lanes, 3, false); m != (Event{T: 1.5, Kind: Memory, Lane: 3}) {
+	if m := MemoryEvent(now, lanes, 3, false); !reflect.DeepEqual(m, Event{T: 1.5, Kind: Memory, Lane: 3}) {
 		t.Errorf("a closed lane holds nothing: %+v", m)
+	}
+}
+
+func TestGangAdmitRoundTrips(t *testing.T) {
+	ev := AdmitEvent(time.Second, core.Decision{Action: core.Admit, Job: "g", Lane: 4, LaneSize: 300, GPUs: []int{1, 3}}, false, "")
+	if ev.GPUIndex != 1 || !reflect.DeepEqual(ev.Gang, []int{1, 3}) {
+		t.Fatalf("gang admit %+v", ev)
+	}
+	line := Append(nil, ev)
+	if want := `{"t":1,"ev":"admit","job":"g","lane":4,"lane_mib":300,"gpu":1,"gang":[1,3]}`; string(line) != want {
+		t.Fatalf("encoded %s, want %s", line, want)
+	}
+	back, ok, err := decodeLine(line, "log", 1)
+	if err != nil || !ok || !reflect.DeepEqual(back, ev) {
+		t.Fatalf("decoded %+v (%v), want %+v", back, err, ev)
 	}
 }

@@ -25,7 +25,12 @@ import (
 // Options configures one simulated run.
 type Options struct {
 	Policy core.Policy
+	// Device is each GPU of the node.
 	Device device.Device
+	// GPUs is how many GPUs of Device the node has; 0 means one.
+	GPUs int
+	// GPUPlacement orders the GPUs for a job; nil: core.LeastLoaded.
+	GPUPlacement core.GPUPlacement
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
 }
@@ -44,6 +49,9 @@ type job struct {
 	done     int  // iterations completed
 	admitted bool // has a lane
 	lane     int
+	// parts is how many GPUs still run the parts of its iteration (a gang job's
+	// iteration ends when its part on each GPU has).
+	parts int
 	// requestedAt is when the pending iteration (inference: request) was asked for.
 	requestedAt time.Duration
 }
@@ -75,7 +83,7 @@ func (t *timers) Pop() any {
 type engine struct {
 	o      Options
 	sched  *core.Scheduler
-	gpu    *GPU
+	gpus   []*GPU
 	now    time.Duration
 	jobs   map[string]*job
 	timers timers
@@ -95,9 +103,17 @@ func Run(t *workload.Trace, o Options) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
-	e := &engine{o: o, sched: core.New(o.Policy, o.Device.CapacityMiB), jobs: map[string]*job{}, left: len(t.Jobs),
-		resident: map[int]*job{}, gpu: NewGPU(o.Policy.Compute, o.Device)}
-	var err error
+	n := max(o.GPUs, 1)
+	d := core.Uniform(n, o.Device.CapacityMiB)
+	d.Placement = o.GPUPlacement
+	sched, err := core.NewNode(o.Policy, d)
+	if err != nil {
+		return err
+	}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}}
+	for range n {
+		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, o.Device))
+	}
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
@@ -106,7 +122,7 @@ func Run(t *workload.Trace, o Options) error {
 	}
 	jobs := make([]*job, len(t.Jobs))
 	for i, spec := range t.Jobs {
-		if err := o.Policy.Placement.Feasible(spec.CoreJob(), o.Device.CapacityMiB); err != nil {
+		if err := sched.Feasible(spec.CoreJob()); err != nil {
 			return fmt.Errorf("trace %s: %w", t.Name, err)
 		}
 		if jobs[i], err = e.newJob(spec); err != nil {
@@ -114,11 +130,11 @@ func Run(t *workload.Trace, o Options) error {
 		}
 	}
 	o.Sink.Emit(eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
-		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name})
+		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)})
 	next := 0
 	for e.left > 0 {
 		// The next instant: an arrival, a timer, or an iteration's phase end.
-		at, ok := e.gpu.NextEnd()
+		at, ok := e.nextEnd()
 		if ok {
 			at += e.now
 			if at < e.now { // overflow
@@ -136,14 +152,18 @@ func Run(t *workload.Trace, o Options) error {
 		if at == maxTime {
 			return fmt.Errorf("simulation stalled at %ss with %d jobs left: the scheduler admitted none of them", seconds(e.now), e.left)
 		}
-		e.gpu.Advance(at - e.now)
+		for _, g := range e.gpus {
+			g.Advance(at - e.now)
+		}
 		e.now = at
 		// Apply every event of the instant, then let the core decide, until nothing
 		// more happens at this instant.
 		for {
-			for _, it := range e.gpu.Finished() {
-				if err := e.iterationEnded(it); err != nil {
-					return err
+			for _, g := range e.gpus {
+				for _, it := range g.Finished() {
+					if err := e.partEnded(it); err != nil {
+						return err
+					}
 				}
 			}
 			for next < len(jobs) && jobs[next].arrival <= e.now {
@@ -172,6 +192,35 @@ func Run(t *workload.Trace, o Options) error {
 		}
 	}
 	return nil
+}
+
+// gpusField is the run header's GPU count: absent for one GPU, as logs were before.
+func gpusField(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
+}
+
+// nextEnd is how long until the next phase end on any GPU.
+func (e *engine) nextEnd() (time.Duration, bool) {
+	next, any := time.Duration(math.MaxInt64), false
+	for _, g := range e.gpus {
+		if t, ok := g.NextEnd(); ok {
+			next, any = min(next, t), true
+		}
+	}
+	return next, any
+}
+
+// partEnded takes a finished part of an iteration: the iteration ends with its
+// last part (a gang job's runs on each of its GPUs).
+func (e *engine) partEnded(w *Work) error {
+	j := e.jobs[w.Job]
+	if j.parts--; j.parts > 0 {
+		return nil
+	}
+	return e.iterationEnded(w)
 }
 
 // newJob converts a trace job's times to the clock of this device.
@@ -221,7 +270,7 @@ func (e *engine) arrive(j *job) error {
 	p := s.Profile
 	e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
 		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(),
-		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB})
+		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
 	cj := s.CoreJob()
 	cj.Arrival, cj.Declared = e.now, j.declared
 	if err := e.sched.Arrive(e.now, cj); err != nil {
@@ -271,7 +320,10 @@ func (e *engine) apply(ds []core.Decision) error {
 			if d.Previous != "" {
 				delay += e.switchCost
 			}
-			e.gpu.Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand})
+			j.parts = len(d.GPUs)
+			for _, g := range d.GPUs {
+				e.gpus[g].Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand})
+			}
 		}
 	}
 	return nil
