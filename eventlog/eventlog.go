@@ -54,15 +54,15 @@ type Event struct {
 	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
 	// admit, memory: the lane's size, MiB (on each of its GPUs); admit: the job holds
 	// the whole GPU through start-up
-	LaneMiB  float64 `json:"lane_mib,omitempty"`
+	LaneMiB float64 `json:"lane_mib,omitempty"`
 	// admit, memory: the index of the lane's GPU (the first, for a gang lane)
 	GPUIndex int `json:"gpu,omitempty"`
 	// admit: every GPU of a gang lane (a job on several GPUs at once)
 	Gang []int `json:"gang,omitempty"`
 	// run: the GPUs of the node; arrive: the GPUs the job needs at once, when more than one
-	GPUs int `json:"gpus,omitempty"`
-	HoldsGPU bool    `json:"holds_gpu,omitempty"`
-	Jobs     int     `json:"jobs,omitempty"`
+	GPUs     int  `json:"gpus,omitempty"`
+	HoldsGPU bool `json:"holds_gpu,omitempty"`
+	Jobs     int  `json:"jobs,omitempty"`
 	// iter_start: the job the lane ran before (a switch), and the memory copied over
 	// PCIe for it (suspend/resume)
 	Prev    string  `json:"prev,omitempty"`
