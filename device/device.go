@@ -53,7 +53,16 @@ type Device struct {
 	// seconds on the P100 takes t/Speed here. It scales iterations only: start-up
 	// is process and graph creation on the CPU and stays as measured. 0 means 1.
 	Speed float64 `json:"speed"`
+	// GPUs is how many of this GPU the node has (0 means one): each has its own
+	// lanes, and a job runs on one of them, or on several at once (a gang job).
+	GPUs int `json:"gpus,omitempty"`
+	// GPUPlacement names how a job's GPU is chosen (core.LookupGPUPlacement; empty:
+	// the default, least-loaded).
+	GPUPlacement string `json:"gpu_placement,omitempty"`
 }
+
+// Count is how many GPUs the node has: GPUs, at least one.
+func (d Device) Count() int { return max(d.GPUs, 1) }
 
 // IterS is how long an iteration that takes p100S seconds on the P100 takes on
 // this device: p100S/Speed (a Speed of zero or less counts as 1).
@@ -96,7 +105,15 @@ func (d Device) Describe() string {
 	if speed <= 0 {
 		speed = 1
 	}
-	return fmt.Sprintf("%s (%.0f MiB usable, speed %.3gx P100)", d.Name, d.CapacityMiB, speed)
+	desc := fmt.Sprintf("%s (%.0f MiB usable, speed %.3gx P100)", d.Name, d.CapacityMiB, speed)
+	if d.Count() > 1 {
+		place := d.GPUPlacement
+		if place == "" {
+			place = "least-loaded"
+		}
+		desc = fmt.Sprintf("%d x %s, %s placement", d.Count(), desc, place)
+	}
+	return desc
 }
 
 // TimesliceEfficiency is the share of a time-sliced GPU that does work when more

@@ -2,7 +2,9 @@ package eval
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/salusgo/salus/core"
@@ -137,7 +139,8 @@ func inferenceRun(trace *workload.Trace, s Scheme, o InferenceOptions) (Inferenc
 	for g, jobs := range groups {
 		c := metrics.NewCollector()
 		t := &workload.Trace{Name: fmt.Sprintf("%s-gpu%d", trace.Name, g), Seed: trace.Seed, Jobs: jobs}
-		if err := sim.Run(t, sim.Options{Policy: p, Device: o.Device, Sink: c}); err != nil {
+		// Each group is one GPU: the suite counts the GPUs it needs.
+		if err := sim.Run(t, sim.Options{Policy: p, Device: o.Device, GPUs: 1, Sink: c}); err != nil {
 			return InferenceRun{}, err
 		}
 		if _, err := c.Result(); err != nil {
@@ -159,60 +162,41 @@ func inferenceRun(trace *workload.Trace, s Scheme, o InferenceOptions) (Inferenc
 }
 
 // AssignGPUs places jobs, in order, on as few GPUs as the policy's memory rule
-// allows: each job goes to the first GPU whose scheduler admits it beside the jobs
-// already there. The rule is the scheduling core's own placement, not a copy.
+// allows: each job goes to the first GPU that admits it beside the jobs already
+// there. The rule is the scheduling core's own placement (a node of as many GPUs
+// as jobs, placed first-fit), not a copy.
 func AssignGPUs(jobs []workload.Job, p core.Policy, capacity float64) ([][]workload.Job, error) {
-	var gpus []*core.Scheduler
-	var groups [][]workload.Job
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	d := core.Uniform(len(jobs), capacity)
+	d.Placement = core.FirstFit{}
+	s, err := core.NewNode(p, d)
+	if err != nil {
+		return nil, err
+	}
 	for _, j := range jobs {
-		placed := false
-		for g, s := range gpus {
-			ok, err := admitted(s, j)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				groups[g] = append(groups[g], j)
-				placed = true
-				break
-			}
-		}
-		if placed {
-			continue
-		}
-		s := core.New(p, capacity)
-		ok, err := admitted(s, j)
-		if err != nil {
+		if err := s.Arrive(0, j.CoreJob()); err != nil {
 			return nil, err
 		}
-		if !ok {
+		// One at a time, so that each job sees the ones before it placed.
+		if _, err := s.Decide(0); err != nil {
+			return nil, err
+		}
+	}
+	byGPU := map[int][]workload.Job{}
+	for _, j := range jobs {
+		gpus := s.JobGPUs(j.ID)
+		if len(gpus) == 0 {
 			return nil, fmt.Errorf("job %s does not fit an empty GPU under %s", j.ID, p.Mode)
 		}
-		gpus = append(gpus, s)
-		groups = append(groups, []workload.Job{j})
+		byGPU[gpus[0]] = append(byGPU[gpus[0]], j)
+	}
+	var groups [][]workload.Job
+	for _, g := range slices.Sorted(maps.Keys(byGPU)) {
+		groups = append(groups, byGPU[g])
 	}
 	return groups, nil
-}
-
-// admitted tries j on s, and takes it back out unless it was admitted at once.
-func admitted(s *core.Scheduler, j workload.Job) (bool, error) {
-	if err := s.Arrive(0, j.CoreJob()); err != nil {
-		return false, err
-	}
-	ds, err := s.Decide(0)
-	if err != nil {
-		return false, err
-	}
-	for _, d := range ds {
-		if d.Action == core.Admit && d.Job == j.ID {
-			return true, nil
-		}
-	}
-	if err := s.Leave(0, j.ID); err != nil {
-		return false, err
-	}
-	_, err = s.Decide(0)
-	return false, err
 }
 
 // The inference suite: the paper's 42 inference jobs on as few GPUs as each scheme allows.

@@ -21,6 +21,9 @@ type JobState struct {
 	ServiceS float64
 	// Running: an iteration of it is running.
 	Running bool
+	// Lane and GPUs: where it was admitted (its lane's GPUs: one, or a gang's).
+	Lane int
+	GPUs []int
 	// GPUS is the GPU time of its iterations that ended, seconds.
 	GPUS float64
 	// Ended: it finished (or, with Lost, left without finishing) at EndS.
@@ -43,10 +46,39 @@ type Tracker struct {
 	// BusyS is how long at least one iteration ran, up to the last one that ended.
 	BusyS     float64
 	busySince float64
+	// GPUs is how many GPUs the node has (the run header's count, or more when an
+	// event names a GPU beyond it); GPUBusyS is, per GPU, how long at least one
+	// iteration ran on it.
+	GPUs       int
+	GPUBusyS   []float64
+	gpuRunning []int
+	gpuSince   []float64
 }
 
 // NewTracker returns an empty tracker.
-func NewTracker() *Tracker { return &Tracker{jobs: map[string]*JobState{}} }
+func NewTracker() *Tracker {
+	t := &Tracker{jobs: map[string]*JobState{}}
+	t.growGPUs(1)
+	return t
+}
+
+// maxGPUs bounds the GPUs a log may name, so that a corrupt log cannot make a
+// reader allocate without end.
+const maxGPUs = 1 << 16
+
+// Grow makes room for n GPUs (at most 65536): a log may name a GPU beyond its
+// header's count.
+func (t *Tracker) Grow(n int) { t.growGPUs(min(n, maxGPUs)) }
+
+// growGPUs makes room for n GPUs.
+func (t *Tracker) growGPUs(n int) {
+	for t.GPUs < n {
+		t.GPUs++
+		t.GPUBusyS = append(t.GPUBusyS, 0)
+		t.gpuRunning = append(t.gpuRunning, 0)
+		t.gpuSince = append(t.gpuSince, 0)
+	}
+}
 
 // Job returns the state of the job named id (the latest to arrive under that
 // name), or nil.
@@ -74,6 +106,10 @@ func (t *Tracker) Unended() []string {
 func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 	switch e.Kind {
 	case Run:
+		if e.GPUs < 0 || e.GPUs > maxGPUs {
+			return nil, false, fmt.Errorf("run header: %d GPUs: a node has 1 to %d", e.GPUs, maxGPUs)
+		}
+		t.growGPUs(max(e.GPUs, 1))
 		if t.Runs++; t.Runs > 1 {
 			for _, j := range t.jobs {
 				t.stop(j, e.T)
@@ -100,7 +136,17 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 	wasRunning = j.Running
 	switch e.Kind {
 	case Admit:
-		j.Admitted, j.HoldsGPU = true, e.HoldsGPU
+		j.Admitted, j.HoldsGPU, j.Lane = true, e.HoldsGPU, e.Lane
+		j.GPUs = e.Gang
+		if len(j.GPUs) == 0 {
+			j.GPUs = []int{e.GPUIndex}
+		}
+		for _, g := range j.GPUs {
+			if g < 0 || g >= maxGPUs {
+				return nil, false, fmt.Errorf("job %q admitted on GPU %d: a GPU index is in [0, %d)", e.Job, g, maxGPUs)
+			}
+			t.growGPUs(g + 1)
+		}
 		if e.HoldsGPU && !j.Started { // a job re-admitted after a restart was served already
 			j.ServiceS, j.Started = e.T, true
 		}
@@ -113,6 +159,12 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		}
 		t.Running++
 		j.Running = true
+		for _, g := range j.GPUs {
+			if t.gpuRunning[g] == 0 {
+				t.gpuSince[g] = e.T
+			}
+			t.gpuRunning[g]++
+		}
 	case IterEnd:
 		t.stop(j, e.T)
 		j.GPUS += e.GPU
@@ -136,5 +188,10 @@ func (t *Tracker) stop(j *JobState, at float64) {
 	t.Running--
 	if t.Running == 0 {
 		t.BusyS += at - t.busySince
+	}
+	for _, g := range j.GPUs {
+		if t.gpuRunning[g]--; t.gpuRunning[g] == 0 {
+			t.GPUBusyS[g] += at - t.gpuSince[g]
+		}
 	}
 }

@@ -31,11 +31,11 @@ func TestTrackerFollowsJobs(t *testing.T) {
 			last = j
 		}
 	}
-	want := JobState{ID: "a", ArrivalS: 1, StartupS: 2, Admitted: true, Started: true, ServiceS: 2, GPUS: 2, Ended: true, EndS: 8}
-	if *last != want {
+	want := JobState{ID: "a", ArrivalS: 1, StartupS: 2, Admitted: true, Started: true, ServiceS: 2, GPUS: 2, Ended: true, EndS: 8, GPUs: []int{0}}
+	if !reflect.DeepEqual(*last, want) {
 		t.Errorf("state %+v, want %+v", *last, want)
 	}
-	if tr.BusyS != 3 || tr.Running != 0 || tr.Runs != 2 || tr.Arrivals != 1 || len(tr.Unended()) != 0 {
+	if tr.BusyS != 3 || tr.GPUs != 1 || tr.GPUBusyS[0] != 3 || tr.Running != 0 || tr.Runs != 2 || tr.Arrivals != 1 || len(tr.Unended()) != 0 {
 		t.Errorf("busy %v running %d runs %d arrivals %d unended %v", tr.BusyS, tr.Running, tr.Runs, tr.Arrivals, tr.Unended())
 	}
 	if _, _, err := tr.Step(Event{Kind: IterStart, Job: "x"}); err == nil {

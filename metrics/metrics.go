@@ -37,14 +37,28 @@ type Result struct {
 	AvgJCTS     float64 `json:"avg_jct_s"`
 	P95JCTS     float64 `json:"p95_jct_s"`
 	AvgQueuingS float64 `json:"avg_queuing_s"`
-	// GPUBusy is the fraction of the makespan during which at least one iteration ran.
+	// GPUBusy is the fraction of the makespan during which at least one iteration
+	// ran, averaged over the node's GPUs.
 	GPUBusy float64 `json:"gpu_busy"`
-	// PeakMemoryMiB is the most memory allocated to lanes at once.
+	// PeakMemoryMiB is the most memory allocated to lanes at once, all GPUs together.
 	PeakMemoryMiB float64 `json:"peak_memory_mib"`
+	// GPUs is how many GPUs the node had; PerGPU is each one's share, when more than one.
+	GPUs   int         `json:"gpus,omitempty"`
+	PerGPU []GPUResult `json:"per_gpu,omitempty"`
 	// Completion lists the jobs in the order they finished.
 	Completion []JobResult `json:"-"`
 	// Latency summarizes served inference requests per model.
 	Latency map[string]Latency `json:"-"`
+}
+
+// GPUResult is what one GPU of a node did over a run.
+type GPUResult struct {
+	GPU int `json:"gpu"`
+	// Jobs counts the jobs admitted on it (a gang job counts on each of its GPUs).
+	Jobs int `json:"jobs"`
+	// Busy is the fraction of the makespan during which an iteration ran on it.
+	Busy          float64 `json:"busy"`
+	PeakMemoryMiB float64 `json:"peak_memory_mib"`
 }
 
 // Latency summarizes the request latencies of one model.
@@ -58,18 +72,22 @@ type Latency struct {
 // can feed it directly without the log ever being written out. The jobs' state is
 // an eventlog.Tracker's; the collector adds what only the metrics need.
 type Collector struct {
-	track     *eventlog.Tracker
-	order     []JobResult
-	lanes     map[int]float64
-	memory    float64
-	peakMem   float64
-	latencies map[string][]float64
-	err       error
+	track    *eventlog.Tracker
+	order    []JobResult
+	lanes    map[int]float64
+	laneGPUs map[int][]int
+	memory   float64
+	peakMem  float64
+	// per GPU: memory allocated now and at its peak, jobs admitted
+	gpuMem, gpuPeak []float64
+	gpuJobs         []int
+	latencies       map[string][]float64
+	err             error
 }
 
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
-	return &Collector{track: eventlog.NewTracker(), lanes: map[int]float64{}, latencies: map[string][]float64{}}
+	return &Collector{track: eventlog.NewTracker(), lanes: map[int]float64{}, laneGPUs: map[int][]int{}, latencies: map[string][]float64{}}
 }
 
 // Emit takes one event. Events must come in time order.
@@ -89,16 +107,46 @@ func (c *Collector) Emit(e eventlog.Event) {
 		if c.track.Runs > 1 {
 			clear(c.lanes)
 			c.memory = 0
+			clear(c.gpuMem)
+		}
+	case eventlog.Admit:
+		c.laneGPUs[e.Lane] = j.GPUs
+		c.grow()
+		for _, g := range j.GPUs {
+			c.gpuJobs[g]++
 		}
 	case eventlog.Memory:
-		c.memory += e.LaneMiB - c.lanes[e.Lane]
+		gpus, ok := c.laneGPUs[e.Lane]
+		if !ok {
+			if e.GPUIndex < 0 || e.GPUIndex >= c.track.GPUs+1<<10 {
+				c.err = fmt.Errorf("memory of lane %d on GPU %d: the log names no such GPU", e.Lane, e.GPUIndex)
+				return
+			}
+			gpus = []int{e.GPUIndex}
+			c.laneGPUs[e.Lane] = gpus
+			c.track.Grow(e.GPUIndex + 1)
+		}
+		c.grow()
+		delta := e.LaneMiB - c.lanes[e.Lane]
+		c.memory += delta * float64(len(gpus))
 		c.lanes[e.Lane] = e.LaneMiB
 		c.peakMem = math.Max(c.peakMem, c.memory)
+		for _, g := range gpus {
+			c.gpuMem[g] += delta
+			c.gpuPeak[g] = math.Max(c.gpuPeak[g], c.gpuMem[g])
+		}
 	case eventlog.Served:
 		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
 		c.order = append(c.order, JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
 			EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost})
+	}
+}
+
+// grow sizes the per-GPU figures to the GPUs the log has named so far.
+func (c *Collector) grow() {
+	for len(c.gpuMem) < c.track.GPUs {
+		c.gpuMem, c.gpuPeak, c.gpuJobs = append(c.gpuMem, 0), append(c.gpuPeak, 0), append(c.gpuJobs, 0)
 	}
 }
 
@@ -131,8 +179,27 @@ func (c *Collector) Result() (Result, error) {
 		sumQ += r.QueuingS
 	}
 	res.MakespanS = last - first
+	c.grow()
+	n := c.track.GPUs
 	if res.MakespanS > 0 {
 		res.GPUBusy = c.track.BusyS / res.MakespanS
+		if n > 1 {
+			var sum float64
+			for _, b := range c.track.GPUBusyS {
+				sum += b
+			}
+			res.GPUBusy = sum / float64(n) / res.MakespanS
+		}
+	}
+	if n > 1 {
+		res.GPUs = n
+		for g := range n {
+			r := GPUResult{GPU: g, Jobs: c.gpuJobs[g], PeakMemoryMiB: c.gpuPeak[g]}
+			if res.MakespanS > 0 {
+				r.Busy = c.track.GPUBusyS[g] / res.MakespanS
+			}
+			res.PerGPU = append(res.PerGPU, r)
+		}
 	}
 	if n := len(jcts); n > 0 {
 		res.AvgJCTS = mean(jcts)

@@ -3,6 +3,7 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/salusgo/salus/eventlog"
@@ -20,6 +21,8 @@ type RunLog struct {
 	Memory []MemSample
 	// Slots is how many lanes were ever open at once.
 	Slots int
+	// GPUs is how many GPUs the node had.
+	GPUs int
 }
 
 // JobTrace is one job's life.
@@ -32,7 +35,9 @@ type JobTrace struct {
 	// under sharing, holding the GPU from admission under exclusive runs.
 	StartupFromS, StartupToS float64
 	Stretches                []Stretch
-	state                    *eventlog.JobState
+	// GPUs are the GPUs it was admitted on (one, or a gang's).
+	GPUs  []int
+	state *eventlog.JobState
 }
 
 // Stretch is a run of back-to-back iterations of one job in one lane.
@@ -47,6 +52,7 @@ type Stretch struct {
 type MemSample struct {
 	T                           float64
 	Slot                        int
+	GPU                         int
 	PersistentMiB, EphemeralMiB float64
 	LaneMiB                     float64
 }
@@ -60,14 +66,15 @@ type Recorder struct {
 	log   RunLog
 	track *eventlog.Tracker
 	jobs  map[string]*JobTrace
-	slots map[int]int // open lane -> slot
-	used  []bool      // slot in use
+	slots map[int]int   // open lane -> slot
+	used  []bool        // slot in use
+	gpus  map[int][]int // lane -> its GPUs
 	err   error
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{track: eventlog.NewTracker(), jobs: map[string]*JobTrace{}, slots: map[int]int{}}
+	return &Recorder{track: eventlog.NewTracker(), jobs: map[string]*JobTrace{}, slots: map[int]int{}, gpus: map[int][]int{}}
 }
 
 // ReadLog reads an event log file (gzip when its name ends in .gz). A cut-off last
@@ -97,6 +104,7 @@ func (r *Recorder) Log() (*RunLog, error) {
 	if len(r.log.Jobs) == 0 {
 		return nil, fmt.Errorf("the log has no jobs")
 	}
+	r.log.GPUs = r.track.GPUs
 	return &r.log, nil
 }
 
@@ -158,8 +166,14 @@ func (r *Recorder) Emit(e eventlog.Event) {
 		return
 	case eventlog.Memory:
 		s := r.slot(e.Lane)
-		r.log.Memory = append(r.log.Memory, MemSample{T: e.T, Slot: s,
-			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, LaneMiB: e.LaneMiB})
+		gpus, ok := r.gpus[e.Lane]
+		if !ok {
+			gpus = []int{e.GPUIndex}
+		}
+		for _, g := range gpus {
+			r.log.Memory = append(r.log.Memory, MemSample{T: e.T, Slot: s, GPU: g,
+				PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, LaneMiB: e.LaneMiB})
+		}
 		if e.LaneMiB == 0 {
 			r.closeLane(e.Lane)
 		}
@@ -174,6 +188,7 @@ func (r *Recorder) Emit(e eventlog.Event) {
 	j := r.jobs[e.Job]
 	switch e.Kind {
 	case eventlog.Admit:
+		j.GPUs, r.gpus[e.Lane] = st.GPUs, st.GPUs
 		if e.HoldsGPU {
 			j.StartupFromS, j.StartupToS = e.T, e.T+st.StartupS
 		}
@@ -195,6 +210,24 @@ func (r *Recorder) Emit(e eventlog.Event) {
 
 func (r *Recorder) endIteration(j *JobTrace, t float64) {
 	j.Stretches[len(j.Stretches)-1].ToS = t
+}
+
+// OnGPU returns the part of the log on GPU g: the jobs admitted there (a gang
+// job on each of its GPUs) and the memory of its lanes.
+func (l *RunLog) OnGPU(g int) *RunLog {
+	out := *l
+	out.Jobs, out.Memory = nil, nil
+	for _, j := range l.Jobs {
+		if slices.Contains(j.GPUs, g) || (len(j.GPUs) == 0 && g == 0) {
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	for _, m := range l.Memory {
+		if m.GPU == g {
+			out.Memory = append(out.Memory, m)
+		}
+	}
+	return &out
 }
 
 // EndS is when the last job ended.

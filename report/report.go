@@ -186,10 +186,19 @@ func trainingFigures(r *eval.Report, prefix string, logs map[string]*plots.RunLo
 			continue
 		}
 		name := plots.Slug(run.Scheme)
-		add(plots.Timeline(l, prefix+"timeline-"+name, "Job timeline: "+run.Scheme),
-			"One row per job in arrival order: grey while it waits, tan during start-up, coloured while its iterations run, the colour being its lane's slot (lanes open at the same time get different colours). Iterations closer together than the picture resolves are drawn as one stretch.")
-		add(plots.Memory(l, prefix+"memory-"+name, "Memory by lane: "+run.Scheme),
-			"Device memory over time: each open lane's persistent memory (solid) and largest ephemeral peak (pale), stacked; the black line is the memory allocated to lanes, the red dashed line the device's usable capacity.")
+		for g := range max(l.GPUs, 1) {
+			gl, suffix, title := l, "", run.Scheme
+			if l.GPUs > 1 {
+				gl, suffix, title = l.OnGPU(g), fmt.Sprintf("-gpu%d", g), fmt.Sprintf("%s, GPU %d", run.Scheme, g)
+				if len(gl.Jobs) == 0 {
+					continue
+				}
+			}
+			add(plots.Timeline(gl, prefix+"timeline-"+name+suffix, "Job timeline: "+title),
+				"One row per job in arrival order: grey while it waits, tan during start-up, coloured while its iterations run, the colour being its lane's slot (lanes open at the same time get different colours). Iterations closer together than the picture resolves are drawn as one stretch. With several GPUs, one timeline per GPU; a gang job appears on each of its GPUs.")
+			add(plots.Memory(gl, prefix+"memory-"+name+suffix, "Memory by lane: "+title),
+				"Device memory over time: each open lane's persistent memory (solid) and largest ephemeral peak (pale), stacked; the black line is the memory allocated to lanes, the red dashed line the device's usable capacity. With several GPUs, one chart per GPU.")
+		}
 	}
 	return figs
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -149,5 +150,32 @@ func TestGangWaitsForAllItsGPUs(t *testing.T) {
 	}
 	if gangStart != 10 {
 		t.Errorf("the gang got its GPUs at %v s, want 10 s (when both jobs before it ended)", gangStart)
+	}
+}
+
+func TestMetricsPerGPU(t *testing.T) {
+	// 6 compute-bound jobs on 4 GPUs under pack: GPUs 0 and 1 get two each and are
+	// busy for the whole makespan (20 s), GPUs 2 and 3 one each, busy half of it.
+	p, _ := core.Lookup("pack")
+	dev, _ := device.Preset("p100")
+	c := metrics.NewCollector()
+	if err := Run(heavyTrace(t, 6, ""), Options{Policy: p, Device: dev, GPUs: 4, Sink: c}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GPUs != 4 || len(res.PerGPU) != 4 {
+		t.Fatalf("per GPU: %+v", res.PerGPU)
+	}
+	wantJobs, wantBusy := []int{2, 2, 1, 1}, []float64{1, 1, 0.5, 0.5}
+	for g, r := range res.PerGPU {
+		if r.Jobs != wantJobs[g] || math.Abs(r.Busy-wantBusy[g]) > 1e-6 || r.PeakMemoryMiB <= 0 {
+			t.Errorf("GPU %d: %+v, want %d jobs, busy %v", g, r, wantJobs[g], wantBusy[g])
+		}
+	}
+	if math.Abs(res.GPUBusy-0.75) > 1e-6 || math.Abs(res.MakespanS-20) > 1e-3 {
+		t.Errorf("node: busy %v (want 0.75), makespan %v (want 20)", res.GPUBusy, res.MakespanS)
 	}
 }

@@ -25,11 +25,12 @@ import (
 // Options configures one simulated run.
 type Options struct {
 	Policy core.Policy
-	// Device is each GPU of the node.
+	// Device is each GPU of the node; Device.GPUs says how many there are and
+	// Device.GPUPlacement how a job's GPU is chosen.
 	Device device.Device
-	// GPUs is how many GPUs of Device the node has; 0 means one.
+	// GPUs, when positive, overrides Device.GPUs.
 	GPUs int
-	// GPUPlacement orders the GPUs for a job; nil: core.LeastLoaded.
+	// GPUPlacement, when set, overrides Device.GPUPlacement.
 	GPUPlacement core.GPUPlacement
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
@@ -103,9 +104,19 @@ func Run(t *workload.Trace, o Options) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
-	n := max(o.GPUs, 1)
+	n := o.Device.Count()
+	if o.GPUs > 0 {
+		n = o.GPUs
+	}
 	d := core.Uniform(n, o.Device.CapacityMiB)
 	d.Placement = o.GPUPlacement
+	if d.Placement == nil {
+		gp, err := core.LookupGPUPlacement(o.Device.GPUPlacement)
+		if err != nil {
+			return fmt.Errorf("device: %w", err)
+		}
+		d.Placement = gp
+	}
 	sched, err := core.NewNode(o.Policy, d)
 	if err != nil {
 		return err

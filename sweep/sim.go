@@ -50,6 +50,9 @@ func Check(g Grid) error {
 	if _, err := device.Preset(g.Device); err != nil {
 		return err
 	}
+	if g.GPUs < 0 || g.GPUs > 4096 {
+		return fmt.Errorf("--gpus %d: a node has 1 to 4096 GPUs", g.GPUs)
+	}
 	return nil
 }
 
@@ -69,6 +72,7 @@ func SimRunner(g Grid) Runner {
 		if c.CapacityMiB > 0 {
 			dev.CapacityMiB = c.CapacityMiB
 		}
+		dev.GPUs = g.GPUs
 		t, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
 		if err != nil {
 			return nil, err

@@ -25,6 +25,8 @@ type Grid struct {
 	// Device is the device preset; Jobs the generated trace's size.
 	Device string `json:"device"`
 	Jobs   int    `json:"jobs"`
+	// GPUs is how many GPUs of Device each run's node has (0: one).
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.

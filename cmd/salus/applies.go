@@ -43,6 +43,8 @@ var evalFlagRules = []flagRule{
 		"--%s chooses the training suite's schemes (and the overhead suite's trace policies); the tuning and inference suites run their own"},
 	{[]string{"mode"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
 		"--%s chooses the training suite's schemes; the other suites run their own"},
+	{[]string{"gpus", "gpu-placement"}, func(ef *evalFlags) bool { return ef.engine != "live" && suiteIn(ef, "training", "tuning", "all") },
+		"--%s sets the simulated node's GPUs for the training and tuning suites (the inference suite counts the GPUs it needs; the live engine's are salus replay --gpus)"},
 	{simDeviceFlagNames(), func(ef *evalFlags) bool { return ef.suite != "overhead" },
 		"--%s is a parameter of the simulator's device model; the overhead suite runs real processes"},
 }

@@ -59,6 +59,9 @@ func deprecatedFlag(f *pflag.FlagSet, p *string, name, instead string) {
 	_ = f.MarkDeprecated(name, instead)
 }
 
+// maxGPUs bounds --gpus: more than a node, but a simulated one can be large.
+const maxGPUs = 4096
+
 // deviceFlags are the device-model flags every simulating command takes.
 type deviceFlags struct {
 	preset       string
@@ -69,6 +72,8 @@ type deviceFlags struct {
 	ctxSwitch    float64
 	pcie         float64
 	speed        float64
+	gpus         int
+	gpuPlacement string
 	modes        core.ModeParams
 }
 
@@ -88,6 +93,8 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
 	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
+	f.IntVar(&d.gpus, "gpus", 1, "GPUs of the node, each of the preset's memory: every GPU has its own lanes; a job runs on one GPU, a gang job (trace column gpus) on several at once")
+	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, "how a job's GPU is chosen: "+strings.Join(core.GPUPlacementNames(), ", "))
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
 	def := core.DefaultModeParams()
 	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
@@ -122,6 +129,18 @@ func (d *deviceFlags) device() (device.Device, error) {
 	}
 	if d.speed < 0 {
 		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
+	}
+	if d.gpus < 1 || d.gpus > maxGPUs {
+		return dev, fmt.Errorf("--gpus %d: a node has 1 to %d GPUs", d.gpus, maxGPUs)
+	}
+	if _, err := core.LookupGPUPlacement(d.gpuPlacement); err != nil {
+		return dev, fmt.Errorf("--gpu-placement: %w", err)
+	}
+	if d.gpus > 1 {
+		dev.GPUs = d.gpus
+	}
+	if d.gpuPlacement != core.DefaultGPUPlacement {
+		dev.GPUPlacement = d.gpuPlacement
 	}
 	m := d.modes
 	for _, p := range []struct {

@@ -44,7 +44,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "jobs", "out"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -71,6 +71,9 @@ and reports them, and --resume DIR runs only what is missing.`,
 					g.CapacitiesMiB = []float64{dev.CapacityMiB}
 				}
 			}
+			if g.GPUs == 1 {
+				g.GPUs = 0 // one GPU: the grid file reads as before
+			}
 			if err := sweep.Check(g); err != nil {
 				return err
 			}
@@ -84,6 +87,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
 	addPresetFlag(f, &g.Device, "device preset")
 	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace")
+	f.IntVar(&g.GPUs, "gpus", 1, "GPUs of each run's node (each of the preset's memory, placed least-loaded)")
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
