@@ -48,8 +48,8 @@ func conform(t *testing.T, mode, policy string, seeds uint64) {
 }
 
 // checkInvariants simulates a random trace and checks, as the log is written, that
-// time never goes back, lanes never allocate more than the device, a lane runs one
-// iteration at a time and an exclusive placement admits one job at a time; then
+// time never goes back, lanes never allocate more than a GPU holds, a lane runs one
+// iteration at a time and an exclusive placement admits one job at a time on a GPU; then
 // that every job finished and received its iterations' GPU time, no more, no less.
 func checkInvariants(t *testing.T, name string, p core.Policy, seed uint64) {
 	t.Helper()
@@ -59,7 +59,17 @@ func checkInvariants(t *testing.T, name string, p core.Policy, seed uint64) {
 	dev.IterOverheadS = float64(seed%2) * 0.0005
 	_, exclusive := p.Placement.(core.Exclusive)
 	c := newChecker(t, dev.CapacityMiB, exclusive)
-	if err := Run(trace, Options{Policy: p, Device: dev, Sink: c}); err != nil {
+	// Even seeds run a node of 3 GPUs, with every fifth job a gang of 2.
+	gpus := 1
+	if seed%2 == 0 {
+		gpus = 3
+		for i := range trace.Jobs {
+			if i%5 == 2 {
+				trace.Jobs[i].GPUs = 2
+			}
+		}
+	}
+	if err := Run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: c}); err != nil {
 		t.Fatalf("seed %d %s: %v", seed, name, err)
 	}
 	for _, j := range trace.Jobs {

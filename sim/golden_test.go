@@ -53,6 +53,29 @@ func TestGoldenEventLogs(t *testing.T) {
 			}
 		}
 	}
+	// A node of 4 GPUs, with every seventh job a gang of 2.
+	trace, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: 1, Load: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range trace.Jobs {
+		if i%7 == 3 {
+			trace.Jobs[i].GPUs = 2
+		}
+	}
+	for _, ms := range goldenSchemes {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w := eventlog.NewWriter(&buf)
+		if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 4, Sink: w}); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		fmt.Fprintf(&got, "gpus=4 gangs seed=1 load=4 %s/%s %x\n", ms[0], ms[1], sha256.Sum256(buf.Bytes()))
+	}
 	const path = "testdata/golden-logs.txt"
 	if *update {
 		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {

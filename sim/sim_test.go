@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/salusgo/salus/core"
@@ -37,13 +38,15 @@ type checker struct {
 	finished  map[string]bool
 	gpu       map[string]float64
 	admitted  map[string]bool
+	laneGPUs  map[int][]int // lane -> its GPUs
+	jobGPUs   map[string][]int
 	exclusive bool
 	last      float64
 }
 
 func newChecker(t *testing.T, capacity float64, exclusive bool) *checker {
 	return &checker{t: t, capacity: capacity, exclusive: exclusive, lanes: map[int]float64{}, busyLanes: map[int]string{},
-		finished: map[string]bool{}, gpu: map[string]float64{}, admitted: map[string]bool{}}
+		finished: map[string]bool{}, gpu: map[string]float64{}, admitted: map[string]bool{}, laneGPUs: map[int][]int{}, jobGPUs: map[string][]int{}}
 }
 
 func (c *checker) Emit(e eventlog.Event) {
@@ -63,17 +66,36 @@ func (c *checker) Emit(e eventlog.Event) {
 		if e.PersistentMiB+e.EphemeralMiB > e.LaneMiB+1e-6 {
 			t.Fatalf("lane %d holds %.1f MiB in %.1f", e.Lane, e.PersistentMiB+e.EphemeralMiB, e.LaneMiB)
 		}
-		var sum float64
-		for _, s := range c.lanes {
-			sum += s
+		// Per GPU: a gang's lane takes its size on each of its GPUs.
+		perGPU := map[int]float64{}
+		for lane, size := range c.lanes {
+			for _, g := range c.gpusOf(lane) {
+				perGPU[g] += size
+			}
 		}
-		if sum > c.capacity+1e-6 {
-			t.Fatalf("lanes allocate %.1f MiB of %.1f", sum, c.capacity)
+		for g, sum := range perGPU {
+			if sum > c.capacity+1e-6 {
+				t.Fatalf("lanes allocate %.1f MiB of %.1f on GPU %d", sum, c.capacity, g)
+			}
 		}
 	case eventlog.Admit:
 		c.admitted[e.Job] = true
-		if c.exclusive && len(c.admitted) > 1 {
-			t.Fatalf("exclusive mode admitted a second job %s", e.Job)
+		gpus := e.Gang
+		if len(gpus) == 0 {
+			gpus = []int{e.GPUIndex}
+		}
+		c.laneGPUs[e.Lane], c.jobGPUs[e.Job] = gpus, gpus
+		if c.exclusive {
+			for other := range c.admitted {
+				if other == e.Job {
+					continue
+				}
+				for _, g := range c.jobGPUs[other] {
+					if slices.Contains(gpus, g) {
+						t.Fatalf("exclusive mode admitted %s on GPU %d beside %s", e.Job, g, other)
+					}
+				}
+			}
 		}
 	case eventlog.IterStart:
 		if other, busy := c.busyLanes[e.Lane]; busy {
@@ -90,6 +112,13 @@ func (c *checker) Emit(e eventlog.Event) {
 		c.finished[e.Job] = true
 		delete(c.admitted, e.Job)
 	}
+}
+
+func (c *checker) gpusOf(lane int) []int {
+	if gpus, ok := c.laneGPUs[lane]; ok {
+		return gpus
+	}
+	return []int{0}
 }
 
 func TestSuspendPaysForItsCopies(t *testing.T) {
