@@ -83,6 +83,9 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 	}
 	switch r := res.(type) {
 	case *eval.Report:
+		if t, ok := perGPUTable(r); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
 		figs = trainingFigures(r, prefix, logs)
 	case *eval.TuningReport:
 		if f, ok := tuningBars(prefix, r); ok {
@@ -102,6 +105,19 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 		}
 	}
 	return sec, figs
+}
+
+// perGPUTable shows what each GPU of a node did, run by run, when the runs had
+// more than one GPU.
+func perGPUTable(r *eval.Report) (table, bool) {
+	t := table{Caption: "runs per GPU", Head: []string{"scheme", "GPU", "jobs", "busy", "peak memory (MiB)"}}
+	for _, run := range r.Runs {
+		for _, g := range run.PerGPU {
+			t.Rows = append(t.Rows, []string{run.Scheme, fmt.Sprint(g.GPU), fmt.Sprint(g.Jobs),
+				fmt.Sprintf("%.0f%%", g.Busy*100), fmt.Sprintf("%.0f", g.PeakMemoryMiB)})
+		}
+	}
+	return t, len(t.Rows) > 0
 }
 
 // genericTables shows a result's fields: "engine" names the engine; the runs (a
