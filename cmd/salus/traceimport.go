@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,7 +97,9 @@ Formats:
 			if cerr := done(err == nil); err == nil {
 				err = cerr
 			}
-			stats.Summary(cmd.ErrOrStderr())
+			if err == nil || errors.Is(err, traceimport.ErrNoJobs) {
+				stats.Summary(cmd.ErrOrStderr())
+			}
 			return err
 		},
 	}

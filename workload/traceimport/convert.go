@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -108,6 +109,9 @@ type Options struct {
 	// Output is "csv" (default) or "jsonl".
 	Output string
 }
+
+// ErrNoJobs is the error of an import that kept no job.
+var ErrNoJobs = errors.New("no job was kept")
 
 // Stats says what an import read, kept and dropped.
 type Stats struct {
@@ -277,6 +281,8 @@ func (c *converter) Record(r Record) error {
 	if _, dup := c.ids[r.ID]; dup {
 		return drop(DropDuplicate)
 	}
+	// A copy: the reader's id may share memory with its whole line.
+	r.ID = strings.Clone(r.ID)
 	c.ids[r.ID] = struct{}{}
 	dev := c.device(r.GPUType)
 	share := r.Share
@@ -396,7 +402,7 @@ func (c *converter) write(w io.Writer) error {
 	}
 	c.stats.Kept = len(c.entries)
 	if len(c.entries) == 0 {
-		return fmt.Errorf("no job was kept (%d rows read): see the counts of dropped rows", c.stats.Rows)
+		return fmt.Errorf("%w (%d rows read): see the counts of dropped rows", ErrNoJobs, c.stats.Rows)
 	}
 	c.stats.FirstSubmitS = c.entries[0].submit
 	bw := bufio.NewWriterSize(w, 1<<16)

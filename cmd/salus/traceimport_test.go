@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// importFixtures are the importer's hand-written fixtures, one or two files per format.
+var importFixtures = map[string][]string{
+	"alibaba2023": {"openb_pod_list_sample.csv"},
+	"pai2020":     {"pai_task_table.csv", "pai_job_table.csv"},
+	"philly":      {"cluster_job_log.json"},
+	"helios":      {"cluster_log.csv"},
+	"tiresias":    {"tiresias_jobs.csv"},
+	"sia":         {"sia_workload.csv"},
+}
+
+// TestImportOutputValidates: every format's import, CSV and JSON Lines, is a trace
+// salus trace validate accepts, and the drop summary goes to standard error.
+func TestImportOutputValidates(t *testing.T) {
+	for format, files := range importFixtures {
+		for _, ext := range []string{".csv", ".jsonl"} {
+			t.Run(format+ext, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), format+ext)
+				args := []string{"trace", "import", "--format", format, "--out", out}
+				for _, f := range files {
+					args = append(args, filepath.Join("..", "..", "workload", "traceimport", "testdata", f))
+				}
+				msg, err := run(t, args...)
+				if err != nil {
+					t.Fatalf("import: %v\n%s", err, msg)
+				}
+				if !strings.Contains(msg, "imported ") {
+					t.Errorf("no summary:\n%s", msg)
+				}
+				msg, err = run(t, "trace", "validate", out)
+				if err != nil || !strings.Contains(msg, "ok") {
+					t.Errorf("validate: %v\n%s", err, msg)
+				}
+			})
+		}
+	}
+}
+
+func TestImportToStdoutAndSimulate(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "openb_pod_list_sample.csv")
+	root := newRoot()
+	var stdout, stderr strings.Builder
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"trace", "import", "--format", "alibaba2023", fixture})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "job_id,model,batch_size,iterations,arrival_s") {
+		t.Errorf("standard output should hold the trace alone:\n%s", stdout.String())
+	}
+	for _, want := range []string{"imported 4 jobs from 6 rows; dropped 2", "no GPU requested", "never ran"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	trace := filepath.Join(t.TempDir(), "openb.csv")
+	if err := os.WriteFile(trace, []byte(stdout.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo"); err != nil || !strings.Contains(out, "4 jobs") {
+		t.Errorf("simulate: %v\n%s", err, out)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("name,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\np1,1,lots,1,2,1\n"), 0o644)
+	out := filepath.Join(dir, "out.csv")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, "--format"},
+		{[]string{"--format", "borg", bad}, "alibaba2023, helios, pai2020, philly, sia, tiresias"},
+		{[]string{"--format", "alibaba2023", bad, bad}, "reads FILE"},
+		{[]string{"--format", "alibaba2023", "--batch", "50", bad}, "--batch 50 needs --model"},
+		{[]string{"--format", "alibaba2023", "--since", "tuesday", bad}, "--since"},
+		{[]string{"--format", "alibaba2023", "--output-format", "xml", bad}, "--output-format"},
+		{[]string{"--format", "alibaba2023", "--out", out, bad}, `bad.csv:2: field "gpu_milli": "lots" is not a number`},
+	} {
+		msg, err := run(t, append([]string{"trace", "import"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want an error with %q, got %v\n%s", c.args, c.want, err, msg)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed import should leave no --out file: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a failed import left files behind: %v", entries)
+	}
+}
+
+func TestImportThatKeepsNothingSaysWhy(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "cluster_log.csv")
+	msg, err := run(t, "trace", "import", "--format", "helios", "--status", "TIMEOUT", fixture)
+	if err == nil || !strings.Contains(err.Error(), "no job was kept") {
+		t.Fatalf("want the no-job error, got %v", err)
+	}
+	if !strings.Contains(msg, "status not in --status") {
+		t.Errorf("the summary should say why:\n%s", msg)
+	}
+}
