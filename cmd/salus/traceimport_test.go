@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // importFixtures are the importer's hand-written fixtures, one or two files per format.
@@ -110,4 +112,62 @@ func TestImportThatKeepsNothingSaysWhy(t *testing.T) {
 	if !strings.Contains(msg, "status not in --status") {
 		t.Errorf("the summary should say why:\n%s", msg)
 	}
+}
+
+// Every flag of trace import changes what it writes, or is refused naming itself.
+func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "openb_pod_list_sample.csv")
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(bad, append(good, []byte("p9,1,1,1,lots,,BE,Succeeded,10,20,10\n")...), 0o644)
+	base := []string{"trace", "import", "--format", "alibaba2023"}
+	cases := []flagCase{
+		{flag: "format", args: []string{"--format", "borg"}, refused: "borg"},
+		{flag: "out", args: []string{"--out", filepath.Join(t.TempDir(), "x.csv")}},
+		{flag: "output-format", args: []string{"--output-format", "jsonl"}},
+		{flag: "device", args: []string{"--device", "h100"}},
+		{flag: "model", args: []string{"--model", "resnet50", "--batch", "50"}},
+		{flag: "batch", args: []string{"--batch", "50"}, refused: "needs --model"},
+		{flag: "memory", args: []string{"--memory", "request"}},
+		{flag: "since", args: []string{"--since", "1100"}},
+		{flag: "until", args: []string{"--until", "1400"}},
+		{flag: "limit", args: []string{"--limit", "1"}},
+		{flag: "status", args: []string{"--status", "Running"}},
+	}
+	baseOut, err := run(t, append(base, fixture)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{"skip-bad": true}
+	for _, c := range cases {
+		covered[c.flag] = true
+		args := append(append(append([]string(nil), base...), c.args...), fixture)
+		out, err := run(t, args...)
+		switch {
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
+			t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
+		case c.refused == "" && err != nil:
+			t.Errorf("salus %v: %v", args, err)
+		case c.refused == "" && out == baseOut:
+			t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
+		}
+	}
+	if _, err := run(t, append(base, bad)...); err == nil {
+		t.Error("a malformed row should fail the import")
+	}
+	if out, err := run(t, append(base, "--skip-bad", bad)...); err != nil || !strings.Contains(out, "malformed (--skip-bad)") {
+		t.Errorf("--skip-bad: %v\n%s", err, out)
+	}
+	cmd, _, err := newRoot().Find([]string{"trace", "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" && !covered[f.Name] {
+			t.Errorf("salus trace import --%s: no case says what it does", f.Name)
+		}
+	})
 }
