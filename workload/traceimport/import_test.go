@@ -338,3 +338,36 @@ func TestPresetFor(t *testing.T) {
 		}
 	}
 }
+
+// lineReader turns offsets into lines also after it has let go of the bytes
+// before its window.
+func TestLineReader(t *testing.T) {
+	defer func(w int) { lineWindow = w }(lineWindow)
+	lineWindow = 64
+	var text strings.Builder
+	var starts []int64 // offset where each line begins
+	for i := range 500 {
+		starts = append(starts, int64(text.Len()))
+		text.WriteString(strings.Repeat("x", i%13) + "\n")
+	}
+	lr := &lineReader{r: strings.NewReader(text.String()), curLine: 1}
+	buf := make([]byte, 7)
+	read := int64(0)
+	for i, off := range starts {
+		for read <= off {
+			n, _ := lr.Read(buf)
+			read += int64(n)
+		}
+		if got := lr.lineAt(off); got != i+1 {
+			t.Fatalf("offset %d: line %d, want %d", off, got, i+1)
+		}
+		if i > 0 && off-starts[i-1] < 32 {
+			if got := lr.lineAt(starts[i-1]); got != i {
+				t.Fatalf("back to offset %d: line %d, want %d", starts[i-1], got, i)
+			}
+		}
+	}
+	if lr.lineAt(0) != 0 {
+		t.Error("an offset no longer held should give line 0")
+	}
+}

@@ -179,7 +179,8 @@ type lineReader struct {
 	curLine  int   // the line at cur
 }
 
-const lineWindow = 4 << 20
+// lineWindow is how many bytes lineReader keeps, at least (at most twice that).
+var lineWindow = 4 << 20
 
 func (l *lineReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
@@ -197,12 +198,13 @@ func (l *lineReader) Read(p []byte) (int, error) {
 }
 
 // lineAt is the line of the byte at offset, or 0 when it is no longer held.
+// Counting moves forward from the last offset asked for.
 func (l *lineReader) lineAt(offset int64) int {
-	if offset < l.cur || offset > l.bufStart+int64(len(l.buf)) {
-		if offset == l.cur {
-			return l.curLine
-		}
+	switch {
+	case offset < l.bufStart || offset > l.bufStart+int64(len(l.buf)):
 		return 0
+	case offset < l.cur:
+		return l.curLine - bytes.Count(l.buf[offset-l.bufStart:l.cur-l.bufStart], []byte{'\n'})
 	}
 	l.curLine += bytes.Count(l.buf[l.cur-l.bufStart:offset-l.bufStart], []byte{'\n'})
 	l.cur = offset
