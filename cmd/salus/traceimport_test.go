@@ -59,7 +59,7 @@ func TestImportToStdoutAndSimulate(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "job_id,model,batch_size,iterations,arrival_s") {
 		t.Errorf("standard output should hold the trace alone:\n%s", stdout.String())
 	}
-	for _, want := range []string{"imported 4 jobs from 6 rows; dropped 2", "no GPU requested", "never ran"} {
+	for _, want := range []string{"imported 5 jobs from 7 rows; dropped 2", "no GPU requested", "never ran"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, stderr.String())
 		}
@@ -68,7 +68,7 @@ func TestImportToStdoutAndSimulate(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(stdout.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo"); err != nil || !strings.Contains(out, "4 jobs") {
+	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo"); err != nil || !strings.Contains(out, "5 jobs") {
 		t.Errorf("simulate: %v\n%s", err, out)
 	}
 }

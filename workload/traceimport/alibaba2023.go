@@ -42,9 +42,11 @@ func readAlibaba2023(files []string, sink Sink) error {
 		if milli < 0 || milli > 1000 {
 			return r, "", s.bad("gpu_milli", fmt.Sprintf("%v: the share of a GPU is in thousandths, 0 to 1000", milli))
 		}
-		if r.GPUs == 0 || milli == 0 {
+		if r.GPUs == 0 {
 			return r, DropNoGPU, nil
 		}
+		// gpu_milli details the share of a GPU-sharing pod; a pod of whole GPUs
+		// that leaves it empty or 0 gets them whole.
 		r.Share = milli / 1000
 		created, ok, ferr := s.time("creation_time")
 		if ferr != nil {

@@ -128,8 +128,10 @@ func TestImportAlibaba2023(t *testing.T) {
 		// 220 milli of a P100: 3,154 MiB; googlenet at 100 peaks at 2,534.
 		{"openb-pod-9002", "googlenet", 100, 590, 1, 300, 1, 0},
 		{"openb-pod-9006", bigModel, bigBatch, 10, 1, 500, 1, 0},
+		// Two whole GPUs, gpu_milli 0.
+		{"openb-pod-9007", bigModel, bigBatch, 600, 1, 600, 2, 0},
 	})
-	checkDropped(t, s, 6, map[string]int{DropNoGPU: 1, DropNeverRan: 1})
+	checkDropped(t, s, 7, map[string]int{DropNoGPU: 1, DropNeverRan: 1})
 }
 
 func TestImportPAI2020TaskTable(t *testing.T) {
@@ -268,9 +270,9 @@ func TestFilters(t *testing.T) {
 	if ids := jobIDs(tr); ids != "openb-pod-9003 openb-pod-9002" {
 		t.Errorf("window [1100, 1500): %s", ids)
 	}
-	// 9001 (1000) is before; 9006 (1500) is at --until, outside; 9004 and 9005 are
+	// 9001 (1000) is before; 9006 (1500) is at --until, outside, 9007 after; 9004 and 9005 are
 	// dropped for what they are before the window is looked at.
-	checkDropped(t, s, 6, map[string]int{DropBefore: 1, DropAfter: 1, DropNoGPU: 1, DropNeverRan: 1})
+	checkDropped(t, s, 7, map[string]int{DropBefore: 1, DropAfter: 2, DropNoGPU: 1, DropNeverRan: 1})
 	if tr.Jobs[0].ArrivalS != 0 || tr.Jobs[1].ArrivalS != 200 {
 		t.Errorf("arrivals are relative to the first kept job: %v, %v", tr.Jobs[0].ArrivalS, tr.Jobs[1].ArrivalS)
 	}
@@ -279,7 +281,7 @@ func TestFilters(t *testing.T) {
 	if ids := jobIDs(tr); ids != "openb-pod-9003 openb-pod-9002" {
 		t.Errorf("--status Running,failed --limit 2: %s", ids)
 	}
-	checkDropped(t, s, 6, map[string]int{DropStatus: 1, DropLimit: 1})
+	checkDropped(t, s, 7, map[string]int{DropStatus: 2, DropLimit: 1})
 
 	tr, _ = convert(t, "alibaba2023", Options{Model: "resnet50", Batch: 50, Device: "p100"}, "openb_pod_list_sample.csv")
 	for _, j := range tr.Jobs {
