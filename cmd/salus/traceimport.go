@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -120,7 +119,8 @@ Formats:
 }
 
 // importOutput opens where the trace goes: standard output, or --out through a
-// temporary file renamed into place only when the import succeeds.
+// temporary file renamed into place only when the import succeeds (a file, so
+// that a sorted source is written as it is read).
 func importOutput(cmd *cobra.Command, out string) (io.Writer, func(ok bool) error, error) {
 	if out == "" || out == "-" {
 		return cmd.OutOrStdout(), func(bool) error { return nil }, nil
@@ -129,17 +129,13 @@ func importOutput(cmd *cobra.Command, out string) (io.Writer, func(ok bool) erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("--out %s: %w", out, err)
 	}
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	return bw, func(ok bool) error {
+	return tmp, func(ok bool) error {
 		if !ok {
 			tmp.Close()
 			os.Remove(tmp.Name())
 			return nil
 		}
-		err := bw.Flush()
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
+		err := tmp.Close()
 		if err == nil {
 			err = os.Chmod(tmp.Name(), 0o644)
 		}

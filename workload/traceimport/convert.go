@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -120,6 +121,9 @@ type Stats struct {
 	Dropped map[string]int // rows dropped, by reason
 	// FirstSubmitS is the source time of the first kept job: arrival 0.
 	FirstSubmitS float64
+	// Streamed says the jobs were written as they were read: the output was a
+	// file and the source was sorted by submission.
+	Streamed bool
 }
 
 // Summary writes the counts on one line per reason, for stderr.
@@ -164,10 +168,22 @@ type converter struct {
 	ids      map[string]struct{}
 	entries  []entry
 	stats    Stats
+	// stream, when not nil, writes each kept job as it is read; lastSubmit is the
+	// last one's submission, started whether there was one.
+	stream     *rowWriter
+	lastSubmit float64
+	started    bool
 }
 
 // Convert reads files in format f and writes the trace to w. The summary of what
 // was dropped is in the returned Stats, also when an error stops the import.
+//
+// When w is a regular file written at its end (standard output redirected to a
+// file, or --out), jobs are written as they are read for as long as the
+// source is sorted by submission, and nothing is kept of them but their ids. At
+// the first job out of order the file is emptied and the import starts over,
+// keeping a compact entry per job to sort and write at the end; that is also how
+// it goes for any other writer.
 func Convert(f Format, files []string, o Options, w io.Writer) (Stats, error) {
 	c, err := newConverter(o)
 	if err != nil {
@@ -176,10 +192,58 @@ func Convert(f Format, files []string, o Options, w io.Writer) (Stats, error) {
 	if len(files) == 0 || len(files) > f.MaxFiles {
 		return c.stats, fmt.Errorf("format %s reads %s: got %d files", f.Name, f.Args, len(files))
 	}
+	if file, ok := w.(*os.File); ok {
+		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+			// Only at the end of the file: what comes before is not the import's to
+			// empty (a file opened to append reports offset 0).
+			start, err := file.Seek(0, io.SeekCurrent)
+			if err == nil && start == fi.Size() {
+				c.stream = c.newRowWriter(file)
+				err = f.Read(files, c)
+				switch {
+				case errors.Is(err, errUnsorted):
+					if err := file.Truncate(start); err != nil {
+						return c.stats, err
+					}
+					if _, err := file.Seek(start, io.SeekStart); err != nil {
+						return c.stats, err
+					}
+					c, _ = newConverter(o)
+				case err != nil:
+					return c.stats, err
+				case c.stats.Kept == 0:
+					return c.stats, c.noJobs()
+				default:
+					c.stats.Streamed = true
+					return c.stats, c.stream.flush()
+				}
+			}
+		}
+	}
 	if err := f.Read(files, c); err != nil {
 		return c.stats, err
 	}
 	return c.stats, c.write(w)
+}
+
+// errUnsorted stops a streaming import at the first job out of order.
+var errUnsorted = errors.New("the source is not sorted by submission")
+
+// streamEntry writes a kept job at once, while the source is sorted.
+func (c *converter) streamEntry(e entry) error {
+	if c.started && e.submit < c.lastSubmit {
+		return errUnsorted
+	}
+	if !c.started {
+		c.started, c.stats.FirstSubmitS = true, e.submit
+	}
+	c.lastSubmit = e.submit
+	if c.o.Limit > 0 && c.stats.Kept >= c.o.Limit {
+		c.stats.Dropped[DropLimit]++
+		return nil
+	}
+	c.stats.Kept++
+	return c.stream.write(e)
 }
 
 func newConverter(o Options) (*converter, error) {
@@ -302,7 +366,11 @@ func (c *converter) Record(r Record) error {
 	if iters > 1e12 {
 		iters = 1e12
 	}
-	c.entries = append(c.entries, entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs)})
+	e := entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs)}
+	if c.stream != nil {
+		return c.streamEntry(e)
+	}
+	c.entries = append(c.entries, e)
 	return nil
 }
 
@@ -402,20 +470,20 @@ func (c *converter) write(w io.Writer) error {
 	}
 	c.stats.Kept = len(c.entries)
 	if len(c.entries) == 0 {
-		return fmt.Errorf("%w (%d rows read): see the counts of dropped rows", ErrNoJobs, c.stats.Rows)
+		return c.noJobs()
 	}
 	c.stats.FirstSubmitS = c.entries[0].submit
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var err error
-	if c.o.Output == "jsonl" {
-		err = c.writeJSONL(bw)
-	} else {
-		err = c.writeCSV(bw)
+	rw := c.newRowWriter(w)
+	for _, e := range c.entries {
+		if err := rw.write(e); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	return bw.Flush()
+	return rw.flush()
+}
+
+func (c *converter) noJobs() error {
+	return fmt.Errorf("%w (%d rows read): see the counts of dropped rows", ErrNoJobs, c.stats.Rows)
 }
 
 func cmpSubmit(a, b entry) int {
@@ -440,48 +508,69 @@ func (c *converter) memory(e entry) (persistent, ephemeral float64) {
 	return math.Round(p.PersistentMiB*scale*10) / 10, math.Round(p.EphemeralMiB*scale*10) / 10
 }
 
-func (c *converter) writeCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	header := []string{"job_id", "model", "batch_size", "iterations", "arrival_s", "kind", "gpus"}
-	request := c.o.Memory == MemoryRequest
-	if request {
-		header = append(header, "persistent_mib", "ephemeral_mib")
-	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	rec := make([]string, len(header))
-	for _, e := range c.entries {
-		p := c.profiles[e.prof]
-		rec[0], rec[1], rec[2] = e.id, p.Model, strconv.Itoa(p.Batch)
-		rec[3] = strconv.FormatInt(e.iters, 10)
-		rec[4] = strconv.FormatFloat(c.arrival(e), 'f', -1, 64)
-		rec[5], rec[6] = workload.Train, strconv.Itoa(int(e.gpus))
-		if request {
-			per, eph := c.memory(e)
-			rec[7], rec[8] = strconv.FormatFloat(per, 'f', -1, 64), strconv.FormatFloat(eph, 'f', -1, 64)
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+// rowWriter writes jobs one at a time, the header before the first.
+type rowWriter struct {
+	c      *converter
+	bw     *bufio.Writer
+	cw     *csv.Writer
+	enc    *json.Encoder
+	rec    []string
+	header []string
+	wrote  bool
 }
 
-func (c *converter) writeJSONL(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	for _, e := range c.entries {
-		p := c.profiles[e.prof]
+func (c *converter) newRowWriter(w io.Writer) *rowWriter {
+	rw := &rowWriter{c: c, bw: bufio.NewWriterSize(w, 1<<16)}
+	if c.o.Output == "jsonl" {
+		rw.enc = json.NewEncoder(rw.bw)
+		return rw
+	}
+	rw.cw = csv.NewWriter(rw.bw)
+	rw.header = []string{"job_id", "model", "batch_size", "iterations", "arrival_s", "kind", "gpus"}
+	if c.o.Memory == MemoryRequest {
+		rw.header = append(rw.header, "persistent_mib", "ephemeral_mib")
+	}
+	rw.rec = make([]string, len(rw.header))
+	return rw
+}
+
+func (rw *rowWriter) write(e entry) error {
+	c := rw.c
+	p := c.profiles[e.prof]
+	request := c.o.Memory == MemoryRequest
+	if rw.enc != nil {
 		j := workload.Job{ID: e.id, Model: p.Model, Batch: p.Batch, Iterations: int(e.iters), ArrivalS: c.arrival(e),
 			Kind: workload.Train, GPUs: int(e.gpus)}
-		if c.o.Memory == MemoryRequest {
+		if request {
 			per, eph := c.memory(e)
 			j.PersistentMiB, j.EphemeralMiB = &per, &eph
 		}
-		if err := enc.Encode(j); err != nil {
+		return rw.enc.Encode(j)
+	}
+	if !rw.wrote {
+		rw.wrote = true
+		if err := rw.cw.Write(rw.header); err != nil {
 			return err
 		}
 	}
-	return nil
+	rec := rw.rec
+	rec[0], rec[1], rec[2] = e.id, p.Model, strconv.Itoa(p.Batch)
+	rec[3] = strconv.FormatInt(e.iters, 10)
+	rec[4] = strconv.FormatFloat(c.arrival(e), 'f', -1, 64)
+	rec[5], rec[6] = workload.Train, strconv.Itoa(int(e.gpus))
+	if request {
+		per, eph := c.memory(e)
+		rec[7], rec[8] = strconv.FormatFloat(per, 'f', -1, 64), strconv.FormatFloat(eph, 'f', -1, 64)
+	}
+	return rw.cw.Write(rec)
+}
+
+func (rw *rowWriter) flush() error {
+	if rw.cw != nil {
+		rw.cw.Flush()
+		if err := rw.cw.Error(); err != nil {
+			return err
+		}
+	}
+	return rw.bw.Flush()
 }

@@ -373,3 +373,56 @@ func TestLineReader(t *testing.T) {
 		t.Error("an offset no longer held should give line 0")
 	}
 }
+
+// Writing to a file streams a sorted source and starts over, buffered, on an
+// unsorted one; either way the file holds what a buffer gets, and the counts agree.
+func TestStreamingToAFileMatchesBuffered(t *testing.T) {
+	fixtures := map[string][]string{
+		"alibaba2023": {"openb_pod_list_sample.csv"},
+		"pai2020":     {"pai_task_table.csv", "pai_job_table.csv"},
+		"philly":      {"cluster_job_log.json"},
+		"helios":      {"cluster_log.csv"},
+		"tiresias":    {"tiresias_jobs.csv"},
+		"sia":         {"sia_workload.csv"},
+	}
+	sorted := map[string]bool{"helios": true, "tiresias": true}
+	for format, names := range fixtures {
+		for _, o := range []Options{{}, {Limit: 1}, {Output: "jsonl", Memory: MemoryRequest}} {
+			var files []string
+			for _, n := range names {
+				files = append(files, filepath.Join("testdata", n))
+			}
+			f, _ := Lookup(format)
+			var buf bytes.Buffer
+			want, err := Convert(f, files, o, &buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Convert(f, files, o, out)
+			out.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(out.Name())
+			if !bytes.Equal(data, buf.Bytes()) {
+				t.Errorf("%s %+v: the file differs from the buffer:\n%s\nwant\n%s", format, o, data, buf.String())
+			}
+			if got.Streamed != sorted[format] {
+				t.Errorf("%s %+v: streamed %v, want %v", format, o, got.Streamed, sorted[format])
+			}
+			got.Streamed = false
+			if got.Rows != want.Rows || got.Kept != want.Kept || got.FirstSubmitS != want.FirstSubmitS || len(got.Dropped) != len(want.Dropped) {
+				t.Errorf("%s %+v: counts %+v, buffered %+v", format, o, got, want)
+			}
+			for r, n := range want.Dropped {
+				if got.Dropped[r] != n {
+					t.Errorf("%s %+v: dropped %q %d, buffered %d", format, o, r, got.Dropped[r], n)
+				}
+			}
+		}
+	}
+}
