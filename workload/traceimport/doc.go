@@ -8,11 +8,13 @@
 // terms: submission time, how long it ran, how many GPUs and what share of each.
 // The converter filters the rows, maps each kept one onto a catalog profile
 // (iterations from its duration, memory from its GPU request), counts every row it
-// drops by reason, and writes the jobs sorted by arrival. Formats are found by name
-// in a small registry (Formats, Lookup).
+// drops by reason, and writes the jobs sorted by arrival: as it reads them when
+// the source is sorted and the output a file, else from one compact entry per
+// kept job, sorted at the end. Formats are found by name in a small registry
+// (Formats, Lookup).
 //
 // It must not simulate, schedule or guess silently: every choice the mapping makes
 // is documented in the README's "Public traces" section, a malformed row is an
 // error naming the file, line and field (or, when asked, a counted drop), and it
-// holds one compact entry per kept job rather than a whole workload.Trace.
+// never holds a whole workload.Trace.
 package traceimport
