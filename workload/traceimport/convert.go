@@ -257,14 +257,14 @@ func newConverter(o Options) (*converter, error) {
 		c.o.Memory = MemoryProfile
 	case MemoryProfile, MemoryRequest:
 	default:
-		return c, fmt.Errorf("unknown memory mapping %q: choose %s or %s", o.Memory, MemoryProfile, MemoryRequest)
+		return c, fmt.Errorf("--memory %q: choose %s or %s", o.Memory, MemoryProfile, MemoryRequest)
 	}
 	switch c.o.Output {
 	case "":
 		c.o.Output = "csv"
 	case "csv", "jsonl":
 	default:
-		return c, fmt.Errorf("unknown output format %q: choose csv or jsonl", o.Output)
+		return c, fmt.Errorf("--output-format %q: choose csv or jsonl", o.Output)
 	}
 	for _, p := range c.o.Catalog.Profiles() {
 		if p.Kind == workload.Train {
@@ -288,7 +288,7 @@ func newConverter(o Options) (*converter, error) {
 	if o.Device != "" {
 		d, err := device.Preset(o.Device)
 		if err != nil {
-			return c, err
+			return c, fmt.Errorf("--device: %w", err)
 		}
 		c.explicit = &d
 	}
