@@ -426,3 +426,36 @@ func TestStreamingToAFileMatchesBuffered(t *testing.T) {
 		}
 	}
 }
+
+// Under --memory request every job's memory adds up to its share of its device.
+func TestMemoryRequestPerFormat(t *testing.T) {
+	const p100, v100 = 14336, 28672
+	cases := []struct {
+		format string
+		files  []string
+		mib    map[string]float64
+	}{
+		{"alibaba2023", []string{"openb_pod_list_sample.csv"}, map[string]float64{"openb-pod-9001": p100,
+			"openb-pod-9003": v100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
+		{"pai2020", []string{"pai_task_table.csv"}, map[string]float64{"job9b02/worker": v100, "job9a01/tensorflow": p100 / 2, "job9c03/worker": p100}},
+		{"philly", []string{"cluster_job_log.json"}, map[string]float64{"application_9_0001": p100, "application_9_0003": p100}},
+		{"helios", []string{"cluster_log.csv"}, map[string]float64{"9000001": p100, "9000002": p100}},
+		{"tiresias", []string{"tiresias_jobs.csv"}, map[string]float64{"0": p100, "1": p100, "2": p100}},
+		{"sia", []string{"sia_workload.csv"}, map[string]float64{"cifar10-0": p100, "bert-2": p100, "imagenet-1": p100}},
+	}
+	for _, c := range cases {
+		tr, _ := convert(t, c.format, Options{Memory: MemoryRequest}, c.files...)
+		if len(tr.Jobs) != len(c.mib) {
+			t.Errorf("%s: %d jobs, want %d", c.format, len(tr.Jobs), len(c.mib))
+		}
+		for _, j := range tr.Jobs {
+			if j.PersistentMiB == nil || j.EphemeralMiB == nil {
+				t.Errorf("%s %s: no inline memory", c.format, j.ID)
+				continue
+			}
+			if got, want := *j.PersistentMiB+*j.EphemeralMiB, c.mib[j.ID]; math.Abs(got-want) > 0.11 {
+				t.Errorf("%s %s: %v MiB, want %v", c.format, j.ID, got, want)
+			}
+		}
+	}
+}
