@@ -9,12 +9,14 @@ package main
 //	schemeFlags  --policy, --mode: lists              eval, sweep, replay
 //	policyFlag   --policy, --mode: one of each        simulate (serve: --policy)
 //	outputFlags  --format/-o FORMAT                   every command that prints results
-//	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen (FILE)
+//	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen, trace import (FILE)
 //	liveFlags    --time-scale, --server, --server-log eval, replay (replay.go)
 //
-// Conventions: --format (short -o) is the printing format everywhere; --out is
-// where results are written (a directory, or trace gen's file); --events FILE is an
-// event log (simulate, serve). A flag given where it does nothing is an error that
+// Conventions: --format (short -o) is the printing format everywhere but trace
+// import, where it is the format of the source trace read (the trace written is
+// --output-format, without a shorthand); --out is where results are written (a
+// directory, or trace gen's and trace import's file); --events FILE is an event
+// log (simulate, serve). A flag given where it does nothing is an error that
 // names it (applies.go); groups that never act on a command are not attached to it.
 
 import (

@@ -11,7 +11,7 @@ import (
 
 func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "trace", Short: "Generate, validate and summarize traces"}
-	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd())
+	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd(), newTraceImportCmd())
 	return cmd
 }
 

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/workload/traceimport"
+	"github.com/spf13/cobra"
+)
+
+func newTraceImportCmd() *cobra.Command {
+	var (
+		format, out, outFormat string
+		since, until           string
+		o                      traceimport.Options
+	)
+	var examples []string
+	var formats []string
+	for _, f := range traceimport.Formats() {
+		formats = append(formats, fmt.Sprintf("  %-12s %s", f.Name, f.Summary))
+		examples = append(examples, "  "+f.Example)
+	}
+	cmd := &cobra.Command{
+		Use:   "import --format FORMAT FILE [FILE]",
+		Short: "Convert a public GPU-cluster trace (Alibaba, PAI, Philly, Helios, Tiresias, Sia) into a trace",
+		Long: `Convert a public GPU-cluster trace into this project's trace (CSV, or JSON Lines),
+sorted by arrival, which salus trace validate accepts and salus simulate runs.
+
+Each kept job becomes a training job of one catalog profile: the one --model and
+--batch name, else the source's model when the catalog has it (Tiresias), else
+the profile whose peak memory is the largest that fits the job's GPU request (its
+share of a GPU x the device's usable memory). Its iterations are its duration
+(less the profile's start-up) over the profile's iteration time on the device;
+arrival_s is its submission relative to the first kept job's; gpus is the GPUs
+it held at once. The device is --device, else the job's GPU type where the source
+names one (V100, A100, ...), else the P100. --memory request writes the job's own
+memory (persistent_mib, ephemeral_mib) scaled to its GPU request; simulate such a
+trace on a device with as much memory.
+
+Rows that are not GPU jobs that ran (no GPU, never started, no end time) are
+dropped and counted, by reason, on standard error. A malformed row is an error
+that names the file, line and field, unless --skip-bad (then it is counted).
+The README's "Public traces" section maps every format field by field.
+
+Formats:
+` + strings.Join(formats, "\n"),
+		Example: strings.Join(examples, "\n"),
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format == "" {
+				return fmt.Errorf("give the source's format with --format: %s", strings.Join(traceimport.Names(), ", "))
+			}
+			f, err := traceimport.Lookup(format)
+			if err != nil {
+				return fmt.Errorf("--format: %w", err)
+			}
+			if len(args) > f.MaxFiles {
+				return fmt.Errorf("--format %s reads %s: got %d files", f.Name, f.Args, len(args))
+			}
+			if o.Batch != 0 && o.Model == "" {
+				return fmt.Errorf("--batch %d needs --model: the two name one catalog profile", o.Batch)
+			}
+			for _, w := range []struct {
+				flag, v string
+				dst     **float64
+			}{{"since", since, &o.Since}, {"until", until, &o.Until}} {
+				if w.v == "" {
+					continue
+				}
+				t, err := traceimport.ParseTime(w.v)
+				if err != nil {
+					return fmt.Errorf("--%s: %v (the source's own clock: seconds as the file writes them, or a date for the traces that write dates)", w.flag, err)
+				}
+				*w.dst = &t
+			}
+			o.Output = outFormat
+			if o.Output == "" {
+				o.Output = "csv"
+				if ext := strings.ToLower(filepath.Ext(out)); ext == ".jsonl" || ext == ".json" || ext == ".ndjson" {
+					o.Output = "jsonl"
+				}
+			}
+			if err := checkFormat(o.Output, "csv", "jsonl"); err != nil {
+				return fmt.Errorf("--output-format: %w", err)
+			}
+			w, done, err := importOutput(cmd, out)
+			if err != nil {
+				return err
+			}
+			stats, err := traceimport.Convert(f, args, o, w)
+			if cerr := done(err == nil); err == nil {
+				err = cerr
+			}
+			if err == nil || errors.Is(err, traceimport.ErrNoJobs) {
+				stats.Summary(cmd.ErrOrStderr())
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&format, "format", "", "the source trace's format: "+strings.Join(traceimport.Names(), ", "))
+	addOutFlag(fl, &out, "", "write the trace to this file instead of standard output (.jsonl: JSON Lines)")
+	fl.StringVar(&outFormat, "output-format", "", "the trace's format: csv or jsonl (default: from --out's extension, else csv)")
+	fl.StringVar(&o.Device, "device", "", "device preset the GPU requests are shares of and the durations were run on: "+strings.Join(device.Names(), ", ")+" (default: the job's GPU type when the source names one, else p100)")
+	fl.StringVar(&o.Model, "model", "", "give every job this catalog model (with --batch) instead of matching a profile to its GPU request")
+	fl.IntVar(&o.Batch, "batch", 0, "batch size of --model's profile")
+	fl.StringVar(&o.Memory, "memory", traceimport.MemoryProfile, "job memory: profile (the matched profile's) or request (the profile's scaled to the job's GPU request, written inline)")
+	fl.StringVar(&since, "since", "", "keep jobs submitted at or after this time, on the source's clock (seconds, or a date like '2017-10-03 00:00:00')")
+	fl.StringVar(&until, "until", "", "keep jobs submitted before this time, on the source's clock")
+	fl.IntVar(&o.Limit, "limit", 0, "keep the first N jobs by arrival (0: all)")
+	fl.StringSliceVar(&o.Statuses, "status", nil, "keep only jobs whose final status is one of these, comma-separated (e.g. Terminated, COMPLETED, Pass; default: every job that ran)")
+	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
+	return cmd
+}
+
+// importOutput opens where the trace goes: standard output, or --out through a
+// temporary file renamed into place only when the import succeeds (a file, so
+// that a sorted source is written as it is read).
+func importOutput(cmd *cobra.Command, out string) (io.Writer, func(ok bool) error, error) {
+	if out == "" || out == "-" {
+		return cmd.OutOrStdout(), func(bool) error { return nil }, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out %s: %w", out, err)
+	}
+	return tmp, func(ok bool) error {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return nil
+		}
+		err := tmp.Close()
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o644)
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), out)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("--out %s: %w", out, err)
+		}
+		return nil
+	}, nil
+}

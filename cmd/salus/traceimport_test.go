@@ -1,0 +1,173 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// importFixtures are the importer's hand-written fixtures, one or two files per format.
+var importFixtures = map[string][]string{
+	"alibaba2023": {"openb_pod_list_sample.csv"},
+	"pai2020":     {"pai_task_table.csv", "pai_job_table.csv"},
+	"philly":      {"cluster_job_log.json"},
+	"helios":      {"cluster_log.csv"},
+	"tiresias":    {"tiresias_jobs.csv"},
+	"sia":         {"sia_workload.csv"},
+}
+
+// TestImportOutputValidates: every format's import, CSV and JSON Lines, is a trace
+// salus trace validate accepts, and the drop summary goes to standard error.
+func TestImportOutputValidates(t *testing.T) {
+	for format, files := range importFixtures {
+		for _, ext := range []string{".csv", ".jsonl"} {
+			t.Run(format+ext, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), format+ext)
+				args := []string{"trace", "import", "--format", format, "--out", out}
+				for _, f := range files {
+					args = append(args, filepath.Join("..", "..", "workload", "traceimport", "testdata", f))
+				}
+				msg, err := run(t, args...)
+				if err != nil {
+					t.Fatalf("import: %v\n%s", err, msg)
+				}
+				if !strings.Contains(msg, "imported ") {
+					t.Errorf("no summary:\n%s", msg)
+				}
+				msg, err = run(t, "trace", "validate", out)
+				if err != nil || !strings.Contains(msg, "ok") {
+					t.Errorf("validate: %v\n%s", err, msg)
+				}
+			})
+		}
+	}
+}
+
+func TestImportToStdoutAndSimulate(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "openb_pod_list_sample.csv")
+	root := newRoot()
+	var stdout, stderr strings.Builder
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"trace", "import", "--format", "alibaba2023", fixture})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "job_id,model,batch_size,iterations,arrival_s") {
+		t.Errorf("standard output should hold the trace alone:\n%s", stdout.String())
+	}
+	for _, want := range []string{"imported 5 jobs from 7 rows; dropped 2", "no GPU requested", "never ran"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	trace := filepath.Join(t.TempDir(), "openb.csv")
+	if err := os.WriteFile(trace, []byte(stdout.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo"); err != nil || !strings.Contains(out, "5 jobs") {
+		t.Errorf("simulate: %v\n%s", err, out)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("name,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\np1,1,lots,1,2,1\n"), 0o644)
+	out := filepath.Join(dir, "out.csv")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, "--format"},
+		{[]string{"--format", "borg", bad}, "alibaba2023, helios, pai2020, philly, sia, tiresias"},
+		{[]string{"--format", "alibaba2023", bad, bad}, "reads FILE"},
+		{[]string{"--format", "alibaba2023", "--batch", "50", bad}, "--batch 50 needs --model"},
+		{[]string{"--format", "alibaba2023", "--since", "tuesday", bad}, "--since"},
+		{[]string{"--format", "alibaba2023", "--output-format", "xml", bad}, "--output-format"},
+		{[]string{"--format", "alibaba2023", "--out", out, bad}, `bad.csv:2: field "gpu_milli": "lots" is not a number`},
+	} {
+		msg, err := run(t, append([]string{"trace", "import"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want an error with %q, got %v\n%s", c.args, c.want, err, msg)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed import should leave no --out file: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a failed import left files behind: %v", entries)
+	}
+}
+
+func TestImportThatKeepsNothingSaysWhy(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "cluster_log.csv")
+	msg, err := run(t, "trace", "import", "--format", "helios", "--status", "TIMEOUT", fixture)
+	if err == nil || !strings.Contains(err.Error(), "no job was kept") {
+		t.Fatalf("want the no-job error, got %v", err)
+	}
+	if !strings.Contains(msg, "status not in --status") {
+		t.Errorf("the summary should say why:\n%s", msg)
+	}
+}
+
+// Every flag of trace import changes what it writes, or is refused naming itself.
+func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
+	fixture := filepath.Join("..", "..", "workload", "traceimport", "testdata", "openb_pod_list_sample.csv")
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(bad, append(good, []byte("p9,1,1,1,lots,,BE,Succeeded,10,20,10\n")...), 0o644)
+	base := []string{"trace", "import", "--format", "alibaba2023"}
+	cases := []flagCase{
+		{flag: "format", args: []string{"--format", "borg"}, refused: "borg"},
+		{flag: "out", args: []string{"--out", filepath.Join(t.TempDir(), "x.csv")}},
+		{flag: "output-format", args: []string{"--output-format", "jsonl"}},
+		{flag: "device", args: []string{"--device", "h100"}},
+		{flag: "model", args: []string{"--model", "resnet50", "--batch", "50"}},
+		{flag: "batch", args: []string{"--batch", "50"}, refused: "needs --model"},
+		{flag: "memory", args: []string{"--memory", "request"}},
+		{flag: "since", args: []string{"--since", "1100"}},
+		{flag: "until", args: []string{"--until", "1400"}},
+		{flag: "limit", args: []string{"--limit", "1"}},
+		{flag: "status", args: []string{"--status", "Running"}},
+	}
+	baseOut, err := run(t, append(base, fixture)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{"skip-bad": true}
+	for _, c := range cases {
+		covered[c.flag] = true
+		args := append(append(append([]string(nil), base...), c.args...), fixture)
+		out, err := run(t, args...)
+		switch {
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
+			t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
+		case c.refused == "" && err != nil:
+			t.Errorf("salus %v: %v", args, err)
+		case c.refused == "" && out == baseOut:
+			t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
+		}
+	}
+	if _, err := run(t, append(base, bad)...); err == nil {
+		t.Error("a malformed row should fail the import")
+	}
+	if out, err := run(t, append(base, "--skip-bad", bad)...); err != nil || !strings.Contains(out, "malformed (--skip-bad)") {
+		t.Errorf("--skip-bad: %v\n%s", err, out)
+	}
+	cmd, _, err := newRoot().Find([]string{"trace", "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" && !covered[f.Name] {
+			t.Errorf("salus trace import --%s: no case says what it does", f.Name)
+		}
+	})
+}
