@@ -68,6 +68,8 @@ type Catalog struct {
 	Throughput float64
 	// MinFixedS is the smallest per-iteration fixed cost among the measured models.
 	MinFixedS float64
+	// fromFile holds the keys of the profiles a catalog file gave (LoadCatalogFile).
+	fromFile map[string]string
 }
 
 // Lookup returns the profile of model at batch size batch for kind (train if empty).
