@@ -165,7 +165,11 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.Latency)
 	case "capacity_mib":
 		return p.float(&e.CapacityMiB)
-	case "lane", "iterations", "jobs", "seed":
+	case "iter_s":
+		return p.float(&e.IterS)
+	case "peak_mib":
+		return p.float(&e.PeakMiB)
+	case "lane", "iterations", "jobs", "seed", "batch_size":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false
 		}
@@ -176,6 +180,8 @@ func (p *parser) value(key string, e *Event) bool {
 			e.Iterations = int(n)
 		case "jobs":
 			e.Jobs = int(n)
+		case "batch_size":
+			e.Batch = int(n)
 		default:
 			e.Seed = n
 		}
