@@ -12,8 +12,14 @@ import (
 func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "trace", Short: "Generate, validate and summarize traces"}
 	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd())
+	for _, add := range traceSubcommands {
+		cmd.AddCommand(add())
+	}
 	return cmd
 }
+
+// traceSubcommands lets other files add subcommands to salus trace.
+var traceSubcommands []func() *cobra.Command
 
 func newTraceValidateCmd() *cobra.Command {
 	var catalogs []string
