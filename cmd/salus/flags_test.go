@@ -163,7 +163,6 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 // ownCatalog overrides resnet50 at batch 50: a trace of it takes longer.
 const ownCatalog = "profiles:\n  - {model: resnet50, batch_size: 50, iter_s: 1.5, persistent_mib: 1000, ephemeral_mib: 4000}\n"
 
-
 func TestTraceFlagsActOrAreRefused(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "t.csv")
 	if _, err := run(t, "trace", "gen", "--out", file); err != nil {
