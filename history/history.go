@@ -60,13 +60,40 @@ func (j *Job) Persistent() float64 {
 	return j.PersistentMiB
 }
 
-// StartupS is the time from its admission (or arrival, if later) to its first
-// iteration's start: what the job spent starting up once it could run.
-func (j *Job) StartupS() float64 {
+// steady is the job's iterations after the first (all of them when it ran one):
+// the first carries the framework's warm-up (lazy initialization, allocator and
+// kernel caches), a one-off cost.
+func (j *Job) steady() []float64 {
+	if len(j.IterS) > 1 {
+		return j.IterS[1:]
+	}
+	return j.IterS
+}
+
+// SteadyIterS is the mean time of the job's iterations after the first.
+func (j *Job) SteadyIterS() float64 { return mean(j.steady()) }
+
+// StartupS is the job's fixed cost once it could run: the time from its admission
+// (or arrival, if later) to its first iteration's start, plus how much longer than
+// iterS its first iteration took (the warm-up). It is what Salus's catalog calls
+// start-up: a job's time alone less its iterations at the steady iteration time.
+func (j *Job) StartupS(iterS float64) float64 {
 	if math.IsNaN(j.FirstIterS) {
 		return 0
 	}
-	return math.Max(0, j.FirstIterS-math.Max(j.ArrivalS, j.AdmitS))
+	gap := math.Max(0, j.FirstIterS-math.Max(j.ArrivalS, j.AdmitS))
+	return gap + math.Max(0, j.IterS[0]-iterS)
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // Log is the jobs of one log in arrival order.
@@ -174,14 +201,19 @@ func Median(xs []float64) float64 {
 }
 
 // Profiles returns a catalog entry per model, batch size and kind of the jobs that
-// ran at least one iteration: the median iteration time over all their iterations,
-// the median start-up over the jobs, the largest peak and persistent memory.
-// Demand cannot be read from a log: it is left out (1, the whole GPU).
+// ran at least one iteration: the iteration time is the mean of the jobs' steady
+// iterations (each job's after its first), the start-up the median over the jobs
+// of their fixed costs (Job.StartupS), the memory the largest peak and persistent
+// figures. The mean, not the median: a simulator adds iteration times up, and on
+// a busy machine the median of a job's iterations falls well short of their mean
+// (the source text gives the median too). Demand cannot be read from a log: it is
+// left out (1, the whole GPU).
 func (l *Log) Profiles() []workload.FileProfile {
 	type group struct {
 		p        workload.FileProfile
 		iters    []float64
-		startups []float64
+		all      []float64
+		jobs     []*Job
 		peak     float64
 		pers     float64
 		measured int
@@ -201,8 +233,9 @@ func (l *Log) Profiles() []workload.FileProfile {
 			groups[key] = g
 			keys = append(keys, key)
 		}
-		g.iters = append(g.iters, j.IterS...)
-		g.startups = append(g.startups, j.StartupS())
+		g.iters = append(g.iters, j.steady()...)
+		g.all = append(g.all, j.IterS...)
+		g.jobs = append(g.jobs, j)
 		g.peak = math.Max(g.peak, j.PeakMiB())
 		g.pers = math.Max(g.pers, j.Persistent())
 		if j.Measured != nil && j.Measured.PeakMiB > 0 {
@@ -217,9 +250,14 @@ func (l *Log) Profiles() []workload.FileProfile {
 	for _, k := range keys {
 		g := groups[k]
 		p := g.p
-		p.Iterations = len(g.iters)
-		p.IterS = round(Median(g.iters), 1e6)
-		p.StartupS = round(Median(g.startups), 1e6)
+		p.Iterations = len(g.all)
+		iterS := mean(g.iters)
+		var startups []float64
+		for _, j := range g.jobs {
+			startups = append(startups, j.StartupS(iterS))
+		}
+		p.IterS = round(iterS, 1e6)
+		p.StartupS = round(Median(startups), 1e6)
 		pers := math.Max(round(g.pers, 1e3), 1e-3) // a catalog profile needs some persistent memory
 		peak := math.Max(round(g.peak, 1e3), pers)
 		p.PersistentMiB, p.PeakMiB = pers, &peak
@@ -230,8 +268,8 @@ func (l *Log) Profiles() []workload.FileProfile {
 		case g.measured > 0:
 			mem = fmt.Sprintf("measured by %d of the %d jobs' clients, declared by the others", g.measured, p.Jobs)
 		}
-		notes := []string{fmt.Sprintf("salus profile of %s: %d jobs, %d iterations; iteration time: median on the daemon's clock; memory %s; demand not in a log (1)",
-			baseName(l.Path), p.Jobs, p.Iterations, mem)}
+		notes := []string{fmt.Sprintf("salus profile of %s: %d jobs, %d iterations; iteration time on the daemon's clock: mean of the steady iterations (median %.6g s, first iterations' warm-up counted as start-up); memory %s; demand not in a log (1)",
+			baseName(l.Path), p.Jobs, p.Iterations, Median(g.iters), mem)}
 		if g.noModel {
 			notes = append(notes, "model not logged: named after the job")
 		}
@@ -256,8 +294,8 @@ func round(x, unit float64) float64 { return math.Round(x*unit) / unit }
 // Trace returns the log's jobs as a trace: each job that ran an iteration, at its
 // arrival (seconds from the first), with the iterations it ran, its model, batch
 // size, kind and declared time. A job whose model, batch size and kind cat does
-// not have carries its own figures as inline columns: its median iteration time,
-// start-up and declared memory. skipped counts the jobs that ran no iteration.
+// not have carries its own figures as inline columns: its steady iteration time
+// and start-up (as Profiles computes them) and its declared memory. skipped counts the jobs that ran no iteration.
 func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skipped int, err error) {
 	t = &workload.Trace{Name: name}
 	for _, j := range l.Jobs {
@@ -269,7 +307,8 @@ func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skip
 			ArrivalS: round(j.ArrivalS, 1e6), DeclaredS: round(j.DeclaredS, 1e6)}
 		p, lerr := cat.Lookup(job.Model, job.Batch, job.Kind)
 		if lerr != nil {
-			iter, startup := round(Median(j.IterS), 1e6), round(j.StartupS(), 1e6)
+			iterS := j.SteadyIterS()
+			iter, startup := round(iterS, 1e6), round(j.StartupS(iterS), 1e6)
 			pers, eph := math.Max(round(j.PersistentMiB, 1e3), 1e-3), round(j.EphemeralMiB, 1e3)
 			job.IterS, job.StartupS, job.PersistentMiB, job.EphemeralMiB = &iter, &startup, &pers, &eph
 			p = workload.Profile{Model: job.Model, Batch: job.Batch, Kind: job.Kind, IterS: iter, StartupS: startup,
