@@ -76,6 +76,22 @@ class ReportTest(unittest.TestCase):
             s.close()
             self.assertEqual(d.requests("j", "open")[0]["model"], "cnn")
 
+    def test_cuda_reports_peak_and_persistent(self):
+        # A stand-in for torch.cuda's allocator statistics: iteration i peaks at
+        # 500 + 10 i MiB and leaves 200 + i MiB allocated.
+        from salus_client import gpu
+        state = {"i": 0}
+        fakes = dict(cuda_available=lambda: True, synchronize=lambda: None, release_cached=lambda: None,
+                     cap_to_lane=lambda mib: 0.5, reset_peak=lambda: state.update(i=state["i"] + 1),
+                     peak_mib=lambda: 500.0 + 10 * state["i"], allocated_mib=lambda: 200.0 + state["i"])
+        for name, fn in fakes.items():
+            self.addCleanup(setattr, gpu, name, getattr(gpu, name))
+            setattr(gpu, name, fn)
+        with FakeDaemon(accepts_measured=True) as d:
+            self.run_job(d, 4, report_after=3)
+            req = d.requests("j", "measured")[0]
+            self.assertEqual((req["peak_mib"], req["persistent_mib"], req["iterations"]), (530.0, 203.0, 3))
+
     def test_report_after_zero_never_reports(self):
         with FakeDaemon(accepts_measured=True) as d:
             self.run_job(d, 4, report_after=0)
