@@ -25,6 +25,10 @@ type Grid struct {
 	// Device is the device preset; Jobs the generated trace's size.
 	Device string `json:"device"`
 	Jobs   int    `json:"jobs"`
+	// Catalogs are catalog files (workload.LoadCatalogFile) over the default
+	// catalog, in order: their profiles replace those of the generated trace's
+	// models. Kept in the grid file, so that --resume reads them again.
+	Catalogs []string `json:"catalogs,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.

@@ -122,10 +122,14 @@ func (c *Catalog) clone() *Catalog {
 	return out
 }
 
-// put adds or replaces a profile from a file.
+// put adds or replaces a profile from a file. A replaced profile's Lengths (the
+// iterations of the generated trace's duration classes) stay: the generated trace
+// keeps its mix of jobs, with the file's figures.
 func (c *Catalog) put(p Profile) {
-	if _, ok := c.byKey[p.Key()]; !ok {
+	if old, ok := c.byKey[p.Key()]; !ok {
 		c.keys = append(c.keys, p.Key())
+	} else if len(old.Lengths) > 0 {
+		p.Lengths = old.Lengths
 	}
 	c.byKey[p.Key()] = p
 	if c.fromFile == nil {

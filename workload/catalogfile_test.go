@@ -49,6 +49,19 @@ func TestCatalogFileAddsAndOverrides(t *testing.T) {
 	if !c.FromFile(r.Key()) || !c.FromFile(p.Key()) || c.FromFile("resnet50/25/train") {
 		t.Error("FromFile marks the wrong profiles")
 	}
+	if len(r.Lengths) == 0 || r.Lengths["10min"] != orig.Lengths["10min"] {
+		t.Errorf("the override lost the generated trace's lengths: %v", r.Lengths)
+	}
+	// The generated trace keeps its mix: the override is in it, the new model is not.
+	measured := c.Measured()
+	if len(measured) != len(Default().Measured()) {
+		t.Errorf("%d measured profiles, want %d", len(measured), len(Default().Measured()))
+	}
+	for _, m := range measured {
+		if m.Model == "transformer" {
+			t.Error("a model the file added is in the generated trace's mix")
+		}
+	}
 	if got := len(c.Profiles()); got != before+1 {
 		t.Errorf("merged catalog has %d profiles, want %d", got, before+1)
 	}
