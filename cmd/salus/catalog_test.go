@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/salusgo/salus/workload"
 )
 
 func TestOwnModelNeedsItsCatalogFile(t *testing.T) {
@@ -135,4 +137,22 @@ func makespanOf(t *testing.T, data []byte) float64 {
 		t.Fatalf("sweep.json: %v: %s", err, data)
 	}
 	return v.Cells[0].Metrics["makespan_s"].Mean
+}
+
+// serve --catalog: the daemon knows the file's models by name at open.
+func TestServeCatalogModels(t *testing.T) {
+	cat, err := loadCatalog([]string{"../../examples/catalog.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := catalogModels(cat)("transformer")
+	if !ok || m.PersistentMiB != 1900 || m.EphemeralMiB != 5200 || m.IterS != 0.21 || m.Demand != 0.9 {
+		t.Errorf("transformer: %+v, %v", m, ok)
+	}
+	if _, ok := catalogModels(workload.Default())("transformer"); ok {
+		t.Error("the default catalog knows transformer")
+	}
+	if _, err := loadCatalog([]string{"../../examples/catalog.yaml", "../../examples/own-trace.csv"}); err == nil || !strings.Contains(err.Error(), "--catalog: ") || !strings.Contains(err.Error(), "own-trace.csv") {
+		t.Errorf("a trace given as a catalog: %v", err)
+	}
 }
