@@ -29,6 +29,13 @@ func init() {
 	traceSubcommands = append(traceSubcommands, newTraceFromLogCmd)
 }
 
+// formatFromOut takes the format from --out's extension when --format is not given.
+func formatFromOut(cmd *cobra.Command, of *outputFlags, out string, byExt map[string]string) {
+	if f, ok := byExt[strings.ToLower(filepath.Ext(out))]; ok && !changed(cmd.Flags(), "format") {
+		of.format = f
+	}
+}
+
 // writeOut writes b to out, or to w when out is empty or "-".
 func writeOut(w io.Writer, out string, b []byte) error {
 	if out == "" || out == "-" {
@@ -57,6 +64,7 @@ a log: it is left out (1, the whole GPU). The output is a catalog file, ready fo
   salus eval --catalog profile.yaml --trace trace.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			formatFromOut(cmd, &of, out, map[string]string{".json": "json"})
 			if err := of.check(); err != nil {
 				return err
 			}
@@ -84,7 +92,7 @@ a log: it is left out (1, the whole GPU). The output is a catalog file, ready fo
 		},
 	}
 	of.register(cmd, "o", "yaml", "json")
-	addOutFlag(cmd.Flags(), &out, "", "write the catalog to this file instead of standard output (.yaml or .json, as --format)")
+	addOutFlag(cmd.Flags(), &out, "", "write the catalog to this file instead of standard output (a name ending in .json: JSON, unless --format says otherwise)")
 	return cmd
 }
 
@@ -105,6 +113,7 @@ clock, its start-up and the memory it declared. Jobs that ran no iteration are l
 (said on standard error).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			formatFromOut(cmd, &of, out, map[string]string{".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"})
 			if err := of.check(); err != nil {
 				return err
 			}
@@ -137,7 +146,7 @@ clock, its start-up and the memory it declared. Jobs that ran no iteration are l
 		},
 	}
 	of.register(cmd, "o", "csv", "jsonl")
-	addOutFlag(cmd.Flags(), &out, "", "write the trace to this file instead of standard output")
+	addOutFlag(cmd.Flags(), &out, "", "write the trace to this file instead of standard output (a name ending in .jsonl: JSON Lines, unless --format says otherwise)")
 	addCatalogFlag(cmd, &catalogs)
 	return cmd
 }

@@ -56,6 +56,17 @@ func TestLogRoundTrip(t *testing.T) {
 	if _, err := run(t, "profile", events, "--out", catalog); err != nil {
 		t.Fatal(err)
 	}
+	// A .json name writes JSON, which loads as a catalog too.
+	jsonCatalog := filepath.Join(dir, "profile.json")
+	if _, err := run(t, "profile", events, "--out", jsonCatalog); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(jsonCatalog); !strings.HasPrefix(string(data), "{") {
+		t.Errorf("profile --out x.json wrote:\n%s", data)
+	}
+	if out, err := run(t, "models", "--catalog", jsonCatalog); err != nil || !strings.Contains(out, "catalog file") {
+		t.Errorf("the JSON profile as a catalog: %v", err)
+	}
 	data, _ := os.ReadFile(catalog)
 	if !strings.Contains(string(data), "model: transformer") || !strings.Contains(string(data), "iterations: 2800") {
 		t.Errorf("profile:\n%s", data)
