@@ -48,6 +48,9 @@ type Options struct {
 	// from its event log (same arrival, same attained GPU time) instead of
 	// opening a new one. The client sets it itself when it reconnects.
 	Resume bool `json:"resume,omitempty"`
+	// BatchSize is the job's batch size (0: not given): the daemon logs it, so
+	// that salus profile can tell a model's batch sizes apart.
+	BatchSize int `json:"batch_size,omitempty"`
 
 	// Reconnect is how long the client tries to reconnect when the connection
 	// drops without a word from the daemon: it dials again with backoff (50 ms,
@@ -117,6 +120,8 @@ type Admission struct {
 	// RecoverMS is the daemon's recover window, milliseconds: after a restart it
 	// holds sessions this long for their clients to resume. 0: it cannot.
 	RecoverMS int64 `json:"recover_ms"`
+	// AcceptsMeasured says the daemon takes Measured (an older one does not).
+	AcceptsMeasured bool `json:"accepts_measured"`
 }
 
 // Error is an error reply from the daemon. Code is one of package protocol's
@@ -226,7 +231,7 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
 		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
 		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
-		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume})
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize})
 	if err != nil {
 		return err
 	}
@@ -250,7 +255,8 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 		return fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
 	}
 	s.Admission = Admission{Session: a.Session, Lane: a.Lane, LaneMiB: a.LaneMiB, StartupOnGPU: a.StartupOnGPU,
-		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS}
+		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS,
+		AcceptsMeasured: a.AcceptsMeasured}
 	return nil
 }
 
@@ -443,6 +449,27 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 		return s.Begin()
 	}
 	return nil
+}
+
+// Measured reports what the job measured over its first iterations: the median
+// iteration time iterS (seconds), the peak memory inside an iteration and the
+// memory held between iterations (MiB; 0: not measured), over iterations
+// iterations. The daemon logs them as the client's figures (salus profile reads
+// them back) and schedules by its own clock all the same. A daemon that does not
+// take them (AcceptsMeasured false) is not asked: Measured returns nil.
+func (s *Session) Measured(iterS, peakMiB, persistentMiB float64, iterations int) error {
+	if s.alone || !s.AcceptsMeasured {
+		return nil
+	}
+	s.nextID++
+	id := s.nextID
+	body, err := json.Marshal(protocol.Request{Op: protocol.OpMeasured, ID: id, IterS: iterS, PeakMiB: peakMiB,
+		PersistentMiB: persistentMiB, Iterations: iterations})
+	if err != nil {
+		return err
+	}
+	_, err = s.call(body, id)
+	return err
 }
 
 // Close ends the session; finished false tells the daemon the job did not complete

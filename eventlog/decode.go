@@ -165,7 +165,11 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.Latency)
 	case "capacity_mib":
 		return p.float(&e.CapacityMiB)
-	case "lane", "iterations", "jobs", "seed", "gpu", "gpus":
+	case "iter_s":
+		return p.float(&e.IterS)
+	case "peak_mib":
+		return p.float(&e.PeakMiB)
+	case "lane", "iterations", "jobs", "seed", "gpu", "gpus", "batch_size":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false
 		}
@@ -180,6 +184,8 @@ func (p *parser) value(key string, e *Event) bool {
 			e.GPUIndex = int(n)
 		case "gpus":
 			e.GPUs = int(n)
+		case "batch_size":
+			e.Batch = int(n)
 		default:
 			e.Seed = n
 		}

@@ -18,6 +18,8 @@ func TestDecodeFastAgreesWithEncodingJSON(t *testing.T) {
 		{T: 4, Kind: Memory, Lane: 3, PersistentMiB: 10, EphemeralMiB: 20, LaneMiB: 40, Jobs: 2},
 		{T: 5e-6, Kind: Served, Job: "j1", Latency: 0.02},
 		{T: 5, Kind: Lost, Job: "j1", Reason: "lease expired: no call for 3s"},
+		{T: 1.5, Kind: Arrive, Job: "j2", Model: "cnn", Batch: 64, PersistentMiB: 3, EphemeralMiB: 40},
+		{T: 6, Kind: Measured, Job: "j2", IterS: 0.0375, PeakMiB: 812.5, PersistentMiB: 300, Iterations: 5},
 	}
 	for _, e := range written {
 		line := Append(nil, e)

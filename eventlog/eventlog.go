@@ -34,6 +34,9 @@ const (
 	Served    = "served"     // an inference request was served (Latency: seconds)
 	Finish    = "finish"     // a job finished all its iterations
 	Lost      = "lost"       // a job left without finishing (crash, lease expired)
+	// Measured is what a client reported it measured (iteration time, peak and
+	// persistent memory): logged as the client's word, never used to schedule.
+	Measured = "measured"
 )
 
 // Event is one line of the log. Which fields are set depends on Kind.
@@ -73,6 +76,12 @@ type Event struct {
 	Latency float64 `json:"latency_s,omitempty"`
 	// lost
 	Reason string `json:"reason,omitempty"`
+	// arrive: the job's batch size, when its client said it
+	Batch int `json:"batch_size,omitempty"`
+	// measured (with PersistentMiB and Iterations, the iterations the figures
+	// cover): the client's median iteration time and peak memory
+	IterS   float64 `json:"iter_s,omitempty"`
+	PeakMiB float64 `json:"peak_mib,omitempty"`
 	// run
 	Policy      string  `json:"policy,omitempty"`
 	Mode        string  `json:"mode,omitempty"`
@@ -207,6 +216,9 @@ func Append(b []byte, e Event) []byte {
 	b = appendStr(b, "device", e.Device)
 	b = appendInt(b, "seed", e.Seed)
 	b = appendNum(b, "capacity_mib", e.CapacityMiB)
+	b = appendInt(b, "batch_size", int64(e.Batch))
+	b = appendNum(b, "iter_s", e.IterS)
+	b = appendNum(b, "peak_mib", e.PeakMiB)
 	return append(b, '}')
 }
 

@@ -92,14 +92,15 @@ def declared_memory(args, model, sample, device):
     return pers, eph
 
 
-def open_session(args, memory):
+def open_session(args, memory, batch):
     """Open the daemon session (returns once the job is admitted into a lane)."""
     import salus_client
     pers, eph = memory
     return salus_client.Session(
         name=args.job or "%s-%d" % (args.model, os.getpid()), total_time=args.declared_s,
         persistent=pers, ephemeral=eph, priority=args.priority, iterations=args.iterations,
-        address=None if args.salus == "env" else args.salus, on_daemon_gone=args.on_daemon_gone)
+        address=None if args.salus == "env" else args.salus, on_daemon_gone=args.on_daemon_gone,
+        label=args.model, batch_size=batch)
 
 
 def main(argv=None):
@@ -118,7 +119,7 @@ def main(argv=None):
     wait_go(args)
     sess = None
     if args.salus:
-        sess = open_session(args, memory)
+        sess = open_session(args, memory, batch)
     emit(ev="start", model=args.model, device=str(device), batch=batch,
          params=models.count_params(model), threads=torch.get_num_threads(),
          salus=sess.address if sess else None, lane=sess.lane if sess else None,

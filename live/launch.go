@@ -130,6 +130,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 	if p.Model != "" {
 		args = append(args, "--model-name", p.Model)
 	}
+	if j.Batch > 0 {
+		args = append(args, "--batch", strconv.Itoa(j.Batch))
+	}
 	if j.Priority != 0 {
 		args = append(args, "--priority", strconv.Itoa(j.Priority))
 	}

@@ -33,7 +33,7 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.w.TokenFile, "token-file", "", "file holding the daemon's token, needed over TCP (default: $SALUS_TOKEN, else the file $SALUS_TOKEN_FILE names)")
 	fs.StringVar(&f.w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
 	fs.StringVar(&f.model, "model", "", "catalog model whose profile to emulate (with --batch)")
-	fs.IntVar(&f.batch, "batch", 0, "batch size of --model (default: the catalog's first for that model)")
+	fs.IntVar(&f.batch, "batch", 0, "batch size of --model (default: the catalog's first for that model); sent at open, for the daemon's log")
 	fs.StringVar(&f.w.Model, "model-name", "", "model name to report to the daemon, without a catalog look-up")
 	fs.StringVar(&f.kind, "kind", "train", "train or infer")
 	fs.IntVar(&f.w.Iterations, "iterations", 100, "iterations to run")
@@ -57,12 +57,13 @@ func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
 		return nil, fmt.Errorf("salus worker: --job is required")
 	}
 	w.Kind = f.kind
+	w.BatchSize = max(f.batch, 0)
 	if f.model != "" {
 		p, err := lookup(cat, f.model, f.batch, f.kind)
 		if err != nil {
 			return nil, fmt.Errorf("salus worker: %w", err)
 		}
-		w.Model = p.Model
+		w.Model, w.BatchSize = p.Model, p.Batch
 		w.IterS, w.StartupS = p.IterS*f.scale, p.StartupS*f.scale
 		w.PersistentMiB, w.EphemeralMiB = p.PersistentMiB, p.EphemeralMiB
 		w.Demand = p.Demand

@@ -7,6 +7,11 @@ const (
 	OpEnd       = "end"
 	OpClose     = "close"
 	OpHeartbeat = "heartbeat"
+	// OpMeasured reports what the client measured (iter_s, peak_mib,
+	// persistent_mib over iterations): the daemon checks and logs it, and
+	// schedules by its own clock all the same. Send it only to a daemon whose open
+	// reply says accepts_measured; an older daemon answers bad_request.
+	OpMeasured = "measured"
 )
 
 // Request is every request's fields (docs/protocol.md, Requests); each op reads
@@ -31,6 +36,9 @@ type Request struct {
 	Demand        float64 `json:"demand,omitempty"`
 	Token         string  `json:"token,omitempty"`
 	Resume        bool    `json:"resume,omitempty"`
+	// BatchSize is the job's batch size (open; optional): logged, so that salus
+	// profile can tell a model's batch sizes apart.
+	BatchSize int `json:"batch_size,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`
@@ -52,6 +60,8 @@ type OpenReply struct {
 	Emulated     bool    `json:"emulated,omitempty"`
 	Resumed      bool    `json:"resumed,omitempty"`
 	RecoverMS    int64   `json:"recover_ms,omitempty"`
+	// AcceptsMeasured says the daemon takes the measured op.
+	AcceptsMeasured bool `json:"accepts_measured,omitempty"`
 }
 
 // BeginReply is the reply to a begin, or to an end with next, once the

@@ -281,7 +281,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 	}
 	if req.Op != protocol.OpOpen && fc.sess == nil {
 		switch req.Op {
-		case protocol.OpBegin, protocol.OpEnd, protocol.OpClose:
+		case protocol.OpBegin, protocol.OpEnd, protocol.OpClose, protocol.OpMeasured:
 			fc.fail(req.ID, protocol.CodeNotOpen, fmt.Sprintf("%s before open: open the session first", req.Op))
 			return true
 		}
@@ -305,7 +305,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
-			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume},
+			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -314,7 +314,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 				fc.write(id, func(b []byte) ([]byte, error) {
 					return appendJSON(b, protocol.OpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
 						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated,
-						Resumed: r.Resumed, RecoverMS: r.RecoverMS})
+						Resumed: r.Resumed, RecoverMS: r.RecoverMS, AcceptsMeasured: true})
 				})
 			})
 		if err != nil {
@@ -353,8 +353,15 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		fc.ok(id)
 		fc.closeConn()
 		return false
+	case protocol.OpMeasured:
+		if err := s.Measured(fc.sess, Measurement{IterS: req.IterS, PeakMiB: req.PeakMiB, PersistentMiB: req.PersistentMiB,
+			Iterations: req.Iterations}); err != nil {
+			fc.fail(id, CodeOf(err), err.Error())
+			return true
+		}
+		fc.ok(id)
 	default:
-		fc.fail(id, protocol.CodeBadRequest, fmt.Sprintf("unknown op %q: use open, begin, end, close or heartbeat", req.Op))
+		fc.fail(id, protocol.CodeBadRequest, fmt.Sprintf("unknown op %q: use open, begin, end, measured, close or heartbeat", req.Op))
 	}
 	return true
 }

@@ -57,6 +57,9 @@ func checkOpen(req OpenRequest) error {
 			return err
 		}
 	}
+	if req.Batch < 0 || req.Batch > MaxBatch {
+		return errorf(protocol.CodeBadRequest, "open %q: field batch_size is %d: give a whole number between 1 and %d, or leave it out", req.Job, req.Batch, MaxBatch)
+	}
 	if req.Iterations < 0 || req.Iterations > MaxIterations {
 		return errorf(protocol.CodeBadRequest, "open %q: field iterations is %d: give a whole number between 0 and %g", req.Job, req.Iterations, float64(MaxIterations))
 	}

@@ -181,6 +181,8 @@ type OpenRequest struct {
 	// Resume asks for the session of this job that a restarted daemon recovered
 	// from its log, instead of a new one.
 	Resume bool
+	// Batch is the job's batch size, when the client gave it: logged only.
+	Batch int
 }
 
 // OpenReply says where the job was admitted.
@@ -276,6 +278,9 @@ type Session struct {
 	workDone bool
 	doneAt   time.Duration
 	held     *heldEnd
+
+	// ended counts the iterations that ended in this session (measured.go).
+	ended int
 }
 
 // ID returns the session id (the job name).
@@ -508,7 +513,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.sessions[req.Job] = ss
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS,
-		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB})
+		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch})
 	s.decide(now, &out)
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
@@ -656,6 +661,7 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 		return errorf(protocol.CodeWrongPhase, "end %q: %v", ss.id, err)
 	}
 	s.stats.iterations++
+	ss.ended++
 	s.met.iterations.Inc()
 	s.log.Emit(eventlog.IterEndEvent(now, ss.id, ss.lane, gpu))
 	if ss.kind == "infer" { // as the simulator does: a request's latency, from its begin to its end

@@ -53,14 +53,31 @@ func Check(g Grid) error {
 	if g.GPUs < 0 || g.GPUs > 4096 {
 		return fmt.Errorf("--gpus %d: a node has 1 to 4096 GPUs", g.GPUs)
 	}
-	return nil
+	_, err := Catalog(g)
+	return err
+}
+
+// Catalog is the grid's catalog: the default one with its catalog files over it.
+func Catalog(g Grid) (*workload.Catalog, error) {
+	cat := workload.Default()
+	for _, f := range g.Catalogs {
+		var err error
+		if cat, err = workload.LoadCatalogFile(f, cat); err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+	}
+	return cat, nil
 }
 
 // SimRunner runs a cell in the simulator on the generated salus100 trace of the
 // grid's size at the cell's load, on the grid's device with the cell's capacity,
 // through eval.Simulate (the same code path as salus eval).
 func SimRunner(g Grid) Runner {
+	cat, catErr := Catalog(g)
 	return func(c Cell, seed int64) (map[string]float64, error) {
+		if catErr != nil {
+			return nil, catErr
+		}
 		s, err := resolve(c.Policy, c.Mode)
 		if err != nil {
 			return nil, err
@@ -73,7 +90,7 @@ func SimRunner(g Grid) Runner {
 			dev.CapacityMiB = c.CapacityMiB
 		}
 		dev.GPUs = g.GPUs
-		t, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
+		t, err := workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,10 @@ type Grid struct {
 	Jobs   int    `json:"jobs"`
 	// GPUs is how many GPUs of Device each run's node has (0: one).
 	GPUs int `json:"gpus,omitempty"`
+	// Catalogs are catalog files (workload.LoadCatalogFile) over the default
+	// catalog, in order: their profiles replace those of the generated trace's
+	// models. Kept in the grid file, so that --resume reads them again.
+	Catalogs []string `json:"catalogs,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.

@@ -68,6 +68,8 @@ type Catalog struct {
 	Throughput float64
 	// MinFixedS is the smallest per-iteration fixed cost among the measured models.
 	MinFixedS float64
+	// fromFile holds the keys of the profiles a catalog file gave (LoadCatalogFile).
+	fromFile map[string]string
 }
 
 // Lookup returns the profile of model at batch size batch for kind (train if empty).
@@ -106,11 +108,14 @@ func (c *Catalog) Profiles() []Profile {
 	return out
 }
 
-// Measured returns the training profiles Salus timed, in catalog order.
+// Measured returns the training profiles Salus timed, in catalog order: the
+// generated trace's mix. A catalog file's profile that replaced one of them stays
+// in (with the figures of the file); one that added a model is not (it has no
+// Lengths: Salus never ran it).
 func (c *Catalog) Measured() []Profile {
 	var out []Profile
 	for _, p := range c.Profiles() {
-		if p.Kind == Train && !p.Estimated {
+		if p.Kind == Train && !p.Estimated && len(p.Lengths) > 0 {
 			out = append(out, p)
 		}
 	}

@@ -24,7 +24,7 @@ var overheadFlagNames = []string{"worker", "python", "examples", "models", "iter
 func suiteIn(ef *evalFlags, suites ...string) bool { return slices.Contains(suites, ef.suite) }
 
 var evalFlagRules = []flagRule{
-	{[]string{"trace"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
+	{[]string{"trace", "catalog"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
 		"--%s applies to the training suite (and all) only"},
 	{[]string{"load"}, func(ef *evalFlags) bool { return ef.tf.file == "" && suiteIn(ef, "training", "all") },
 		"--%s scales the generated trace of the training suite; it does nothing to a --trace file"},

@@ -4,6 +4,8 @@ package main
 // its register method) only to the commands where it takes effect:
 //
 //	traceFlags   --trace FILE, --seed, --load         eval, simulate, replay; trace stats (--seed, --load)
+//	             --catalog FILE (repeatable)          eval, simulate, replay; trace stats, validate,
+//	                                                  from-log; models, serve
 //	deviceFlags  --device, --capacity-mib, the device
 //	             model and the modes' parameters      eval, simulate, replay
 //	schemeFlags  --policy, --mode: lists              eval, sweep, replay
@@ -174,17 +176,40 @@ func (d *deviceFlags) device() (device.Device, error) {
 	return dev, nil
 }
 
-// traceFlags choose a trace: a file, or the generated salus100.
+// traceFlags choose a trace: a file, or the generated salus100; and the catalog
+// its models are looked up in.
 type traceFlags struct {
-	file string
-	seed int64
-	load float64
+	file     string
+	seed     int64
+	load     float64
+	catalogs []string
 }
 
 func (t *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated salus100 trace")
 	t.registerGenerator(cmd)
+	addCatalogFlag(cmd, &t.catalogs)
 }
+
+// addCatalogFlag is --catalog FILE, repeatable: catalog files of one's own models.
+func addCatalogFlag(cmd *cobra.Command, p *[]string) {
+	cmd.Flags().StringArrayVar(p, "catalog", nil, "catalog file (YAML or JSON) adding or overriding model profiles; repeatable, later files win (schema: README, \"Your own models\")")
+}
+
+// loadCatalog is the default catalog with the files' profiles over it, in order.
+func loadCatalog(files []string) (*workload.Catalog, error) {
+	cat := workload.Default()
+	for _, f := range files {
+		var err error
+		if cat, err = workload.LoadCatalogFile(f, cat); err != nil {
+			return nil, fmt.Errorf("--catalog: %w", err)
+		}
+	}
+	return cat, nil
+}
+
+// catalog is the catalog the trace's models are looked up in.
+func (t *traceFlags) catalog() (*workload.Catalog, error) { return loadCatalog(t.catalogs) }
 
 // registerGenerator attaches the generated trace's flags only, for a command that
 // takes the file as an argument (trace stats).
@@ -208,10 +233,14 @@ func (t *traceFlags) check(fs *pflag.FlagSet) error {
 }
 
 func (t *traceFlags) trace() (*workload.Trace, error) {
-	if t.file != "" {
-		return workload.ReadTraceFile(t.file, workload.Default())
+	cat, err := t.catalog()
+	if err != nil {
+		return nil, err
 	}
-	return workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
+	if t.file != "" {
+		return workload.ReadTraceFile(t.file, cat)
+	}
+	return workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
 }
 
 // schemeFlags are --policy and --mode of a command that runs several schemes: both

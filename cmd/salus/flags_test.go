@@ -119,6 +119,10 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 	if err := os.WriteFile(trace, []byte("job_id,model,batch_size,iterations,arrival_s\na,alexnet,25,300,0\nb,resnet50,50,200,1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	catalog := filepath.Join(dir, "own.yaml")
+	if err := os.WriteFile(catalog, []byte(ownCatalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
 	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
 	sus := []string{"--policy", "fair", "--mode", "suspend"}
@@ -158,15 +162,24 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "format", args: []string{"-o", "csv"}},
 		{flag: "format", args: []string{"--format", "yaml"}, refused: "choose table, json, csv"},
 		{flag: "events", args: []string{"--events", filepath.Join(dir, "e.jsonl")}},
+		{flag: "catalog", base: []string{"--trace", trace}, args: []string{"--catalog", catalog}},
 	})
 }
+
+// ownCatalog overrides resnet50 at batch 50: a trace of it takes longer.
+const ownCatalog = "profiles:\n  - {model: resnet50, batch_size: 50, iter_s: 1.5, persistent_mib: 1000, ephemeral_mib: 4000}\n"
 
 func TestTraceFlagsActOrAreRefused(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "t.csv")
 	if _, err := run(t, "trace", "gen", "--out", file); err != nil {
 		t.Fatal(err)
 	}
+	catalog := filepath.Join(t.TempDir(), "own.yaml")
+	if err := os.WriteFile(catalog, []byte(ownCatalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	checkFlagCases(t, []string{"trace", "stats"}, []flagCase{
+		{flag: "catalog", args: []string{file, "--catalog", catalog}},
 		{flag: "seed", args: []string{"--seed", "2"}},
 		{flag: "seed", args: []string{file, "--seed", "2"}, refused: "does nothing to the trace file"},
 		{flag: "load", args: []string{"--load", "2"}},
@@ -181,7 +194,7 @@ func TestTraceFlagsActOrAreRefused(t *testing.T) {
 		{flag: "format", args: []string{"--format", "jsonl"}},
 		{flag: "out", args: []string{"--out", filepath.Join(t.TempDir(), "x.csv")}},
 	})
-	checkFlagCases(t, []string{"models"}, []flagCase{{flag: "format", args: []string{"-o", "json"}}})
+	checkFlagCases(t, []string{"models"}, []flagCase{{flag: "format", args: []string{"-o", "json"}}, {flag: "catalog", args: []string{"--catalog", catalog}}})
 	// The old names keep working.
 	for _, args := range [][]string{{"trace", "gen", "-o", file}, {"trace", "gen", "--output", file}, {"trace", "stats", "--trace", file}, {"simulate", "--log", filepath.Join(t.TempDir(), "e.jsonl")}} {
 		if out, err := run(t, args...); err != nil || !strings.Contains(out, "deprecated") {

@@ -298,6 +298,7 @@ Same as: salus eval --engine live --trace FILE.`,
 	}
 	// Only the trace file: the generator's --seed and --load would do nothing.
 	cmd.Flags().StringVar(&ef.tf.file, "trace", "", "trace file (CSV with a header, or JSON Lines; required)")
+	addCatalogFlag(cmd, &ef.tf.catalogs)
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
 	ef.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair", "; the live engine runs exclusive and salus")

@@ -125,6 +125,7 @@ func newServeCmd() *cobra.Command {
 		acc       socketAccess
 		mode      string
 		apiSocket string
+		catalogs  []string
 		tokenFile string
 		adminFile string
 		idle      time.Duration
@@ -223,8 +224,12 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				return fmt.Errorf("--token-file %s and --admin-token-file %s hold the same token: the admin token must be another", tokenFile, adminFile)
 			}
 			var sink eventlog.Sink = eventlog.Discard{}
+			cat, err := loadCatalog(catalogs)
+			if err != nil {
+				return err
+			}
 			cfg := server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
-				Models: catalogModels(workload.Default()), Logger: logger, Emulate: emulated}
+				Models: catalogModels(cat), Logger: logger, Emulate: emulated}
 			if err := lf.apply(&cfg); err != nil {
 				return err
 			}
@@ -250,6 +255,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	}
 	sf.register(cmd, true)
 	lf.register(cmd)
+	addCatalogFlag(cmd, &catalogs)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
 	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"text/tabwriter"
@@ -44,7 +45,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -56,6 +57,11 @@ and reports them, and --resume DIR runs only what is missing.`,
 				out = resume
 			} else {
 				g.Policies, g.Modes = sf.policies, sf.modes
+				for i, f := range g.Catalogs { // the grid file keeps them for --resume, from anywhere
+					if abs, err := filepath.Abs(f); err == nil {
+						g.Catalogs[i] = abs
+					}
+				}
 				if seeds < 1 {
 					return fmt.Errorf("--seeds %d: need at least 1", seeds)
 				}
@@ -88,6 +94,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 	addPresetFlag(f, &g.Device, "device preset")
 	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace")
 	f.IntVar(&g.GPUs, "gpus", 1, "GPUs of each run's node (each of the preset's memory, placed least-loaded)")
+	addCatalogFlag(cmd, &g.Catalogs)
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")

@@ -12,17 +12,28 @@ import (
 func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "trace", Short: "Generate, validate and summarize traces"}
 	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd(), newTraceImportCmd())
+	for _, add := range traceSubcommands {
+		cmd.AddCommand(add())
+	}
 	return cmd
 }
 
+// traceSubcommands lets other files add subcommands to salus trace.
+var traceSubcommands []func() *cobra.Command
+
 func newTraceValidateCmd() *cobra.Command {
-	return &cobra.Command{
+	var catalogs []string
+	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check trace files; errors name the file, line and field",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(catalogs)
+			if err != nil {
+				return err
+			}
 			for _, path := range args {
-				t, err := workload.ReadTraceFile(path, workload.Default())
+				t, err := workload.ReadTraceFile(path, cat)
 				if err != nil {
 					return err
 				}
@@ -32,6 +43,8 @@ func newTraceValidateCmd() *cobra.Command {
 			return nil
 		},
 	}
+	addCatalogFlag(cmd, &catalogs)
+	return cmd
 }
 
 func newTraceGenCmd() *cobra.Command {

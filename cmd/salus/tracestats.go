@@ -47,6 +47,7 @@ file is given: number of jobs, arrival span, GPU time demanded and offered load
 		},
 	}
 	tf.registerGenerator(cmd)
+	addCatalogFlag(cmd, &tf.catalogs)
 	of.register(cmd, "o", "table", "json")
 	deprecatedFlag(cmd.Flags(), &tf.file, "trace", "give the file as the argument: salus trace stats FILE")
 	return cmd

@@ -28,10 +28,12 @@ without it (iterations run ungated); the default raises :class:`DaemonGone`.
 """
 
 import atexit
+import math
 import signal
 import sys
 import threading
 import time
+import warnings
 import weakref
 
 from . import gpu
@@ -80,6 +82,19 @@ class Session:
       its open reply (``recover_ms``; a daemon without one is not reconnected to, nor
       is one that goes away before the open reply); a number above 0 tries that long,
       also while the open waits; 0 never reconnects.
+    - ``label``: the model's name for the daemon's log (and ``salus profile``) when its
+      memory is declared or measured rather than taken from the catalog: sent as
+      ``model`` with the memory figures, so the daemon takes it as a label only.
+    - ``batch_size``: the job's batch size, logged by the daemon (``salus profile`` keys
+      its catalog entries by model, batch size and kind).
+    - ``report_after``: after this many iterations under the daemon (default 5; 0 never),
+      report what the client measured (the ``measured`` op, when the daemon's open reply
+      says ``accepts_measured``): the median iteration time (the first iteration left out
+      as warm-up) and, on CUDA, the peak memory inside an iteration
+      (``torch.cuda.max_memory_allocated``) and the memory held between iterations
+      (``torch.cuda.memory_allocated``). A session closed before that many reports what it
+      has. The daemon logs the figures as the client's; it schedules by its own clock.
+      ``measured`` holds what was reported (None before).
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -93,7 +108,7 @@ class Session:
                  address=None, priority=None, kind=None, iterations=None, startup=None,
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
                  connect_timeout=5.0, token=None, token_file=None, reconnect=None,
-                 on_daemon_gone="stop"):
+                 on_daemon_gone="stop", batch_size=None, report_after=5, label=None):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
         if on_daemon_gone not in ("stop", "continue"):
@@ -105,6 +120,7 @@ class Session:
             persistent_mib=_num(persistent), ephemeral_mib=_num(ephemeral),
             declared_s=_num(total_time), priority=priority, kind=kind,
             iterations=iterations, startup_s=_num(startup),
+            batch_size=None if batch_size is None else int(batch_size),
             token=resolve_token(token, token_file))
         declared = persistent is not None or ephemeral is not None or model is not None
         if not declared and not self.cuda:
@@ -112,6 +128,7 @@ class Session:
                 "Session %r: declare its memory (persistent= and ephemeral=, MiB) or give "
                 "model=; memory is measured only on CUDA" % self.name)
         self._measure = None if declared else gpu.MemoryMeter()
+        self._label = None if model is not None or label is None else str(label)
         self._measure_n = max(1, int(measure_iterations))
         self._release_cache = release_cache
         self._cap_memory = cap_memory
@@ -123,6 +140,12 @@ class Session:
         self.recover_ms = 0
         self.resumed = False
         self.alone = False
+        self.accepts_measured = False
+        self.measured = None
+        self._report_after = max(0, int(report_after))
+        self._durations = []  # the client's times of the iterations under the daemon, until reported
+        self._peak_mib = 0.0
+        self._persistent_mib = 0.0
 
         self.lane = None
         self.lane_mib = None
@@ -256,7 +279,10 @@ class Session:
         self._conn.close()
 
     def _open(self):
-        self._admitted(self._request("open", **self._open_fields))
+        f = self._open_fields
+        if self._label and (f.get("persistent_mib") is not None or f.get("ephemeral_mib") is not None):
+            f["model"] = self._label
+        self._admitted(self._request("open", **f))
         if self.cuda and self._cap_memory and self.lane_mib:
             self.memory_fraction = gpu.cap_to_lane(self.lane_mib)
 
@@ -270,6 +296,7 @@ class Session:
         self.policy = reply.get("policy")
         self.startup_on_gpu = bool(reply.get("startup_on_gpu"))
         self.recover_ms = reply.get("recover_ms") or 0
+        self.accepts_measured = bool(reply.get("accepts_measured"))
         if self._release_cache is None:
             self._release_default = bool(reply.get("release_cache", False))
         else:
@@ -371,6 +398,7 @@ class Session:
         acknowledged = False
         try:
             if not self._conn.closed and not self.alone:
+                self._report()
                 self._request("close", finished=bool(finished))
                 acknowledged = True
         except SalusError:
@@ -380,6 +408,36 @@ class Session:
         if self._hb_thread is not None and self._hb_thread is not threading.current_thread():
             self._hb_thread.join(timeout=1.0)
         return acknowledged
+
+    def _note(self, duration):
+        """Take in one iteration under the daemon: its time and, on CUDA, its memory;
+        report once ``report_after`` of them ran."""
+        if self.measured is not None or self._report_after == 0:
+            return
+        self._durations.append(duration)
+        if self.cuda:
+            try:
+                self._peak_mib = max(self._peak_mib, gpu.peak_mib())
+                self._persistent_mib = max(self._persistent_mib, gpu.allocated_mib())
+            except Exception:
+                pass
+        if len(self._durations) >= self._report_after:
+            self._report()
+
+    def _report(self):
+        """Send the measurement (once), if the daemon takes it and there is one. A
+        refusal never stops the job: the figures were only for the daemon's log."""
+        if self.measured is not None or not self._durations or not self.accepts_measured or self.alone:
+            return
+        fields = measurement(self._durations, self._peak_mib if self.cuda else 0.0,
+                             self._persistent_mib if self.cuda else 0.0)
+        self.measured = fields
+        try:
+            self._request("measured", **fields)
+        except DaemonGone:
+            raise
+        except SalusError as e:
+            warnings.warn("salus: the daemon refused session %r's measurement: %s" % (self.name, e))
 
     def _abort(self):
         """Close from a signal handler: a clean close when no request is outstanding,
@@ -464,7 +522,30 @@ class _Iteration:
                 raise
             return False  # the step's own exception matters more
         s.iterations_done += 1
+        if exc_type is None:
+            try:
+                s._note(duration)
+            except SalusError:
+                pass  # the next request reports a daemon that went away
         return False
+
+
+def measurement(durations, peak_mib=0.0, persistent_mib=0.0):
+    """The ``measured`` request's fields for the client's iteration times (seconds) and
+    memory (MiB; 0: not measured): the median time, the first iteration left out as
+    warm-up when there are more. Figures that are not finite are left out."""
+    xs = sorted(durations[1:] if len(durations) > 1 else durations)
+    n = len(xs)
+    med = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2.0
+    fields = {"iterations": len(durations)}
+    if math.isfinite(med) and med > 0:
+        fields["iter_s"] = round(med, 9)
+    for key, v in (("peak_mib", peak_mib), ("persistent_mib", persistent_mib)):
+        if v and math.isfinite(v) and v > 0:
+            fields[key] = round(v, 3)
+    if fields.get("persistent_mib", 0) > fields.get("peak_mib", float("inf")):
+        fields["persistent_mib"] = fields["peak_mib"]
+    return fields
 
 
 def _num(x):

@@ -8,7 +8,9 @@ cache release, to require a token at open (``token=``, as the real daemon does o
 TCP), and to evict a job (an unsolicited ``evicted`` frame). With ``recover_ms`` its
 open replies say it can recover sessions after a restart, and it answers an open with
 ``resume`` as a restarted daemon would; with ``address`` it listens on that socket path
-(a daemon restarted where the last one was).
+(a daemon restarted where the last one was). With ``accepts_measured`` its open replies
+say it takes the ``measured`` op, which it then answers ok; without, it answers that op
+as an older daemon does (``bad_request``, unknown op).
 """
 
 import json
@@ -27,7 +29,7 @@ class FakeDaemon:
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
                  die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
-                 address=None):
+                 address=None, accepts_measured=False):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -39,6 +41,7 @@ class FakeDaemon:
         self._by_job = {}  # job -> its connection, for evict
         self.recover_ms = recover_ms
         self._fixed_address = address
+        self.accepts_measured = accepts_measured
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -221,6 +224,8 @@ class FakeDaemon:
                         reply["recover_ms"] = self.recover_ms
                     if req.get("resume"):
                         reply["resumed"] = True
+                    if self.accepts_measured:
+                        reply["accepts_measured"] = True
                     deadline[0] = time.monotonic() + self.lease_ms / 1000.0
                     _send(c, reply)
                 elif op == "begin":
@@ -243,6 +248,8 @@ class FakeDaemon:
                         continue
                     holding = False
                     self._lane.release()
+                    _send(c, {"id": rid, "ok": True})
+                elif op == "measured" and self.accepts_measured:
                     _send(c, {"id": rid, "ok": True})
                 elif op == "close":
                     finished = req.get("finished", True)

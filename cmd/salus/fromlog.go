@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/history"
+	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/workload"
+	"github.com/spf13/cobra"
+)
+
+// The commands that read a daemon's event log back: salus profile (catalog
+// entries), salus trace from-log (a trace) and salus report (the metrics and the
+// HTML report). The reading is package history's and metrics'.
+
+func init() {
+	extraCommands = append(extraCommands, newProfileCmd, newReportCmd)
+	traceSubcommands = append(traceSubcommands, newTraceFromLogCmd)
+}
+
+// formatFromOut takes the format from --out's extension when --format is not given.
+func formatFromOut(cmd *cobra.Command, of *outputFlags, out string, byExt map[string]string) {
+	if f, ok := byExt[strings.ToLower(filepath.Ext(out))]; ok && !changed(cmd.Flags(), "format") {
+		of.format = f
+	}
+}
+
+// writeOut writes b to out, or to w when out is empty or "-".
+func writeOut(w io.Writer, out string, b []byte) error {
+	if out == "" || out == "-" {
+		_, err := w.Write(b)
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+func newProfileCmd() *cobra.Command {
+	var (
+		of  outputFlags
+		out string
+	)
+	cmd := &cobra.Command{
+		Use:   "profile LOG",
+		Short: "Turn a daemon's event log into catalog entries (--catalog FILE) for the jobs it saw",
+		Long: `Read a daemon's event log (salus serve --events FILE) and write one catalog profile per
+model, batch size and kind of the jobs that ran: the median iteration time on the daemon's
+clock, the median start-up (admission to the first iteration), the peak and persistent memory
+the clients measured (the measured events of the Python client on CUDA), else what they
+declared at open, and how many jobs and iterations the figures come from. Demand is not in
+a log: it is left out (1, the whole GPU). The output is a catalog file, ready for --catalog:
+
+  salus profile events.jsonl --out profile.yaml
+  salus eval --catalog profile.yaml --trace trace.csv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			formatFromOut(cmd, &of, out, map[string]string{".json": "json"})
+			if err := of.check(); err != nil {
+				return err
+			}
+			l, err := history.Read(args[0])
+			if err != nil {
+				return err
+			}
+			f := workload.CatalogFile{Profiles: l.Profiles()}
+			if len(f.Profiles) == 0 {
+				return fmt.Errorf("%s: none of its %d jobs ran an iteration: there is nothing to profile", args[0], len(l.Jobs))
+			}
+			var buf bytes.Buffer
+			if of.format == "json" {
+				enc := json.NewEncoder(&buf)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(f)
+			} else {
+				fmt.Fprintf(&buf, "# salus profile %s: %d profiles; use with --catalog FILE\n", args[0], len(f.Profiles))
+				err = workload.WriteCatalogYAML(&buf, f)
+			}
+			if err != nil {
+				return err
+			}
+			return writeOut(cmd.OutOrStdout(), out, buf.Bytes())
+		},
+	}
+	of.register(cmd, "o", "yaml", "json")
+	addOutFlag(cmd.Flags(), &out, "", "write the catalog to this file instead of standard output (a name ending in .json: JSON, unless --format says otherwise)")
+	return cmd
+}
+
+func newTraceFromLogCmd() *cobra.Command {
+	var (
+		of       outputFlags
+		out      string
+		catalogs []string
+	)
+	cmd := &cobra.Command{
+		Use:   "from-log LOG",
+		Short: "Turn a daemon's event log into a trace: arrivals, iterations done, model, batch size, kind",
+		Long: `Read a daemon's event log and write the trace of the jobs that ran: each at its arrival
+(seconds from the first), with the iterations it ran, its model, batch size, kind and
+declared time. A job whose model, batch size and kind the catalog (with --catalog files)
+lacks carries its own figures as inline columns: its median iteration time on the daemon's
+clock, its start-up and the memory it declared. Jobs that ran no iteration are left out
+(said on standard error).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			formatFromOut(cmd, &of, out, map[string]string{".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"})
+			if err := of.check(); err != nil {
+				return err
+			}
+			cat, err := loadCatalog(catalogs)
+			if err != nil {
+				return err
+			}
+			l, err := history.Read(args[0])
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			t, skipped, err := l.Trace(cat, name)
+			if err != nil {
+				return err
+			}
+			if skipped > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "salus: %d of the %d jobs ran no iteration: left out\n", skipped, len(l.Jobs))
+			}
+			var buf bytes.Buffer
+			if of.format == "jsonl" {
+				err = t.WriteJSONL(&buf)
+			} else {
+				err = t.WriteCSV(&buf)
+			}
+			if err != nil {
+				return err
+			}
+			return writeOut(cmd.OutOrStdout(), out, buf.Bytes())
+		},
+	}
+	of.register(cmd, "o", "csv", "jsonl")
+	addOutFlag(cmd.Flags(), &out, "", "write the trace to this file instead of standard output (a name ending in .jsonl: JSON Lines, unless --format says otherwise)")
+	addCatalogFlag(cmd, &catalogs)
+	return cmd
+}
+
+func newReportCmd() *cobra.Command {
+	var (
+		of  outputFlags
+		out string
+	)
+	cmd := &cobra.Command{
+		Use:   "report LOG",
+		Short: "Compute the metrics table (and, with --out, the HTML report) of a daemon's event log",
+		Long: `Compute a run's results from its event log alone, without a trace: makespan, average and
+p95 JCT, queuing, GPU busy time and peak memory, as salus eval prints them; any engine's log
+will do (salus serve --events, salus simulate --events, eval --out). With --out DIR, also
+write results.json, results.csv and the HTML report (index.html with its plots) there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := of.check(); err != nil {
+				return err
+			}
+			rep, err := reportFromLog(args[0])
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := createOut(out); err != nil {
+					return err
+				}
+				if err := eval.WriteResults(out, rep); err != nil {
+					return err
+				}
+				var trace *workload.Trace
+				if l, err := history.Read(args[0]); err == nil {
+					trace, _, _ = l.Trace(workload.Default(), rep.Trace.Name)
+				}
+				if err := writeReport(out, rep, trace); err != nil {
+					return err
+				}
+			}
+			w := cmd.OutOrStdout()
+			if err := printReport(w, rep, of.format); err != nil {
+				return err
+			}
+			if out != "" && of.format == "table" {
+				fmt.Fprintf(w, "\nWrote results.json, results.csv, plots and index.html to %s\n", out)
+			}
+			return nil
+		},
+	}
+	of.register(cmd, "o", "table", "json", "csv")
+	addOutFlag(cmd.Flags(), &out, "", "directory for results.json, results.csv, plots and index.html")
+	return cmd
+}
+
+// reportFromLog is the report of one run read from its log: its run header's
+// policy, mode and engine, and the metrics of its events.
+func reportFromLog(path string) (*eval.Report, error) {
+	var head eventlog.Event
+	err := eventlog.ReadFile(path, func(e eventlog.Event) error {
+		if e.Kind == eventlog.Run {
+			head = e
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) && !errors.Is(err, eventlog.ErrTruncated) {
+		return nil, err
+	}
+	res, err := metrics.FromFile(path)
+	if err != nil && !errors.Is(err, eventlog.ErrTruncated) {
+		return nil, err
+	}
+	if res.Jobs == 0 {
+		return nil, fmt.Errorf("%s: no job arrived in this log: give the event log of a run that had jobs", path)
+	}
+	name := head.Trace
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	policy := head.Policy
+	if policy == "" {
+		policy = "unknown"
+	}
+	engine := head.Engine
+	if engine == "" {
+		engine = "live"
+	}
+	scheme := policy
+	if head.Mode != "" {
+		scheme = policy + " (" + head.Mode + ")"
+	}
+	// The device as the header names it; a real GPU's (a live daemon's) is only its memory.
+	dev, derr := device.Preset(strings.ToLower(head.Device))
+	if derr != nil {
+		dev = device.Device{Name: cmp.Or(head.Device, "GPU"), Speed: 1}
+	}
+	if head.CapacityMiB > 0 {
+		dev.CapacityMiB = head.CapacityMiB
+	}
+	return &eval.Report{Suite: "report", Engine: engine, Trace: eval.TraceInfo{Name: name, Jobs: res.Jobs, Seed: head.Seed},
+		Device: dev, Runs: []eval.Run{{Scheme: scheme, Policy: policy, Mode: head.Mode, Result: res, Log: path}}}, nil
+}
+
+var errStop = errors.New("stop")

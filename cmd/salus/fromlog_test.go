@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func makespan(t *testing.T, out string) float64 {
+	t.Helper()
+	var rep struct {
+		Runs []struct {
+			MakespanS float64 `json:"makespan_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("json %v: %s", err, out)
+	}
+	return rep.Runs[0].MakespanS
+}
+
+// A simulated run's log, read back: salus report gives its metrics, salus trace
+// from-log and salus profile give a trace and a catalog that simulate the same.
+func TestLogRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.jsonl")
+	out, err := run(t, "simulate", "--trace", "../../examples/own-trace.csv", "--catalog", "../../examples/catalog.yaml",
+		"--policy", "fifo", "--events", events, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makespan(t, out)
+
+	out, err = run(t, "report", events, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := makespan(t, out); math.Abs(got-want) > 1e-5 {
+		t.Errorf("salus report: makespan %v, simulate said %v", got, want)
+	}
+	rep := filepath.Join(dir, "rep")
+	if out, err = run(t, "report", events, "--out", rep); err != nil || !strings.Contains(out, "fifo") {
+		t.Fatalf("report --out: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(rep, "index.html")); err != nil {
+		t.Error(err)
+	}
+
+	trace, catalog := filepath.Join(dir, "trace.csv"), filepath.Join(dir, "profile.yaml")
+	if _, err := run(t, "trace", "from-log", events, "--out", trace); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "profile", events, "--out", catalog); err != nil {
+		t.Fatal(err)
+	}
+	// A .json name writes JSON, which loads as a catalog too.
+	jsonCatalog := filepath.Join(dir, "profile.json")
+	if _, err := run(t, "profile", events, "--out", jsonCatalog); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(jsonCatalog); !strings.HasPrefix(string(data), "{") {
+		t.Errorf("profile --out x.json wrote:\n%s", data)
+	}
+	if out, err := run(t, "models", "--catalog", jsonCatalog); err != nil || !strings.Contains(out, "catalog file") {
+		t.Errorf("the JSON profile as a catalog: %v", err)
+	}
+	data, _ := os.ReadFile(catalog)
+	if !strings.Contains(string(data), "model: transformer") || !strings.Contains(string(data), "iterations: 2800") {
+		t.Errorf("profile:\n%s", data)
+	}
+	for _, args := range [][]string{
+		{"simulate", "--trace", trace, "--policy", "fifo", "-o", "json"},                       // the inline figures
+		{"simulate", "--trace", trace, "--catalog", catalog, "--policy", "fifo", "-o", "json"}, // the profile's
+	} {
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got := makespan(t, out); math.Abs(got-want) > 0.01*want {
+			t.Errorf("%v: makespan %.1f s, the original run's %.1f s", args, got, want)
+		}
+	}
+}
+
+func TestFromLogErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "e.jsonl")
+	os.WriteFile(empty, []byte(`{"t":0,"ev":"run","policy":"fair"}`+"\n"), 0o644)
+	for _, args := range [][]string{{"profile", empty}, {"trace", "from-log", empty}, {"report", empty}} {
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "e.jsonl: ") || !strings.Contains(err.Error(), "no job") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if _, err := run(t, "profile", "missing.jsonl"); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+}
