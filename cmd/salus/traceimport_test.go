@@ -68,7 +68,8 @@ func TestImportToStdoutAndSimulate(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(stdout.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo"); err != nil || !strings.Contains(out, "5 jobs") {
+	// The fixture has a pod of 8 GPUs: a node of 8, as in the cluster.
+	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo", "--gpus", "8"); err != nil || !strings.Contains(out, "5 jobs") {
 		t.Errorf("simulate: %v\n%s", err, out)
 	}
 }
