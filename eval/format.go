@@ -13,6 +13,15 @@ import (
 func (r *Report) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s\n\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
+	if r.Trace.Resample != "" {
+		fmt.Fprintf(w, "The trace is a %s resample of the file (seed %d), not the file as it is.\n", r.Trace.Resample, r.Trace.Seed)
+	}
+	if r.Trace.Load != 0 {
+		fmt.Fprintf(w, "Arrival times are the file's divided by %g (--load %g): the jobs arrive %gx as fast.\n", r.Trace.Load, r.Trace.Load, r.Trace.Load)
+	}
+	if r.Trace.Resample != "" || r.Trace.Load != 0 {
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
 	var failed []Run

@@ -34,6 +34,17 @@ type TraceInfo struct {
 	Name string `json:"name"`
 	Jobs int    `json:"jobs"`
 	Seed int64  `json:"seed"`
+	// Load is the factor a trace file's arrival rate was scaled by (--load); 0: as
+	// in the file (a generated trace's load is in its name).
+	Load float64 `json:"load,omitempty"`
+	// Resample is how the trace was drawn from a trace file (--resample), seeded by
+	// Seed; empty: the file as it is.
+	Resample string `json:"resample,omitempty"`
+}
+
+// NewTraceInfo describes t.
+func NewTraceInfo(t *workload.Trace) TraceInfo {
+	return TraceInfo{Name: t.Name, Jobs: len(t.Jobs), Seed: t.Seed, Load: t.Load, Resample: t.ResampledBy}
 }
 
 // Run is the result of one scheme on one trace.
@@ -110,7 +121,7 @@ func Training(o TrainingOptions) (*Report, error) {
 		o.Schemes = TrainingSchemes
 	}
 	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
-		Trace: TraceInfo{Name: o.Trace.Name, Jobs: len(o.Trace.Jobs), Seed: o.Trace.Seed}}
+		Trace: NewTraceInfo(o.Trace)}
 	var err error
 	if o.Runner != nil {
 		rep.Engine = o.Engine

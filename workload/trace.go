@@ -81,7 +81,10 @@ type Trace struct {
 	Seed int64  `json:"seed,omitempty"`
 	// Load is the factor ScaleLoad scaled the arrival rate by; 0 means unscaled.
 	Load float64 `json:"load,omitempty"`
-	Jobs []Job   `json:"jobs"`
+	// ResampledBy is the method Resample drew this trace with (seeded by Seed); empty
+	// for a trace as read or generated.
+	ResampledBy string `json:"resample,omitempty"`
+	Jobs        []Job  `json:"jobs"`
 }
 
 // Columns of the trace formats: the required ones first.

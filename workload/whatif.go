@@ -66,9 +66,10 @@ func (t *Trace) Resample(method string, seed int64) (*Trace, error) {
 	switch method {
 	case ResampleNone, "":
 		out.Jobs = slices.Clone(t.Jobs)
-		out.Seed = t.Seed
+		out.Seed, out.ResampledBy = t.Seed, t.ResampledBy
 		return out, nil
 	case ResampleBootstrap:
+		out.ResampledBy = method
 		out.Name += fmt.Sprintf("-bootstrap%d", seed)
 		picks := make([]int, len(t.Jobs))
 		for i := range picks {
@@ -89,6 +90,7 @@ func (t *Trace) Resample(method string, seed int64) (*Trace, error) {
 		}
 		return out, nil
 	case ResampleJitter:
+		out.ResampledBy = method
 		out.Name += fmt.Sprintf("-jitter%d", seed)
 		out.Jobs = slices.Clone(t.Jobs)
 		now := 0.0

@@ -161,7 +161,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 // training is the training suite's options: the trace, the schemes and, with
 // --engine live, the live engine's runner.
 func (ef *evalFlags) training(dev device.Device) (eval.TrainingOptions, error) {
-	trace, err := ef.tf.trace()
+	trace, err := ef.tf.traceFor(ef.progress)
 	if err != nil {
 		return eval.TrainingOptions{}, err
 	}

@@ -41,7 +41,7 @@ policies.`,
 			if err := df.checkModes(cmd.Flags(), []string{mode}); err != nil {
 				return err
 			}
-			trace, err := tf.trace()
+			trace, err := tf.traceFor(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -55,11 +55,11 @@ policies.`,
 			}
 			w := cmd.OutOrStdout()
 			if of.format != "table" {
-				seed := tf.seed
-				if tf.file != "" {
-					seed = 0
+				info := eval.NewTraceInfo(trace)
+				if tf.file == "" {
+					info.Seed = tf.seed
 				}
-				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: eval.TraceInfo{Name: trace.Name, Jobs: len(trace.Jobs), Seed: seed},
+				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: info,
 					Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
 				return printReport(w, rep, of.format)
 			}
