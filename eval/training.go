@@ -89,6 +89,9 @@ type Report struct {
 	Modes  core.ModeParams `json:"modes"`
 	Runs   []Run           `json:"runs"`
 	Paper  Paper           `json:"paper"`
+	// Recommendation says which scheme is best on which metric, and by how much
+	// (Recommend); empty with fewer than two runs.
+	Recommendation string `json:"recommendation,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -162,6 +165,7 @@ func Training(o TrainingOptions) (*Report, error) {
 		}
 	}
 	rep.compareToFIFO()
+	rep.Recommendation = rep.Recommend()
 	return rep, err
 }
 
@@ -274,12 +278,22 @@ type Output interface {
 	CSV(io.Writer) error
 }
 
-// WriteResults writes results.json and results.csv into dir.
+// JobsOutput is a report with per-job results: WriteResults writes them to jobs.csv.
+type JobsOutput interface {
+	JobsCSV(io.Writer) error
+}
+
+// WriteResults writes results.json and results.csv into dir, and jobs.csv (one
+// line per job and run) for a report with per-job results.
 func WriteResults(dir string, r Output) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for name, write := range map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV} {
+	files := map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV}
+	if j, ok := r.(JobsOutput); ok {
+		files["jobs.csv"] = j.JobsCSV
+	}
+	for name, write := range files {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err

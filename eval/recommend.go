@@ -1,0 +1,178 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Estimate is a metric's value: one run's, or a sweep's mean with the half width
+// of its 95% confidence interval across seeds (CI95; 0 for one run).
+type Estimate struct {
+	Mean float64 `json:"mean"`
+	CI95 float64 `json:"ci95,omitempty"`
+}
+
+// Candidate is one scheme's figures for Recommend, by metric key (makespan_s,
+// avg_jct_s, p95_jct_s, jain_slowdown, max_slowdown); a metric it lacks, or
+// whose value is 0, is not known for it.
+type Candidate struct {
+	Scheme  string
+	Metrics map[string]Estimate
+}
+
+// Criterion is a metric Recommend compares the schemes on.
+type Criterion struct {
+	Key, Name string
+	// Higher: a larger value is better (Jain's index); otherwise a smaller one.
+	Higher bool
+	// Scale and Unit show the value: minutes for times, a plain number else.
+	Scale float64
+	Unit  string
+	Prec  int
+}
+
+// Criteria are what Recommend compares, in its paragraph's order.
+var Criteria = []Criterion{
+	{Key: "makespan_s", Name: "makespan", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "avg_jct_s", Name: "average JCT", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "p95_jct_s", Name: "p95 JCT", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "jain_slowdown", Name: "fairness (Jain's index of the jobs' slowdowns, 1 = all slowed alike)", Higher: true, Scale: 1, Prec: 3},
+}
+
+// Recommend says, in one paragraph, which scheme is best on each criterion and by
+// how much against the runner-up; with confidence intervals (a sweep), it gives
+// them and says whether the two overlap, in which case the lead is within the
+// noise across seeds. It ends with the scheme that leads on most criteria. It
+// needs two candidates at least.
+func Recommend(cands []Candidate) string {
+	if len(cands) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	wins := map[string][]string{}
+	for _, c := range Criteria {
+		s, best, ok := criterion(c, cands)
+		if !ok {
+			if c.Key == "jain_slowdown" {
+				b.WriteString("Fairness is not compared: the event logs do not give the jobs' time alone. ")
+			}
+			continue
+		}
+		b.WriteString(s)
+		b.WriteString(" ")
+		wins[best] = append(wins[best], shortName(c))
+	}
+	if len(wins) == 0 {
+		return ""
+	}
+	top, n := "", 0
+	for _, c := range cands { // in the candidates' order, for a stable answer on ties
+		if len(wins[c.Scheme]) > n {
+			top, n = c.Scheme, len(wins[c.Scheme])
+		}
+	}
+	total := 0
+	for _, w := range wins {
+		total += len(w)
+	}
+	if n == total {
+		fmt.Fprintf(&b, "Recommendation: %s, best on every metric compared.", top)
+	} else {
+		fmt.Fprintf(&b, "Recommendation: %s, best on %d of %d metrics (%s); weigh the others above if they matter more.",
+			top, n, total, strings.Join(wins[top], ", "))
+	}
+	return b.String()
+}
+
+func shortName(c Criterion) string {
+	if c.Key == "jain_slowdown" {
+		return "fairness"
+	}
+	return c.Name
+}
+
+// criterion is the sentence for one criterion and the scheme best on it.
+func criterion(c Criterion, cands []Candidate) (string, string, bool) {
+	type entry struct {
+		scheme string
+		e      Estimate
+	}
+	var es []entry
+	for _, cand := range cands {
+		if e, ok := cand.Metrics[c.Key]; ok && e.Mean > 0 && !math.IsNaN(e.Mean) {
+			es = append(es, entry{cand.Scheme, e})
+		}
+	}
+	if len(es) < 2 {
+		return "", "", false
+	}
+	better := func(a, b Estimate) bool {
+		if c.Higher {
+			return a.Mean > b.Mean
+		}
+		return a.Mean < b.Mean
+	}
+	best, second := 0, -1
+	for i := 1; i < len(es); i++ {
+		switch {
+		case better(es[i].e, es[best].e):
+			best, second = i, best
+		case second < 0 || better(es[i].e, es[second].e):
+			second = i
+		}
+	}
+	b, s := es[best], es[second]
+	show := func(e Estimate) string {
+		if e.CI95 > 0 {
+			return fmt.Sprintf("%.*f ± %.*f%s", c.Prec, e.Mean*c.Scale, c.Prec, e.CI95*c.Scale, c.Unit)
+		}
+		return fmt.Sprintf("%.*f%s", c.Prec, e.Mean*c.Scale, c.Unit)
+	}
+	if b.e.Mean == s.e.Mean {
+		return fmt.Sprintf("On %s, %s and %s tie at %s.", c.Name, b.scheme, s.scheme, show(b.e)), b.scheme, true
+	}
+	var by string
+	if c.Higher {
+		by = fmt.Sprintf("%.*f higher than", c.Prec, (b.e.Mean-s.e.Mean)*c.Scale)
+	} else {
+		by = fmt.Sprintf("%.1f%% lower than", 100*(s.e.Mean-b.e.Mean)/s.e.Mean)
+	}
+	text := fmt.Sprintf("On %s, %s is best with %s, %s %s's %s (the runner-up)", c.Name, b.scheme, show(b.e), by, s.scheme, show(s.e))
+	if c.Key == "jain_slowdown" {
+		if wb, ws := cands[index(cands, b.scheme)].Metrics["max_slowdown"], cands[index(cands, s.scheme)].Metrics["max_slowdown"]; wb.Mean > 0 && ws.Mean > 0 {
+			text += fmt.Sprintf("; its worst slowdown is %.2fx against %.2fx", wb.Mean, ws.Mean)
+		}
+	}
+	if b.e.CI95 > 0 || s.e.CI95 > 0 {
+		if math.Abs(b.e.Mean-s.e.Mean) <= b.e.CI95+s.e.CI95 {
+			text += "; the 95% intervals overlap, so the lead is within the noise across seeds"
+		} else {
+			text += "; the 95% intervals do not overlap"
+		}
+	}
+	return text + ".", b.scheme, true
+}
+
+func index(cands []Candidate, scheme string) int {
+	for i, c := range cands {
+		if c.Scheme == scheme {
+			return i
+		}
+	}
+	return -1
+}
+
+// Recommend is the report's recommendation over its runs that did not fail.
+func (r *Report) Recommend() string {
+	var cands []Candidate
+	for _, run := range r.Runs {
+		if run.Error != "" {
+			continue
+		}
+		cands = append(cands, Candidate{Scheme: run.Scheme, Metrics: map[string]Estimate{
+			"makespan_s": {Mean: run.MakespanS}, "avg_jct_s": {Mean: run.AvgJCTS}, "p95_jct_s": {Mean: run.P95JCTS},
+			"jain_slowdown": {Mean: run.JainSlowdown}, "max_slowdown": {Mean: run.MaxSlowdown}}})
+	}
+	return Recommend(cands)
+}

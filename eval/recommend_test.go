@@ -1,0 +1,71 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/metrics"
+)
+
+func TestRecommendNamesTheBestScheme(t *testing.T) {
+	run := func(scheme string, makespan, avg, p95, jain, worst float64) Run {
+		return Run{Scheme: scheme, Result: metrics.Result{MakespanS: makespan, AvgJCTS: avg, P95JCTS: p95, JainSlowdown: jain, MaxSlowdown: worst}}
+	}
+	r := &Report{Runs: []Run{
+		run("fifo", 6000, 1200, 3000, 0.5, 9),
+		run("srtf", 5400, 600, 2400, 0.6, 4),
+		run("pack", 4800, 900, 2700, 0.7, 5),
+		{Scheme: "broken", Error: "no room"},
+	}}
+	got := r.Recommend()
+	for _, want := range []string{
+		"On makespan, pack is best with 80.0 min, 11.1% lower than srtf's 90.0 min",
+		"On average JCT, srtf is best with 10.0 min, 33.3% lower than pack's 15.0 min",
+		"On p95 JCT, srtf is best with 40.0 min, 11.1% lower than pack's 45.0 min",
+		"pack is best with 0.700, 0.100 higher than srtf's 0.600",
+		"its worst slowdown is 5.00x against 4.00x",
+		"Recommendation: srtf, best on 2 of 4 metrics (average JCT, p95 JCT)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "broken") || strings.Contains(got, "interval") {
+		t.Errorf("a failed run, or intervals without a sweep, in:\n%s", got)
+	}
+	// With intervals: pack leads on makespan within the noise; srtf on average JCT
+	// clear of it. Without times alone, fairness is not compared.
+	cands := []Candidate{
+		{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {5000, 400}, "avg_jct_s": {600, 30}, "p95_jct_s": {2000, 100}}},
+		{Scheme: "pack", Metrics: map[string]Estimate{"makespan_s": {4800, 300}, "avg_jct_s": {900, 40}, "p95_jct_s": {2100, 100}}},
+	}
+	got = Recommend(cands)
+	for _, want := range []string{
+		"pack is best with 80.0 ± 5.0 min, 4.0% lower than srtf's 83.3 ± 6.7 min (the runner-up); the 95% intervals overlap",
+		"srtf is best with 10.0 ± 0.5 min, 33.3% lower than pack's 15.0 ± 0.7 min (the runner-up); the 95% intervals do not overlap",
+		"Fairness is not compared",
+		"Recommendation: srtf, best on 2 of 3 metrics",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation lacks %q:\n%s", want, got)
+		}
+	}
+	if got := Recommend(cands[:1]); got != "" {
+		t.Errorf("one scheme: %q, want no recommendation", got)
+	}
+}
+
+func TestJobsCSV(t *testing.T) {
+	r := &Report{Runs: []Run{{Scheme: "fifo", Policy: "fifo", Mode: "exclusive", Result: metrics.Result{Completion: []metrics.JobResult{
+		{ID: "a", Model: "vae", JCTS: 20, AloneS: 10, Slowdown: 2},
+		{ID: "b", Model: "vae", JCTS: 5},
+	}}}}}
+	var b strings.Builder
+	if err := r.JobsCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[1], ",10.000000,2.000000,false") || !strings.HasSuffix(lines[2], ",,,false") {
+		t.Errorf("jobs.csv:\n%s\nwant a's slowdown 2 and b's empty", b.String())
+	}
+}
