@@ -81,3 +81,35 @@ func TestEvalLoadAndCapacityOnATraceFile(t *testing.T) {
 		t.Errorf("--resample bootstrap --seed 3: %v\nstdout:\n%s\nstderr:\n%s", err, out, errs)
 	}
 }
+
+// sweep --trace resamples the file by bootstrap when there are several seeds,
+// and says which scheme to pick.
+func TestSweepATraceFile(t *testing.T) {
+	trace := writeWhatIfTrace(t)
+	out := t.TempDir()
+	stdout, _, err := runSplit(t, "sweep", "--trace", trace, "--seeds", "3", "--load", "1", "--policy", "fifo,srtf", "--workers", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"trace", "mine", "Jain (slowdowns)", "bootstrap resample", "mine, load 1, 14.0 GiB: On makespan", "Recommendation: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, stdout)
+		}
+	}
+	grid, err := os.ReadFile(filepath.Join(out, "grid.json"))
+	if err != nil || !strings.Contains(string(grid), `"resample": "bootstrap"`) {
+		t.Errorf("grid.json: %v\n%s\nwant resample bootstrap by default with 3 seeds", err, grid)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace", trace, "--jobs", "5"}, "--jobs sizes the generated trace"},
+		{[]string{"--resample", "jitter"}, "--resample draws from --trace files"},
+		{[]string{"--trace", trace, "--resample", "none", "--seeds", "2"}, "resample (bootstrap or jitter) or run one seed"},
+	} {
+		if _, _, err := runSplit(t, append([]string{"sweep", "--out", t.TempDir()}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("sweep %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
