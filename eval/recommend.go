@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Estimate is a metric's value: one run's, or a sweep's mean with the half width
@@ -19,6 +21,10 @@ type Estimate struct {
 type Candidate struct {
 	Scheme  string
 	Metrics map[string]Estimate
+	// PerSeed holds, from a sweep, each metric's value at each seed. Seeds are the
+	// same traces for every scheme, so two schemes are compared seed by seed (a
+	// paired comparison), which takes out the spread the traces share.
+	PerSeed map[string]map[int64]float64
 }
 
 // Criterion is a metric Recommend compares the schemes on.
@@ -41,9 +47,11 @@ var Criteria = []Criterion{
 }
 
 // Recommend says, in one paragraph, which scheme is best on each criterion and by
-// how much against the runner-up; with confidence intervals (a sweep), it gives
-// them and says whether the two overlap, in which case the lead is within the
-// noise across seeds. It ends with the scheme that leads on most criteria. It
+// how much against the runner-up. From a sweep it gives the 95% confidence
+// intervals across seeds and judges the lead seed by seed when it has the
+// per-seed values (PerSeed: the mean difference and its interval, clear of zero
+// or not), else by whether the two intervals overlap (then the lead is within the
+// noise across seeds). It ends with the scheme that leads on most criteria. It
 // needs two candidates at least.
 func Recommend(cands []Candidate) string {
 	if len(cands) < 2 {
@@ -144,7 +152,17 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 			text += fmt.Sprintf("; its worst slowdown is %.2fx against %.2fx", wb.Mean, ws.Mean)
 		}
 	}
-	if b.e.CI95 > 0 || s.e.CI95 > 0 {
+	if d, half, n, ok := paired(cands[index(cands, b.scheme)].PerSeed[c.Key], cands[index(cands, s.scheme)].PerSeed[c.Key]); ok {
+		if !c.Higher {
+			d = -d
+		}
+		verdict := "so the lead is within the noise"
+		if math.Abs(d) > half {
+			verdict = "clear of zero"
+		}
+		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f ± %.*f%s, %s", n, b.scheme,
+			c.Prec, d*c.Scale, c.Prec, half*c.Scale, c.Unit, verdict)
+	} else if b.e.CI95 > 0 || s.e.CI95 > 0 {
 		if math.Abs(b.e.Mean-s.e.Mean) <= b.e.CI95+s.e.CI95 {
 			text += "; the 95% intervals overlap, so the lead is within the noise across seeds"
 		} else {
@@ -152,6 +170,31 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 		}
 	}
 	return text + ".", b.scheme, true
+}
+
+// paired is the mean of a - b over the seeds both have, and the half width of its
+// 95% confidence interval (Student's t); false with fewer than two such seeds.
+func paired(a, b map[int64]float64) (mean, half float64, n int, ok bool) {
+	var ds []float64
+	for seed, x := range a {
+		if y, ok := b[seed]; ok {
+			ds = append(ds, x-y)
+		}
+	}
+	if n = len(ds); n < 2 {
+		return 0, 0, n, false
+	}
+	for _, d := range ds {
+		mean += d
+	}
+	mean /= float64(n)
+	var ss float64
+	for _, d := range ds {
+		ss += (d - mean) * (d - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	half = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(n))
+	return mean, half, n, true
 }
 
 func index(cands []Candidate, scheme string) int {

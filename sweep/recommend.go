@@ -15,8 +15,25 @@ type Recommendation struct {
 }
 
 // Recommend gives a recommendation for each trace, load and capacity of the
-// summaries (in their order) where two schemes or more ran.
-func Recommend(cells []Summary) []Recommendation {
+// summaries (in their order) where two schemes or more ran; the samples, when
+// given, let it compare two schemes seed by seed (every scheme runs the same
+// traces at a seed).
+func Recommend(cells []Summary, samples []Sample) []Recommendation {
+	perSeed := map[Cell]map[string]map[int64]float64{}
+	for _, s := range samples {
+		if s.Err != "" {
+			continue
+		}
+		if perSeed[s.Cell] == nil {
+			perSeed[s.Cell] = map[string]map[int64]float64{}
+		}
+		for k, v := range s.Metrics {
+			if perSeed[s.Cell][k] == nil {
+				perSeed[s.Cell][k] = map[int64]float64{}
+			}
+			perSeed[s.Cell][k][s.Seed] = v
+		}
+	}
 	type point struct {
 		trace     string
 		load, cap float64
@@ -31,7 +48,8 @@ func Recommend(cells []Summary) []Recommendation {
 		if _, ok := by[p]; !ok {
 			order = append(order, p)
 		}
-		cand := eval.Candidate{Scheme: eval.Scheme{Mode: c.Mode, Policy: c.Policy}.String(), Metrics: map[string]eval.Estimate{}}
+		cand := eval.Candidate{Scheme: eval.Scheme{Mode: c.Mode, Policy: c.Policy}.String(), Metrics: map[string]eval.Estimate{},
+			PerSeed: perSeed[c.Cell]}
 		for k, s := range c.Metrics {
 			cand.Metrics[k] = eval.Estimate{Mean: s.Mean, CI95: s.CI95}
 		}

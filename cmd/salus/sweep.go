@@ -178,7 +178,7 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 	all := append(done, samples...)
 	interrupted := errors.Is(runErr, context.Canceled)
 	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted, Cells: sweep.SummarizeCells(cells, all)}
-	res.Recommendations = sweep.Recommend(res.Cells)
+	res.Recommendations = sweep.Recommend(res.Cells, all)
 	if err := sweep.WriteResults(out, res); err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func TestSweepATraceFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"trace", "mine", "Jain (slowdowns)", "bootstrap resample", "mine, load 1, 14.0 GiB: On makespan", "Recommendation: "} {
+	for _, want := range []string{"trace", "mine", "Jain (slowdowns)", "bootstrap resample", "mine, load 1, 14.0 GiB: On makespan", "seed by seed (3 paired runs)", "Recommendation: "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("sweep output lacks %q:\n%s", want, stdout)
 		}
