@@ -25,9 +25,10 @@ type page struct {
 type suiteSection struct {
 	Name, Engine string
 	Text         string // a failed suite's error
-	// Recommendation says which scheme is best on which metric.
-	Recommendation string
-	Tables         []table
+	// Recommendations say which scheme is best on which metric (a sweep: one per
+	// trace, load and capacity).
+	Recommendations []string
+	Tables          []table
 	// JobTables are the per-job results, a table per run, each folded away.
 	JobTables []table
 	Params    []table
@@ -228,7 +229,8 @@ summary { cursor: pointer; margin: 0.3em 0; }
 <h2>Suite {{.Name}}{{if .Engine}} ({{.Engine}}){{end}}</h2>
 {{if .Text}}<pre>{{.Text}}</pre>{{end}}
 {{range .Tables}}{{template "table" .}}{{end}}
-{{if .Recommendation}}<p class="recommendation"><b>Which scheme?</b> {{.Recommendation}}</p>{{end}}
+{{range .Recommendations}}<p class="recommendation"><b>Which scheme?</b> {{.}}</p>
+{{end}}
 {{range .Figures}}
 <figure id="fig-{{.Name}}">
 <img src="{{.DataURI}}" alt="{{.Title}}">

@@ -4,7 +4,10 @@
 // the command line and the version. It renders eval's typed results (a table of
 // each result's runs and parameters from its fields; the figures by the result's
 // type, or by its own Figures method) and reads the event logs they name; it runs
-// nothing itself.
+// nothing itself. A training report adds each scheme's fairness (Jain's index of
+// the jobs' slowdowns, the worst slowdown), per-job tables and eval's
+// recommendation. WriteSweep writes a sweep's page: its cells with confidence
+// intervals, the recommendations and the plots.
 package report
 
 import (

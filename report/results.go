@@ -84,7 +84,9 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 	switch r := res.(type) {
 	case *eval.Report:
 		figs = trainingFigures(r, prefix, logs)
-		sec.Recommendation = r.Recommendation
+		if r.Recommendation != "" {
+			sec.Recommendations = []string{r.Recommendation}
+		}
 		sec.JobTables = jobTables(r)
 	case *eval.TuningReport:
 		if f, ok := tuningBars(prefix, r); ok {

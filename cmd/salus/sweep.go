@@ -15,6 +15,7 @@ import (
 
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/report"
 	"github.com/salusgo/salus/sweep"
 	"github.com/salusgo/salus/workload"
 	"github.com/schollz/progressbar/v3"
@@ -39,7 +40,8 @@ func newSweepCmd() *cobra.Command {
 		Long: `Run every policy x sharing mode x load x device memory, each over several seeds
 of the generated salus100 trace, in parallel on all cores. Reports each metric
 as the mean and 95% confidence interval (Student's t) across seeds, and writes
-sweep.csv, sweep.json and sweep-METRIC.png/.svg (metric against load) to --out.
+sweep.csv, sweep.json, sweep-METRIC.png/.svg (metric against load) and
+index.html (the table, the recommendations and the plots on one page) to --out.
 After the table, a paragraph per trace, load and capacity says which scheme is
 best on makespan, average and p95 JCT and fairness (Jain's index of the jobs'
 slowdowns), by how much, and whether the intervals overlap.
@@ -182,12 +184,17 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 	if err := sweep.WriteResults(out, res); err != nil {
 		return err
 	}
-	if _, err := sweep.Plot(out, res.Cells); err != nil {
+	plotted, err := sweep.Plot(out, res.Cells)
+	if err != nil {
+		return err
+	}
+	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: res, Plots: plotted,
+		Args: append([]string{"salus"}, os.Args[1:]...), Version: moduleVersion()}); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
 	printSweep(w, res)
-	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s and sweep-*.png/svg to %s\n",
+	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
 		len(all), len(samples), time.Since(start).Seconds(), workers, sweep.CSVFile, sweep.JSONFile, out)
 	if interrupted {
 		return fmt.Errorf("interrupted: %d of %d runs done and kept; continue with: salus sweep --resume %s", len(all), planned, out)
