@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -59,6 +60,7 @@ func Recommend(cands []Candidate) string {
 	}
 	var b strings.Builder
 	wins := map[string][]string{}
+	compared := 0
 	for _, c := range Criteria {
 		s, best, ok := criterion(c, cands)
 		if !ok {
@@ -69,26 +71,45 @@ func Recommend(cands []Candidate) string {
 		}
 		b.WriteString(s)
 		b.WriteString(" ")
-		wins[best] = append(wins[best], shortName(c))
-	}
-	if len(wins) == 0 {
-		return ""
-	}
-	top, n := "", 0
-	for _, c := range cands { // in the candidates' order, for a stable answer on ties
-		if len(wins[c.Scheme]) > n {
-			top, n = c.Scheme, len(wins[c.Scheme])
+		if best != "" { // not a tie
+			wins[best] = append(wins[best], shortName(c))
+			compared++
 		}
 	}
-	total := 0
-	for _, w := range wins {
-		total += len(w)
+	if compared == 0 {
+		if b.Len() == 0 {
+			return ""
+		}
+		b.WriteString("No scheme is ahead on any metric.")
+		return b.String()
 	}
-	if n == total {
-		fmt.Fprintf(&b, "Recommendation: %s, best on every metric compared.", top)
-	} else {
+	n := 0
+	for _, w := range wins {
+		n = max(n, len(w))
+	}
+	var top []string
+	for _, c := range cands { // in the candidates' order
+		if len(wins[c.Scheme]) == n && !slices.Contains(top, c.Scheme) {
+			top = append(top, c.Scheme)
+		}
+	}
+	switch {
+	case len(top) > 1:
+		var each []string
+		for _, t := range top {
+			each = append(each, fmt.Sprintf("%s (%s)", t, strings.Join(wins[t], ", ")))
+		}
+		metrics := "metrics"
+		if n == 1 {
+			metrics = "metric"
+		}
+		fmt.Fprintf(&b, "Recommendation: no single scheme: %s lead on %d %s each; choose by the metric that matters most.",
+			strings.Join(each, " and "), n, metrics)
+	case n == compared:
+		fmt.Fprintf(&b, "Recommendation: %s, best on every metric where one scheme leads.", top[0])
+	default:
 		fmt.Fprintf(&b, "Recommendation: %s, best on %d of %d metrics (%s); weigh the others above if they matter more.",
-			top, n, total, strings.Join(wins[top], ", "))
+			top[0], n, compared, strings.Join(wins[top[0]], ", "))
 	}
 	return b.String()
 }
@@ -137,9 +158,25 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 		}
 		return fmt.Sprintf("%.*f%s", c.Prec, e.Mean*c.Scale, c.Unit)
 	}
-	if b.e.Mean == s.e.Mean {
-		return fmt.Sprintf("On %s, %s and %s tie at %s.", c.Name, b.scheme, s.scheme, show(b.e)), b.scheme, true
+	if math.Abs(b.e.Mean-s.e.Mean) <= 1e-9*math.Abs(s.e.Mean) {
+		var tied []string
+		for _, e := range es {
+			if math.Abs(e.e.Mean-b.e.Mean) <= 1e-9*math.Abs(b.e.Mean) {
+				tied = append(tied, e.scheme)
+			}
+		}
+		names := strings.Join(tied[:len(tied)-1], ", ") + " and " + tied[len(tied)-1]
+		if len(tied) == len(es) {
+			names = "all " + fmt.Sprint(len(tied)) + " schemes"
+		}
+		return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", true
 	}
+	// Enough decimals to tell the two apart (up to three more than usual).
+	prec := c.Prec
+	for prec < c.Prec+3 && fmt.Sprintf("%.*f", prec, b.e.Mean*c.Scale) == fmt.Sprintf("%.*f", prec, s.e.Mean*c.Scale) {
+		prec++
+	}
+	c.Prec = prec
 	var by string
 	if c.Higher {
 		by = fmt.Sprintf("%.*f higher than", c.Prec, (b.e.Mean-s.e.Mean)*c.Scale)

@@ -13,7 +13,7 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	}
 	r := &Report{Runs: []Run{
 		run("fifo", 6000, 1200, 3000, 0.5, 9),
-		run("srtf", 5400, 600, 2400, 0.6, 4),
+		run("srtf", 5400, 600, 2400, 0.8, 4),
 		run("pack", 4800, 900, 2700, 0.7, 5),
 		{Scheme: "broken", Error: "no room"},
 	}}
@@ -22,9 +22,9 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 		"On makespan, pack is best with 80.0 min, 11.1% lower than srtf's 90.0 min",
 		"On average JCT, srtf is best with 10.0 min, 33.3% lower than pack's 15.0 min",
 		"On p95 JCT, srtf is best with 40.0 min, 11.1% lower than pack's 45.0 min",
-		"pack is best with 0.700, 0.100 higher than srtf's 0.600",
-		"its worst slowdown is 5.00x against 4.00x",
-		"Recommendation: srtf, best on 2 of 4 metrics (average JCT, p95 JCT)",
+		"srtf is best with 0.800, 0.100 higher than pack's 0.700",
+		"its worst slowdown is 4.00x against 5.00x",
+		"Recommendation: srtf, best on 3 of 4 metrics (average JCT, p95 JCT, fairness)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("recommendation lacks %q:\n%s", want, got)
@@ -57,6 +57,22 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	got = Recommend(cands)
 	if want := "seed by seed (4 paired runs) pack leads by 2.5 ± 1.6 min, clear of zero"; !strings.Contains(got, want) {
 		t.Errorf("recommendation lacks %q:\n%s", want, got)
+	}
+	// Ties are no one's lead; two schemes leading on as many metrics are both named.
+	tie := []Candidate{
+		{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000}, "avg_jct_s": {Mean: 72}, "p95_jct_s": {Mean: 300}}},
+		{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000}, "avg_jct_s": {Mean: 73}, "p95_jct_s": {Mean: 200}}},
+		{Scheme: "pack", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000}, "avg_jct_s": {Mean: 90}, "p95_jct_s": {Mean: 250}}},
+	}
+	got = Recommend(tie)
+	for _, want := range []string{
+		"On makespan, all 3 schemes tie at 100.0 min.",
+		"fifo is best with 1.20 min, 1.4% lower than srtf's 1.22 min", // more decimals to tell them apart
+		"Recommendation: no single scheme: fifo (average JCT) and srtf (p95 JCT) lead on 1 metric each",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation lacks %q:\n%s", want, got)
+		}
 	}
 	if got := Recommend(cands[:1]); got != "" {
 		t.Errorf("one scheme: %q, want no recommendation", got)
