@@ -224,7 +224,7 @@ func (t *traceFlags) traceFor(stderr io.Writer) (*workload.Trace, error) {
 		}
 		fmt.Fprintf(stderr, "salus: %s: running a %s resample of the trace (seed %d), not the file as it is\n", t.file, t.resample, t.seed)
 	}
-	if t.load != 0 && t.load != 1 {
+	if t.load != 1 {
 		if err := tr.ScaleLoad(t.load); err != nil {
 			return nil, fmt.Errorf("--load: %w", err)
 		}

@@ -66,6 +66,10 @@ policies.`,
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
 			fmt.Fprintf(w, "makespan      %10.1f min\navg JCT       %10.1f min\np95 JCT       %10.1f min\navg queuing   %10.1f min\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
 				run.MakespanS/60, run.AvgJCTS/60, run.P95JCTS/60, run.AvgQueuingS/60, run.GPUBusy*100, run.PeakMemoryMiB)
+			if run.JainSlowdown > 0 {
+				fmt.Fprintf(w, "Jain slowdown %10.3f   (Jain's index of the jobs' slowdowns; 1: all slowed alike)\nworst slowdown%10.2f x\n",
+					run.JainSlowdown, run.MaxSlowdown)
+			}
 			if events != "" {
 				fmt.Fprintf(w, "event log     %s\n", events)
 			}
