@@ -218,6 +218,7 @@ figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 nav a { margin-right: 1em; }
 .recommendation { background: #f3f7ee; border-left: 4px solid #7a9a4a; padding: 0.6em 0.9em; max-width: 60em; }
 summary { cursor: pointer; margin: 0.3em 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
 </style>
 </head>
 <body>
@@ -249,7 +250,7 @@ summary { cursor: pointer; margin: 0.3em 0; }
 {{if .Models}}<section id="models"><h2>Models</h2>{{template "table" .Models}}</section>{{end}}
 </body>
 </html>
-{{define "table"}}<table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
+{{define "table"}}<div class="scroll"><table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 `))
