@@ -76,3 +76,14 @@ func (r *AllReport) CSV(w io.Writer) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// JobsCSV prints the per-job results of the suites that have them (the training
+// suite's), under one header.
+func (r *AllReport) JobsCSV(w io.Writer) error {
+	for _, res := range r.Runs {
+		if rep, ok := res.(*Report); ok {
+			return rep.JobsCSV(w)
+		}
+	}
+	return (&Report{}).JobsCSV(w)
+}

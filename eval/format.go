@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -13,18 +14,29 @@ import (
 func (r *Report) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s\n\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
+	if r.Trace.Resample != "" {
+		fmt.Fprintf(w, "The trace is a %s resample of the file (seed %d), not the file as it is.\n", r.Trace.Resample, r.Trace.Seed)
+	}
+	if r.Trace.Load != 0 {
+		fmt.Fprintf(w, "Arrival times are the file's divided by %g (--load %g): the jobs arrive %gx as fast.\n", r.Trace.Load, r.Trace.Load, r.Trace.Load)
+	}
+	if r.Trace.Resample != "" || r.Trace.Load != 0 {
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\t")
+	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\tJain (slowdowns)\tworst slowdown\t")
 	var failed []Run
+	unknown := 0
 	for _, run := range r.Runs {
 		if run.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
+			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
 			failed = append(failed, run)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t\n", run.Scheme, run.Mode,
+		unknown += run.SlowdownUnknown
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t\n", run.Scheme, run.Mode,
 			run.MakespanS/60, run.AvgQueuingS/60, run.AvgJCTS/60, run.P95JCTS/60, run.GPUBusy*100,
-			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup))
+			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup), jain(run.JainSlowdown), ratio(run.MaxSlowdown))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -32,11 +44,42 @@ func (r *Report) Table(w io.Writer) error {
 	for _, run := range failed {
 		fmt.Fprintf(w, "\n%s failed: %s\n", run.Scheme, run.Error)
 	}
+	if unknown > 0 {
+		fmt.Fprintf(w, "\n%d job runs have no slowdown: their event logs do not give the job's time alone (alone_s), and fairness leaves them out.\n", unknown)
+	}
+	if r.Recommendation != "" {
+		fmt.Fprintf(w, "\n%s\n", Wrap(r.Recommendation, 100))
+	}
 	if r.Paper.Measured > 0 {
 		fmt.Fprintf(w, "\nPaper: %s %.2fx. Measured here: %.2fx (the paper's trace and arrival process were never published; see README).\n",
 			r.Paper.Claim, r.Paper.Value, r.Paper.Measured)
 	}
 	return nil
+}
+
+func jain(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+// Wrap breaks text into lines of at most width characters, at spaces.
+func Wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 && n+1+len(word) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 func ratio(x float64) string {
@@ -59,11 +102,31 @@ func writeJSON(w io.Writer, v any) error {
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"suite", "engine", "trace", "seed", "scheme", "policy", "mode", "jobs", "makespan_s", "avg_jct_s", "p95_jct_s",
-		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo", "error"})
+		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo", "error", "jain_slowdown", "max_slowdown"})
 	for _, run := range r.Runs {
 		cw.Write([]string{r.Suite, r.Engine, r.Trace.Name, strconv.FormatInt(r.Trace.Seed, 10), run.Scheme, run.Policy, run.Mode,
 			strconv.Itoa(run.Jobs), num(run.MakespanS), num(run.AvgJCTS), num(run.P95JCTS), num(run.AvgQueuingS),
-			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup), run.Error})
+			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup), run.Error, num(run.JainSlowdown), num(run.MaxSlowdown)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// JobsCSV prints one line per job of each run that did not fail: its JCT,
+// queuing, time alone and slowdown (empty when its log gives no time alone), in
+// seconds. A lost job has lost set and no slowdown.
+func (r *Report) JobsCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scheme", "policy", "mode", "job_id", "model", "arrival_s", "end_s", "jct_s", "queuing_s", "alone_s", "slowdown", "lost"})
+	for _, run := range r.Runs {
+		for _, j := range run.Completion {
+			alone, slow := "", ""
+			if j.Slowdown > 0 {
+				alone, slow = num(j.AloneS), num(j.Slowdown)
+			}
+			cw.Write([]string{run.Scheme, run.Policy, run.Mode, j.ID, j.Model, num(j.ArrivalS), num(j.EndS), num(j.JCTS), num(j.QueuingS),
+				alone, slow, strconv.FormatBool(j.Lost)})
+		}
 	}
 	cw.Flush()
 	return cw.Error()

@@ -34,6 +34,17 @@ type TraceInfo struct {
 	Name string `json:"name"`
 	Jobs int    `json:"jobs"`
 	Seed int64  `json:"seed"`
+	// Load is the factor a trace file's arrival rate was scaled by (--load); 0: as
+	// in the file (a generated trace's load is in its name).
+	Load float64 `json:"load,omitempty"`
+	// Resample is how the trace was drawn from a trace file (--resample), seeded by
+	// Seed; empty: the file as it is.
+	Resample string `json:"resample,omitempty"`
+}
+
+// NewTraceInfo describes t.
+func NewTraceInfo(t *workload.Trace) TraceInfo {
+	return TraceInfo{Name: t.Name, Jobs: len(t.Jobs), Seed: t.Seed, Load: t.Load, Resample: t.ResampledBy}
 }
 
 // Run is the result of one scheme on one trace.
@@ -78,6 +89,9 @@ type Report struct {
 	Modes  core.ModeParams `json:"modes"`
 	Runs   []Run           `json:"runs"`
 	Paper  Paper           `json:"paper"`
+	// Recommendation says which scheme is best on which metric, and by how much
+	// (Recommend); empty with fewer than two runs.
+	Recommendation string `json:"recommendation,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -110,7 +124,7 @@ func Training(o TrainingOptions) (*Report, error) {
 		o.Schemes = TrainingSchemes
 	}
 	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
-		Trace: TraceInfo{Name: o.Trace.Name, Jobs: len(o.Trace.Jobs), Seed: o.Trace.Seed}}
+		Trace: NewTraceInfo(o.Trace)}
 	var err error
 	if o.Runner != nil {
 		rep.Engine = o.Engine
@@ -151,6 +165,7 @@ func Training(o TrainingOptions) (*Report, error) {
 		}
 	}
 	rep.compareToFIFO()
+	rep.Recommendation = rep.Recommend()
 	return rep, err
 }
 
@@ -263,12 +278,22 @@ type Output interface {
 	CSV(io.Writer) error
 }
 
-// WriteResults writes results.json and results.csv into dir.
+// JobsOutput is a report with per-job results: WriteResults writes them to jobs.csv.
+type JobsOutput interface {
+	JobsCSV(io.Writer) error
+}
+
+// WriteResults writes results.json and results.csv into dir, and jobs.csv (one
+// line per job and run) for a report with per-job results.
 func WriteResults(dir string, r Output) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for name, write := range map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV} {
+	files := map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV}
+	if j, ok := r.(JobsOutput); ok {
+		files["jobs.csv"] = j.JobsCSV
+	}
+	for name, write := range files {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err

@@ -153,6 +153,8 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.StartupS)
 	case "declared_s":
 		return p.float(&e.DeclaredS)
+	case "alone_s":
+		return p.float(&e.AloneS)
 	case "persistent_mib":
 		return p.float(&e.PersistentMiB)
 	case "ephemeral_mib":

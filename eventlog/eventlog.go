@@ -52,6 +52,10 @@ type Event struct {
 	Iterations int     `json:"iterations,omitempty"`
 	StartupS   float64 `json:"startup_s,omitempty"`
 	DeclaredS  float64 `json:"declared_s,omitempty"`
+	// AloneS is how long the job takes alone on the device, arrival to end: its
+	// start-up and iterations (inference: and the pauses between its requests).
+	// Zero when the engine does not know it; the job's slowdown is then unknown.
+	AloneS float64 `json:"alone_s,omitempty"`
 	// arrive (the job's) and memory (the lane's sums), MiB
 	PersistentMiB float64 `json:"persistent_mib,omitempty"`
 	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
@@ -185,6 +189,7 @@ func Append(b []byte, e Event) []byte {
 	b = appendInt(b, "iterations", int64(e.Iterations))
 	b = appendNum(b, "startup_s", e.StartupS)
 	b = appendNum(b, "declared_s", e.DeclaredS)
+	b = appendNum(b, "alone_s", e.AloneS)
 	b = appendNum(b, "persistent_mib", e.PersistentMiB)
 	b = appendNum(b, "ephemeral_mib", e.EphemeralMiB)
 	b = appendNum(b, "lane_mib", e.LaneMiB)

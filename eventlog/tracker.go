@@ -12,6 +12,8 @@ type JobState struct {
 	Kind      string
 	ArrivalS  float64
 	StartupS  float64
+	// AloneS is how long it takes alone on the device (0: not known).
+	AloneS float64
 	// Admitted: it got a lane; HoldsGPU: it holds the whole GPU through start-up.
 	Admitted, HoldsGPU bool
 	// Started: it got the GPU, at ServiceS: when it took the whole GPU (exclusive
@@ -125,7 +127,7 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 			return nil, false, fmt.Errorf("job %q arrives twice", e.Job)
 		}
 		t.Arrivals++
-		j := &JobState{ID: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS}
+		j := &JobState{ID: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS, AloneS: e.AloneS}
 		t.jobs[e.Job] = j
 		return j, false, nil
 	}

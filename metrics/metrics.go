@@ -1,6 +1,7 @@
 // Package metrics computes a run's results from its event log, whichever engine
 // wrote it: makespan, average and p95 job completion time, queuing, GPU busy time,
-// inference latency. It is the only place these are computed; it reads events and
+// inference latency, each job's slowdown against running alone and the fairness of
+// the slowdowns (Jain's index, the worst one). It is the only place these are computed; it reads events and
 // never schedules.
 package metrics
 
@@ -25,6 +26,11 @@ type JobResult struct {
 	JCTS     float64 `json:"jct_s"`
 	QueuingS float64 `json:"queuing_s"`
 	GPUS     float64 `json:"gpu_s"`
+	// AloneS is how long the job takes alone on the device (the arrive event's
+	// alone_s); Slowdown is JCTS / AloneS. Both are zero when the engine did not log
+	// the time alone: the job's slowdown is then not known.
+	AloneS   float64 `json:"alone_s,omitempty"`
+	Slowdown float64 `json:"slowdown,omitempty"`
 	Lost     bool    `json:"lost,omitempty"`
 }
 
@@ -45,6 +51,14 @@ type Result struct {
 	// GPUs is how many GPUs the node had; PerGPU is each one's share, when more than one.
 	GPUs   int         `json:"gpus,omitempty"`
 	PerGPU []GPUResult `json:"per_gpu,omitempty"`
+	// JainSlowdown is Jain's fairness index of the finished jobs' slowdowns,
+	// (sum x)^2 / (n sum x^2): 1 when every job is slowed down alike, towards 1/n
+	// when one job bears it all. MaxSlowdown is the worst slowdown. Both count only
+	// the jobs whose time alone the log gives, and are zero when none does;
+	// SlowdownUnknown counts the finished jobs left out for want of it.
+	JainSlowdown    float64 `json:"jain_slowdown,omitempty"`
+	MaxSlowdown     float64 `json:"max_slowdown,omitempty"`
+	SlowdownUnknown int     `json:"slowdown_unknown,omitempty"`
 	// Completion lists the jobs in the order they finished.
 	Completion []JobResult `json:"-"`
 	// Latency summarizes served inference requests per model.
@@ -138,8 +152,12 @@ func (c *Collector) Emit(e eventlog.Event) {
 	case eventlog.Served:
 		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
-		c.order = append(c.order, JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
-			EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost})
+		r := JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
+			EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost}
+		if j.AloneS > 0 && !j.Lost {
+			r.AloneS, r.Slowdown = j.AloneS, r.JCTS/j.AloneS
+		}
+		c.order = append(c.order, r)
 	}
 }
 
@@ -164,7 +182,7 @@ func (c *Collector) Result() (Result, error) {
 		return res, fmt.Errorf("the log has no jobs")
 	}
 	first, last := math.Inf(1), math.Inf(-1)
-	var jcts []float64
+	var jcts, slowdowns []float64
 	var sumQ float64
 	for _, r := range c.order {
 		res.Completion = append(res.Completion, r)
@@ -177,7 +195,14 @@ func (c *Collector) Result() (Result, error) {
 		res.Finished++
 		jcts = append(jcts, r.JCTS)
 		sumQ += r.QueuingS
+		if r.Slowdown > 0 {
+			slowdowns = append(slowdowns, r.Slowdown)
+			res.MaxSlowdown = math.Max(res.MaxSlowdown, r.Slowdown)
+		} else {
+			res.SlowdownUnknown++
+		}
 	}
+	res.JainSlowdown = Jain(slowdowns)
 	res.MakespanS = last - first
 	c.grow()
 	n := c.track.GPUs
@@ -220,6 +245,20 @@ func SummarizeLatency(byModel map[string][]float64) map[string]Latency {
 		out[model] = Latency{Requests: len(ls), MeanS: mean(ls), P99S: Percentile(ls, 0.99)}
 	}
 	return out
+}
+
+// Jain is Jain's fairness index of xs, (sum x)^2 / (n sum x^2): 1 when all are
+// equal, 1/n when one holds everything; 0 for no values (or all zero).
+func Jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if len(xs) == 0 || sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 func mean(xs []float64) float64 {

@@ -2,13 +2,16 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -22,9 +25,14 @@ type page struct {
 type suiteSection struct {
 	Name, Engine string
 	Text         string // a failed suite's error
-	Tables       []table
-	Params       []table
-	Figures      []image
+	// Recommendations say which scheme is best on which metric (a sweep: one per
+	// trace, load and capacity).
+	Recommendations []string
+	Tables          []table
+	// JobTables are the per-job results, a table per run, each folded away.
+	JobTables []table
+	Params    []table
+	Figures   []image
 }
 
 type table struct {
@@ -53,6 +61,9 @@ var columns = map[string]column{
 	"makespan_speedup_vs_fifo": {"makespan vs fifo", 1, "x", 2},
 	"improvement":              {"improvement", 1, "x", 2},
 	"gpus_needed":              {"GPUs needed", 1, "", 0},
+	"jain_slowdown":            {"Jain (slowdowns)", 1, "", 3},
+	"max_slowdown":             {"worst slowdown", 1, "x", 2},
+	"slowdown_unknown":         {"jobs without slowdown", 1, "", 0},
 	"paper":                    {"paper", 1, "x", 2}, // a headline's figures
 	"measured":                 {"measured", 1, "x", 2},
 }
@@ -124,6 +135,34 @@ func latencyTable(r *eval.InferenceReport) (table, bool) {
 	return t, len(models) > 0
 }
 
+// jobTables are a table per run that did not fail: each job's JCT, queuing, time
+// alone and slowdown, in arrival order.
+func jobTables(r *eval.Report) []table {
+	var out []table
+	for _, run := range r.Runs {
+		if run.Error != "" || len(run.Completion) == 0 {
+			continue
+		}
+		t := table{Caption: fmt.Sprintf("%s: %d jobs", run.Scheme, len(run.Completion)),
+			Head: []string{"job", "model", "arrival (min)", "JCT (min)", "queuing (min)", "alone (min)", "slowdown"}}
+		jobs := slices.Clone(run.Completion)
+		slices.SortStableFunc(jobs, func(a, b metrics.JobResult) int { return cmp.Compare(a.ArrivalS, b.ArrivalS) })
+		for _, j := range jobs {
+			alone, slow := "-", "-"
+			if j.Slowdown > 0 {
+				alone, slow = fmt.Sprintf("%.1f", j.AloneS/60), fmt.Sprintf("%.2fx", j.Slowdown)
+			}
+			jct := fmt.Sprintf("%.1f", j.JCTS/60)
+			if j.Lost {
+				jct += " (lost)"
+			}
+			t.Rows = append(t.Rows, []string{j.ID, j.Model, fmt.Sprintf("%.1f", j.ArrivalS/60), jct, fmt.Sprintf("%.1f", j.QueuingS/60), alone, slow})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // addTrace adds the trace's summary and the parameters of the models it uses.
 func (p *page) addTrace(t *workload.Trace) {
 	var buf bytes.Buffer
@@ -177,6 +216,9 @@ figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
 .params { display: flex; flex-wrap: wrap; gap: 2em; }
 nav a { margin-right: 1em; }
+.recommendation { background: #f3f7ee; border-left: 4px solid #7a9a4a; padding: 0.6em 0.9em; max-width: 60em; }
+summary { cursor: pointer; margin: 0.3em 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
 </style>
 </head>
 <body>
@@ -188,12 +230,18 @@ nav a { margin-right: 1em; }
 <h2>Suite {{.Name}}{{if .Engine}} ({{.Engine}}){{end}}</h2>
 {{if .Text}}<pre>{{.Text}}</pre>{{end}}
 {{range .Tables}}{{template "table" .}}{{end}}
+{{range .Recommendations}}<p class="recommendation"><b>Which scheme?</b> {{.}}</p>
+{{end}}
 {{range .Figures}}
 <figure id="fig-{{.Name}}">
 <img src="{{.DataURI}}" alt="{{.Title}}">
 <figcaption><b>{{.Title}}.</b> {{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>
 </figure>
 {{end}}
+{{if .JobTables}}<h3>Per job</h3>
+<p class="meta">Each job's completion time (arrival to end), queuing (arrival to first getting the GPU), time alone on the device and slowdown (completion time over time alone), per run; "-" where the log gives no time alone.</p>
+{{range .JobTables}}<details><summary>{{.Caption}}</summary>{{template "table" .}}</details>
+{{end}}{{end}}
 {{if .Params}}<h3>Parameters</h3>
 <div class="params">{{range .Params}}{{template "table" .}}{{end}}</div>{{end}}
 </section>
@@ -202,7 +250,7 @@ nav a { margin-right: 1em; }
 {{if .Models}}<section id="models"><h2>Models</h2>{{template "table" .Models}}</section>{{end}}
 </body>
 </html>
-{{define "table"}}<table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
+{{define "table"}}<div class="scroll"><table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 `))

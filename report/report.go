@@ -4,7 +4,10 @@
 // the command line and the version. It renders eval's typed results (a table of
 // each result's runs and parameters from its fields; the figures by the result's
 // type, or by its own Figures method) and reads the event logs they name; it runs
-// nothing itself.
+// nothing itself. A training report adds each scheme's fairness (Jain's index of
+// the jobs' slowdowns, the worst slowdown), per-job tables and eval's
+// recommendation. WriteSweep writes a sweep's page: its cells with confidence
+// intervals, the recommendations and the plots.
 package report
 
 import (
@@ -175,6 +178,19 @@ func trainingFigures(r *eval.Report, prefix string, logs map[string]*plots.RunLo
 		if l := logs[run.Log]; l != nil {
 			cdf = append(cdf, plots.Series{Label: run.Scheme, Values: l.JCTs()})
 		}
+	}
+	var fair []string
+	var jain, worst []float64
+	for _, run := range runs {
+		if run.JainSlowdown > 0 {
+			fair, jain, worst = append(fair, run.Scheme), append(jain, run.JainSlowdown), append(worst, run.MaxSlowdown)
+		}
+	}
+	if len(fair) > 0 {
+		add(plots.Bars(prefix+"fairness", "Fairness per scheme: the jobs' slowdowns against running alone", 11*vg.Inch,
+			plots.Panel{Title: "Jain's index of slowdowns (higher is fairer)", Y: "index", Categories: fair, Groups: []plots.Series{{Values: jain}}, Format: "%.3f"},
+			plots.Panel{Title: "worst slowdown (lower is better)", Y: "JCT / time alone", Categories: fair, Groups: []plots.Series{{Values: worst}}, Format: "%.1f"}),
+			"Each job's slowdown is its completion time over its time alone on the device (start-up and iterations, from the arrive event's alone_s). Jain's index of the slowdowns, (sum x)² / (n · sum x²), is 1 when every job is slowed alike and falls towards 1/n as the slowdown piles on fewer jobs; the worst slowdown is the job that suffered most.")
 	}
 	if len(cdf) > 0 {
 		add(plots.CDF(prefix+"jct-cdf", "JCT distribution", "job completion time (min, log scale)", cdf),

@@ -33,7 +33,7 @@ func trainingReport(t *testing.T) (string, *Written) {
 
 func TestWriteTrainingReport(t *testing.T) {
 	dir, w := trainingReport(t)
-	want := []string{"bars", "jct-cdf"}
+	want := []string{"bars", "jct-cdf", "fairness"}
 	for _, p := range []string{"fifo", "srtf", "pack", "fair"} {
 		want = append(want, "timeline-"+p, "memory-"+p)
 	}
@@ -55,7 +55,8 @@ func TestWriteTrainingReport(t *testing.T) {
 	page := string(html)
 	// The version is Options.Version, with html/template's escape of "+".
 	for _, s := range []string{"data:image/png;base64,", "avg JCT (min)", "salus eval --out", "Trace", "model parameters",
-		"capacity_mib", "salus v9.8.7 (0123456789ab&#43;dirty) (go", `href="timeline-fifo.svg"`} {
+		"capacity_mib", "salus v9.8.7 (0123456789ab&#43;dirty) (go", `href="timeline-fifo.svg"`,
+		"Jain (slowdowns)", "worst slowdown", "Which scheme?", "Recommendation: ", "<summary>fifo: 30 jobs</summary>", "slowdown</th>", "job-01"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("index.html lacks %q", s)
 		}

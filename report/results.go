@@ -87,6 +87,10 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 			sec.Tables = append(sec.Tables, t)
 		}
 		figs = trainingFigures(r, prefix, logs)
+		if r.Recommendation != "" {
+			sec.Recommendations = []string{r.Recommendation}
+		}
+		sec.JobTables = jobTables(r)
 	case *eval.TuningReport:
 		if f, ok := tuningBars(prefix, r); ok {
 			figs = append(figs, figure{f, fmt.Sprintf("Hyper-parameter exploration: makespan of each workload's jobs under each scheme against running them one after another, and the ratio (utilization improvement; the paper's %.2fx dashed).", r.Paper.Value)})
@@ -133,6 +137,7 @@ func genericTables(res eval.Result, sec *suiteSection) {
 	for _, f := range fields(v) {
 		switch {
 		case f.name == "suite", f.name == "paper" && len(res.Headlines()) > 0: // the headlines' table shows the paper's figures
+		case f.name == "recommendation": // a paragraph of its own
 		case f.name == "engine" && f.v.Kind() == reflect.String:
 			sec.Engine = f.v.String()
 		case f.v.Kind() == reflect.Slice:

@@ -301,3 +301,14 @@ func (s *Server) EmulationStats() EmulationStats {
 func describeEmulation(d device.Device) string {
 	return fmt.Sprintf("%s, iterations of concurrent lanes share compute by demand", d.Describe())
 }
+
+// aloneS is how long the session's job takes alone on the emulated device, arrival
+// to end: its start-up and iterations. Zero (not known) when the daemon emulates no
+// device, the job gave no iteration count, or it is an inference job, whose pauses
+// between requests the daemon does not know: its slowdown is then not reported.
+func (ss *Session) aloneS(req OpenRequest) float64 {
+	if !ss.emulated || req.Iterations <= 0 || (req.Kind != "train" && req.Kind != "training") {
+		return 0
+	}
+	return req.StartupS + float64(req.Iterations)*ss.work.Seconds()
+}

@@ -335,3 +335,29 @@ func TestEmulatedConnectAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEmulatedArriveGivesTheTimeAlone: a training job that says its iterations gets
+// alone_s on its arrive event (start-up + iterations x its emulated iteration); a
+// job that does not, or an inference job (its pauses are the client's), gets none.
+func TestEmulatedArriveGivesTheTimeAlone(t *testing.T) {
+	d := emulating(t, "pack", 2, nil)
+	for _, o := range []client.Options{
+		{Job: "train", PersistentMiB: 10, EphemeralMiB: 10, IterS: 0.25, Demand: 0.5, Iterations: 40, StartupS: 3},
+		{Job: "no-count", PersistentMiB: 10, EphemeralMiB: 10, IterS: 0.25, Demand: 0.5},
+		{Job: "infer", Kind: "infer", PersistentMiB: 10, EphemeralMiB: 10, IterS: 0.25, Demand: 0.5, Iterations: 40},
+	} {
+		openEmulated(t, d, o)
+	}
+	alone := map[string]float64{}
+	d.log.mu.Lock()
+	for _, e := range d.log.ev {
+		if e.Kind == eventlog.Arrive {
+			alone[e.Job] = e.AloneS
+		}
+	}
+	d.log.mu.Unlock()
+	// The client's iter_s is the emulated device's own: 3 + 40 x 0.25.
+	if alone["train"] != 13 || alone["no-count"] != 0 || alone["infer"] != 0 {
+		t.Errorf("alone_s per job %v, want train 13 and the others none", alone)
+	}
+}

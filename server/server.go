@@ -512,7 +512,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	s.sessions[req.Job] = ss
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
-		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS,
+		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch})
 	s.decide(now, &out)
 	s.mu.Unlock()

@@ -275,12 +275,22 @@ func (j *job) iteration(k int) time.Duration {
 	return max(at(k+1)-at(k), 1)
 }
 
+// aloneS is how long j takes alone on this device, arrival to end: its start-up,
+// its iterations and, for an inference job, the pauses between its requests.
+func (j *job) aloneS() float64 {
+	alone := j.spec.Profile.StartupS + float64(j.spec.Iterations)*j.iterS
+	if j.spec.Kind == workload.Infer && j.spec.Iterations > 1 {
+		alone += float64(j.spec.Iterations-1) * j.spec.PauseS
+	}
+	return alone
+}
+
 func (e *engine) arrive(j *job) error {
 	s := j.spec
 	e.jobs[s.ID] = j
 	p := s.Profile
 	e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
-		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(),
+		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
 		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
 	cj := s.CoreJob()
 	cj.Arrival, cj.Declared = e.now, j.declared

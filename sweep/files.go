@@ -113,6 +113,9 @@ type Result struct {
 	Planned     int       `json:"planned"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Cells       []Summary `json:"cells"`
+	// Recommendations say which scheme is best on which metric, at each trace,
+	// load and capacity.
+	Recommendations []Recommendation `json:"recommendations,omitempty"`
 }
 
 // WriteResults writes sweep.json and sweep.csv into dir.
@@ -135,14 +138,14 @@ func WriteResults(dir string, r Result) error {
 // metric its mean, CI95 half width, and the interval's bounds.
 func WriteCSV(w io.Writer, cells []Summary) error {
 	cw := csv.NewWriter(w)
-	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed"}
+	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed", "trace"}
 	for _, m := range Metrics {
 		head = append(head, m+"_mean", m+"_ci95", m+"_low", m+"_high")
 	}
 	cw.Write(head)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
 	for _, c := range cells {
-		row := []string{c.Policy, c.Mode, f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed)}
+		row := []string{c.Policy, c.Mode, f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace}
 		for _, m := range Metrics {
 			s := c.Metrics[m]
 			row = append(row, f(s.Mean), f(s.CI95), f(s.Low), f(s.High))

@@ -17,15 +17,17 @@ var metricLabel = map[string]struct {
 	"makespan_s":    {"makespan", "minutes", 1.0 / 60},
 	"avg_queuing_s": {"average queuing", "minutes", 1.0 / 60},
 	"gpu_busy":      {"GPU busy", "% of the makespan", 100},
+	"jain_slowdown": {"Jain's index of slowdowns", "1 = every job slowed alike", 1},
+	"max_slowdown":  {"worst slowdown", "JCT / time alone", 1},
 }
 
 // Plot writes sweep-METRIC.png and .svg into dir for each metric: the metric
-// against load, one curve per policy (and mode, and capacity when the grid has
-// several), with 95% confidence intervals as error bars.
+// against load, one curve per policy (and mode, capacity and trace when the grid
+// has several), with 95% confidence intervals as error bars.
 func Plot(dir string, cells []Summary) ([]string, error) {
-	modes, caps := map[string]bool{}, map[float64]bool{}
+	modes, caps, traces := map[string]bool{}, map[float64]bool{}, map[string]bool{}
 	for _, c := range cells {
-		modes[c.Mode], caps[c.CapacityMiB] = true, true
+		modes[c.Mode], caps[c.CapacityMiB], traces[c.Trace] = true, true, true
 	}
 	var files []string
 	for _, m := range Metrics {
@@ -46,6 +48,9 @@ func Plot(dir string, cells []Summary) ([]string, error) {
 			}
 			if len(caps) > 1 {
 				label += fmt.Sprintf(" %.0f GiB", c.CapacityMiB/1024)
+			}
+			if len(traces) > 1 {
+				label += " " + TraceName(c.Trace)
 			}
 			i, seen := index[label]
 			if !seen {

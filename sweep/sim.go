@@ -2,6 +2,11 @@ package sweep
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
@@ -13,7 +18,7 @@ import (
 const DefaultMode = "default"
 
 // Metrics are the names of the metrics a simulated run reports, in table order.
-var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy"}
+var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy", "jain_slowdown", "max_slowdown"}
 
 // resolve returns the scheme to run for a policy and sharing mode: "default" is
 // the policy's own mode (fifo: exclusive, the others: salus lanes); any other mode
@@ -39,8 +44,9 @@ func Applicable(policy, mode string) (string, bool) {
 	return s.Mode, err == nil
 }
 
-// Check reports unknown policies and devices (modes that fit no policy are found
-// by Cells).
+// Check reports unknown policies and devices, unreadable trace files, an unknown
+// resampling method, and seeds that would all run the same trace (modes that fit
+// no policy are found by Cells).
 func Check(g Grid) error {
 	for _, p := range g.Policies {
 		if _, err := core.Lookup(p); err != nil {
@@ -53,8 +59,33 @@ func Check(g Grid) error {
 	if g.GPUs < 0 || g.GPUs > 4096 {
 		return fmt.Errorf("--gpus %d: a node has 1 to 4096 GPUs", g.GPUs)
 	}
-	_, err := Catalog(g)
-	return err
+	cat, err := Catalog(g)
+	if err != nil {
+		return err
+	}
+	for _, l := range g.Loads {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return fmt.Errorf("load %v: give positive arrival-rate multipliers (2: the jobs arrive twice as fast)", l)
+		}
+	}
+	if len(g.Traces) == 0 {
+		if g.Resample != "" {
+			return fmt.Errorf("resampling (%s) draws from trace files, and there are none: each seed of the generated trace is a new trace already", g.Resample)
+		}
+		return nil
+	}
+	if !slices.Contains(workload.ResampleMethods, g.Resample) {
+		return fmt.Errorf("unknown resampling method %q: choose %s", g.Resample, strings.Join(workload.ResampleMethods, ", "))
+	}
+	if g.Resample == workload.ResampleNone && len(g.Seeds) > 1 {
+		return fmt.Errorf("%d seeds without resampling run each trace file %d times alike, and the intervals would be zero: resample (bootstrap or jitter) or run one seed", len(g.Seeds), len(g.Seeds))
+	}
+	for _, path := range g.Traces {
+		if _, err := workload.ReadTraceFile(path, cat); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Catalog is the grid's catalog: the default one with its catalog files over it.
@@ -69,11 +100,36 @@ func Catalog(g Grid) (*workload.Catalog, error) {
 	return cat, nil
 }
 
-// SimRunner runs a cell in the simulator on the generated salus100 trace of the
-// grid's size at the cell's load, on the grid's device with the cell's capacity,
-// through eval.Simulate (the same code path as salus eval).
+// TraceName is how a trace file is named in tables and plots: its file name
+// without the extension ("salus100" for the generated trace, path "").
+func TraceName(path string) string {
+	if path == "" {
+		return workload.Salus100
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
+// SimRunner runs a cell in the simulator, on the grid's device with the cell's
+// capacity, through eval.Simulate (the same code path as salus eval): on the
+// generated salus100 trace of the grid's size at the cell's load and seed, or on
+// the cell's trace file resampled by the grid's method with the seed and its
+// arrivals scaled by the load. Each file is read once.
 func SimRunner(g Grid) Runner {
 	cat, catErr := Catalog(g)
+	var mu sync.Mutex
+	files := map[string]*workload.Trace{}
+	read := func(path string) (*workload.Trace, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if t, ok := files[path]; ok {
+			return t, nil
+		}
+		t, err := workload.ReadTraceFile(path, cat)
+		if err == nil {
+			files[path] = t
+		}
+		return t, err
+	}
 	return func(c Cell, seed int64) (map[string]float64, error) {
 		if catErr != nil {
 			return nil, catErr
@@ -90,7 +146,12 @@ func SimRunner(g Grid) Runner {
 			dev.CapacityMiB = c.CapacityMiB
 		}
 		dev.GPUs = g.GPUs
-		t, err := workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
+		var t *workload.Trace
+		if c.Trace == "" {
+			t, err = workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
+		} else {
+			t, err = fileTrace(read, c, g.Resample, seed)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +159,28 @@ func SimRunner(g Grid) Runner {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]float64{"avg_jct_s": r.AvgJCTS, "p95_jct_s": r.P95JCTS, "makespan_s": r.MakespanS,
-			"avg_queuing_s": r.AvgQueuingS, "gpu_busy": r.GPUBusy}, nil
+		m := map[string]float64{"avg_jct_s": r.AvgJCTS, "p95_jct_s": r.P95JCTS, "makespan_s": r.MakespanS,
+			"avg_queuing_s": r.AvgQueuingS, "gpu_busy": r.GPUBusy}
+		if r.JainSlowdown > 0 {
+			m["jain_slowdown"], m["max_slowdown"] = r.JainSlowdown, r.MaxSlowdown
+		}
+		return m, nil
 	}
+}
+
+// fileTrace is the cell's trace file, resampled with the seed and scaled to the
+// cell's load; the file's own trace is left as it was read.
+func fileTrace(read func(string) (*workload.Trace, error), c Cell, method string, seed int64) (*workload.Trace, error) {
+	orig, err := read(c.Trace)
+	if err != nil {
+		return nil, err
+	}
+	t, err := orig.Resample(method, seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.ScaleLoad(c.Load); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Trace, err)
+	}
+	return t, nil
 }

@@ -1,6 +1,10 @@
-// Package sweep runs a grid of simulations (policies x sharing modes x load x
-// device memory, each over several seeds) in parallel, and summarizes every metric
-// per cell as a mean with a 95% confidence interval across seeds. Finished runs
+// Package sweep runs a grid of simulations (traces x policies x sharing modes x
+// load x device memory, each over several seeds) in parallel, and summarizes every
+// metric per cell as a mean with a 95% confidence interval across seeds. The
+// traces are the generated salus100 (a new trace per seed) or the user's trace
+// files, whose seeds resample them (workload.Trace.Resample: bootstrap or jitter),
+// and whose loads scale their arrival rate. Recommend says which scheme is best
+// on which metric at each point. Finished runs
 // can be appended to a file as they complete, so an interrupted sweep keeps them
 // and a later one resumes. It composes workload, sim and metrics and holds no
 // scheduling logic.
@@ -31,10 +35,17 @@ type Grid struct {
 	// catalog, in order: their profiles replace those of the generated trace's
 	// models. Kept in the grid file, so that --resume reads them again.
 	Catalogs []string `json:"catalogs,omitempty"`
+	// Traces are trace files to sweep instead of the generated trace; each seed
+	// draws a trace from the file by Resample (workload.ResampleMethods), and each
+	// load divides its arrival times.
+	Traces   []string `json:"traces,omitempty"`
+	Resample string   `json:"resample,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.
 type Cell struct {
+	// Trace is the trace file the cell runs; empty: the generated trace.
+	Trace       string  `json:"trace,omitempty"`
 	Policy      string  `json:"policy"`
 	Mode        string  `json:"mode"`
 	Load        float64 `json:"load"`
@@ -42,7 +53,11 @@ type Cell struct {
 }
 
 func (c Cell) String() string {
-	return fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.Mode, c.Load, c.CapacityMiB)
+	s := fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.Mode, c.Load, c.CapacityMiB)
+	if c.Trace != "" {
+		s = c.Trace + ": " + s
+	}
+	return s
 }
 
 // Sample is one finished run: a cell at one seed.
@@ -70,24 +85,30 @@ type Task struct {
 
 func (t Task) key() string { return fmt.Sprintf("%s|%d", t.Cell, t.Seed) }
 
-// Cells lists the grid's cells that can run, in grid order. applicable says
+// Cells lists the grid's cells that can run, in grid order (trace by trace). applicable says
 // whether a policy runs in a mode, and under which name (a policy's default mode
 // is named by the policy's own); a cell named twice is listed once.
 func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell {
 	var cells []Cell
 	seen := map[Cell]bool{}
-	for _, p := range g.Policies {
-		for _, mode := range g.Modes {
-			m, ok := applicable(p, mode)
-			if !ok {
-				continue
-			}
-			for _, c := range g.CapacitiesMiB {
-				for _, l := range g.Loads {
-					cell := Cell{Policy: p, Mode: m, Load: l, CapacityMiB: c}
-					if !seen[cell] {
-						seen[cell] = true
-						cells = append(cells, cell)
+	traces := g.Traces
+	if len(traces) == 0 {
+		traces = []string{""}
+	}
+	for _, tr := range traces {
+		for _, p := range g.Policies {
+			for _, mode := range g.Modes {
+				m, ok := applicable(p, mode)
+				if !ok {
+					continue
+				}
+				for _, c := range g.CapacitiesMiB {
+					for _, l := range g.Loads {
+						cell := Cell{Trace: tr, Policy: p, Mode: m, Load: l, CapacityMiB: c}
+						if !seen[cell] {
+							seen[cell] = true
+							cells = append(cells, cell)
+						}
 					}
 				}
 			}

@@ -16,5 +16,7 @@
 //
 // It must not guess: a missing or bad figure is an error, never a silent default.
 // It holds no scheduling, simulation or metrics, does no I/O beyond reading the
-// trace file it is given, and its only randomness is the generator's, from its seed.
+// trace file it is given, and its only randomness is the generator's and the
+// resampling's (Trace.Resample), each from its seed. Trace.ScaleLoad scales a
+// trace's arrival rate, for what-if runs on one's own trace.
 package workload

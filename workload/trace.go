@@ -79,7 +79,12 @@ func clampSeconds(s float64) time.Duration {
 type Trace struct {
 	Name string `json:"name"`
 	Seed int64  `json:"seed,omitempty"`
-	Jobs []Job  `json:"jobs"`
+	// Load is the factor ScaleLoad scaled the arrival rate by; 0 means unscaled.
+	Load float64 `json:"load,omitempty"`
+	// ResampledBy is the method Resample drew this trace with (seeded by Seed); empty
+	// for a trace as read or generated.
+	ResampledBy string `json:"resample,omitempty"`
+	Jobs        []Job  `json:"jobs"`
 }
 
 // Columns of the trace formats: the required ones first.

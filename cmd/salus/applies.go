@@ -26,11 +26,13 @@ func suiteIn(ef *evalFlags, suites ...string) bool { return slices.Contains(suit
 var evalFlagRules = []flagRule{
 	{[]string{"trace", "catalog"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
 		"--%s applies to the training suite (and all) only"},
-	{[]string{"load"}, func(ef *evalFlags) bool { return ef.tf.file == "" && suiteIn(ef, "training", "all") },
-		"--%s scales the generated trace of the training suite; it does nothing to a --trace file"},
+	{[]string{"load"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
+		"--%s scales the arrival rate of the training suite's trace"},
 	{[]string{"seed"}, func(ef *evalFlags) bool {
-		return (ef.tf.file == "" && suiteIn(ef, "training", "all")) || suiteIn(ef, "inference", "all")
-	}, "--%s draws the generated trace of the training suite (and the inference suite's pauses); it does nothing to a --trace file"},
+		return ((ef.tf.file == "" || ef.tf.resample != "" && ef.tf.resample != "none") && suiteIn(ef, "training", "all")) || suiteIn(ef, "inference", "all")
+	}, "--%s draws the generated trace of the training suite (and the inference suite's pauses); it does nothing to a --trace file unless --resample draws from it"},
+	{[]string{"resample"}, func(ef *evalFlags) bool { return ef.tf.file != "" && suiteIn(ef, "training", "all") },
+		"--%s draws a trace from the training suite's --trace file"},
 	{[]string{"tuning-jobs", "tuning-iterations"}, func(ef *evalFlags) bool { return suiteIn(ef, "tuning", "all") },
 		"--%s applies to the tuning suite (and all) only"},
 	{[]string{"requests"}, func(ef *evalFlags) bool { return suiteIn(ef, "inference", "all") },
@@ -109,6 +111,9 @@ func (ef *evalFlags) checkApplies(fs *pflag.FlagSet) error {
 				return fmt.Errorf(r.refusal+" (here: --suite %s%s): drop it", name, ef.suite, engineNote(ef))
 			}
 		}
+	}
+	if err := ef.tf.check(fs); err != nil {
+		return err
 	}
 	if modes := ef.runningModes(); modes != nil {
 		return ef.df.checkModes(fs, modes)

@@ -41,8 +41,15 @@ func newEvalCmd() *cobra.Command {
 With no arguments, runs the long-running training experiment: the generated salus100
 trace (seed 1) under fifo, srtf, pack and fair, and today's alternatives (MPS,
 time-slicing, suspend/resume), in the simulator, and prints makespan, average
-queuing, average and p95 JCT, and each scheme's ratio to fifo beside the paper's
-headline.
+queuing, average and p95 JCT, each scheme's ratio to fifo beside the paper's
+headline, and its fairness: Jain's index of the jobs' slowdowns (JCT over the
+time alone) and the worst slowdown. A paragraph then says which scheme is best on
+makespan, average JCT, p95 JCT and fairness, and by how much.
+
+What if: --trace FILE runs your own trace; --load X divides its arrival times by
+X (2: twice as fast), --capacity-mib and --device change the device, and
+--resample bootstrap|jitter --seed N runs a trace drawn from the file (see README;
+salus sweep --trace gives confidence intervals over such draws).
 
 Suites: ` + eval.Describe() + `.
 --suite all keeps going when a suite fails: the failure is a section of its report,
@@ -161,7 +168,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 // training is the training suite's options: the trace, the schemes and, with
 // --engine live, the live engine's runner.
 func (ef *evalFlags) training(dev device.Device) (eval.TrainingOptions, error) {
-	trace, err := ef.tf.trace()
+	trace, err := ef.tf.traceFor(ef.progress)
 	if err != nil {
 		return eval.TrainingOptions{}, err
 	}

@@ -3,7 +3,8 @@ package main
 // The flag groups of salus's commands, each defined once here and attached (with
 // its register method) only to the commands where it takes effect:
 //
-//	traceFlags   --trace FILE, --seed, --load         eval, simulate, replay; trace stats (--seed, --load)
+//	traceFlags   --trace FILE, --seed, --load,
+//	             --resample                           eval, simulate; replay (--trace, --load); trace stats (--seed, --load)
 //	             --catalog FILE (repeatable)          eval, simulate, replay; trace stats, validate,
 //	                                                  from-log; models, serve
 //	deviceFlags  --device, --capacity-mib, the device
@@ -23,6 +24,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -176,19 +178,22 @@ func (d *deviceFlags) device() (device.Device, error) {
 	return dev, nil
 }
 
-// traceFlags choose a trace: a file, or the generated salus100; and the catalog
-// its models are looked up in.
+// traceFlags choose a trace: a file, or the generated salus100; the catalog its
+// models are looked up in; and, for what-if runs on a file, its arrival rate
+// (--load) and a resampled version (--resample with --seed).
 type traceFlags struct {
 	file     string
 	seed     int64
 	load     float64
 	catalogs []string
+	resample string
 }
 
 func (t *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated salus100 trace")
 	t.registerGenerator(cmd)
 	addCatalogFlag(cmd, &t.catalogs)
+	cmd.Flags().StringVar(&t.resample, "resample", "", "with --trace and --seed: run a trace drawn from the file ("+strings.Join(workload.ResampleMethods, ", ")+"; see README)")
 }
 
 // addCatalogFlag is --catalog FILE, repeatable: catalog files of one's own models.
@@ -215,19 +220,28 @@ func (t *traceFlags) catalog() (*workload.Catalog, error) { return loadCatalog(t
 // takes the file as an argument (trace stats).
 func (t *traceFlags) registerGenerator(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.Int64Var(&t.seed, "seed", 1, "seed of the generated trace (not with a trace file)")
-	f.Float64Var(&t.load, "load", 1, "arrival-rate multiplier of the generated trace (not with a trace file)")
+	f.Int64Var(&t.seed, "seed", 1, "seed of the generated trace (with a trace file: of --resample)")
+	t.registerLoad(cmd)
 }
 
-// check refuses the generator's flags beside a trace file, which they do not change.
+// registerLoad attaches --load alone, for a command that reads trace files only (replay).
+func (t *traceFlags) registerLoad(cmd *cobra.Command) {
+	cmd.Flags().Float64Var(&t.load, "load", 1, "arrival-rate multiplier: of the generated trace, or a trace file's arrival times are divided by it (2: twice as fast)")
+}
+
+// check refuses --seed beside a trace file, which it does not change unless the
+// file is resampled, and --resample without a file.
 func (t *traceFlags) check(fs *pflag.FlagSet) error {
-	if t.file == "" {
-		return nil
-	}
-	for _, name := range []string{"seed", "load"} {
-		if changed(fs, name) {
-			return fmt.Errorf("--%s shapes the generated trace; it does nothing to the trace file %s: drop it", name, t.file)
-		}
+	resampled := t.resample != "" && t.resample != workload.ResampleNone
+	switch {
+	case t.file == "" && changed(fs, "resample"):
+		return fmt.Errorf("--resample draws from a trace file: give --trace FILE, or drop it (--seed alone draws another generated trace)")
+	case t.file != "" && changed(fs, "seed") && !resampled && fs.Lookup("resample") == nil:
+		return fmt.Errorf("--seed shapes the generated trace; it does nothing to the trace file %s: drop it", t.file)
+	case t.file != "" && changed(fs, "seed") && !resampled:
+		return fmt.Errorf("--seed shapes the generated trace; it does nothing to the trace file %s unless it is resampled: add --resample bootstrap or jitter, or drop it", t.file)
+	case t.file != "" && changed(fs, "load") && !(t.load > 0):
+		return fmt.Errorf("--load %v: give a positive factor (2 makes the jobs of %s arrive twice as fast)", t.load, t.file)
 	}
 	return nil
 }
@@ -241,6 +255,31 @@ func (t *traceFlags) trace() (*workload.Trace, error) {
 		return workload.ReadTraceFile(t.file, cat)
 	}
 	return workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
+}
+
+// traceFor is trace with the what-if changes to a trace file applied (--load,
+// --resample), each said in a line on stderr.
+func (t *traceFlags) traceFor(stderr io.Writer) (*workload.Trace, error) {
+	tr, err := t.trace()
+	if err != nil || t.file == "" {
+		return tr, err
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if t.resample != "" && t.resample != workload.ResampleNone {
+		if tr, err = tr.Resample(t.resample, t.seed); err != nil {
+			return nil, fmt.Errorf("--resample: %w", err)
+		}
+		fmt.Fprintf(stderr, "salus: %s: running a %s resample of the trace (seed %d), not the file as it is\n", t.file, t.resample, t.seed)
+	}
+	if t.load != 1 {
+		if err := tr.ScaleLoad(t.load); err != nil {
+			return nil, fmt.Errorf("--load: %w", err)
+		}
+		fmt.Fprintf(stderr, "salus: %s: arrival times divided by %g (--load %g): the jobs arrive %gx as fast as in the file\n", t.file, t.load, t.load, t.load)
+	}
+	return tr, nil
 }
 
 // schemeFlags are --policy and --mode of a command that runs several schemes: both

@@ -129,9 +129,13 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 	checkFlagCases(t, []string{"simulate"}, []flagCase{
 		{flag: "trace", args: []string{"--trace", trace}},
 		{flag: "seed", args: []string{"--seed", "2"}},
-		{flag: "seed", base: []string{"--trace", trace}, args: []string{"--seed", "2"}, refused: "does nothing to the trace file"},
+		{flag: "seed", base: []string{"--trace", trace}, args: []string{"--seed", "2"}, refused: "add --resample"},
 		{flag: "load", args: []string{"--load", "2"}},
-		{flag: "load", base: []string{"--trace", trace}, args: []string{"--load", "2"}, refused: "does nothing to the trace file"},
+		{flag: "load", base: []string{"--trace", trace}, args: []string{"--load", "2"}},
+		{flag: "load", base: []string{"--trace", trace}, args: []string{"--load", "-1"}, refused: "positive factor"},
+		{flag: "resample", base: []string{"--trace", trace}, args: []string{"--resample", "jitter", "--seed", "3"}},
+		{flag: "resample", base: []string{"--trace", trace}, args: []string{"--resample", "shuffle", "--seed", "3"}, refused: "choose bootstrap"},
+		{flag: "resample", args: []string{"--resample", "bootstrap"}, refused: "draws from a trace file"},
 		{flag: "device", args: []string{"--device", "v100"}},
 		{flag: "capacity-mib", args: []string{"--capacity-mib", "30000"}},
 		{flag: "iter-overhead", args: []string{"--iter-overhead", "0.01"}},
@@ -183,7 +187,7 @@ func TestTraceFlagsActOrAreRefused(t *testing.T) {
 		{flag: "seed", args: []string{"--seed", "2"}},
 		{flag: "seed", args: []string{file, "--seed", "2"}, refused: "does nothing to the trace file"},
 		{flag: "load", args: []string{"--load", "2"}},
-		{flag: "load", args: []string{file, "--load", "2"}, refused: "does nothing to the trace file"},
+		{flag: "load", args: []string{file, "--load", "2"}},
 		{flag: "format", args: []string{"-o", "json"}},
 	})
 	checkFlagCases(t, []string{"trace", "gen"}, []flagCase{

@@ -157,8 +157,9 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		want string
 	}{
 		{[]string{"--suite", "tuning", "--trace", trace}, "--trace applies to the training suite"},
-		{[]string{"--trace", trace, "--load", "2"}, "--load scales the generated trace"},
+		{[]string{"--suite", "tuning", "--load", "2"}, "--load scales the arrival rate of the training suite's trace"},
 		{[]string{"--trace", trace, "--seed", "3"}, "--seed draws the generated trace"},
+		{[]string{"--suite", "tuning", "--resample", "bootstrap"}, "--resample draws a trace from the training suite's --trace file"},
 		{[]string{"--suite", "inference", "--tuning-jobs", "3"}, "--tuning-jobs applies to the tuning suite"},
 		{[]string{"--suite", "tuning", "--requests", "3"}, "--requests applies to the inference suite"},
 		{[]string{"--iterations", "3"}, "--iterations applies to the overhead suite"},
@@ -170,7 +171,8 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		}
 	}
 	// Where they apply they are taken.
-	for _, args := range [][]string{{"--trace", trace, "--policy", "fifo"}, {"--suite", "inference", "--seed", "2", "--requests", "3"}} {
+	for _, args := range [][]string{{"--trace", trace, "--policy", "fifo"}, {"--trace", trace, "--policy", "fifo", "--load", "2"},
+		{"--trace", trace, "--policy", "fifo", "--resample", "jitter", "--seed", "3"}, {"--suite", "inference", "--seed", "2", "--requests", "3"}} {
 		if _, err := run(t, append([]string{"eval"}, args...)...); err != nil {
 			t.Errorf("eval %v: %v", args, err)
 		}

@@ -286,6 +286,7 @@ Same as: salus eval --engine live --trace FILE.`,
 				return err
 			}
 			ef.lf.stderr = cmd.ErrOrStderr()
+			ef.progress = cmd.ErrOrStderr()
 			rep, failed := ef.run()
 			if rep == nil {
 				return failed
@@ -296,9 +297,10 @@ Same as: salus eval --engine live --trace FILE.`,
 			return failed
 		},
 	}
-	// Only the trace file: the generator's --seed and --load would do nothing.
+	// Only the trace file and its --load: the generator's --seed would do nothing.
 	cmd.Flags().StringVar(&ef.tf.file, "trace", "", "trace file (CSV with a header, or JSON Lines; required)")
 	addCatalogFlag(cmd, &ef.tf.catalogs)
+	ef.tf.registerLoad(cmd)
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
 	ef.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair", "; the live engine runs exclusive and salus")

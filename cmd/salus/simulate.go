@@ -41,7 +41,7 @@ policies.`,
 			if err := df.checkModes(cmd.Flags(), []string{mode}); err != nil {
 				return err
 			}
-			trace, err := tf.trace()
+			trace, err := tf.traceFor(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -55,17 +55,21 @@ policies.`,
 			}
 			w := cmd.OutOrStdout()
 			if of.format != "table" {
-				seed := tf.seed
-				if tf.file != "" {
-					seed = 0
+				info := eval.NewTraceInfo(trace)
+				if tf.file == "" {
+					info.Seed = tf.seed
 				}
-				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: eval.TraceInfo{Name: trace.Name, Jobs: len(trace.Jobs), Seed: seed},
+				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: info,
 					Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
 				return printReport(w, rep, of.format)
 			}
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
 			fmt.Fprintf(w, "makespan      %10.1f min\navg JCT       %10.1f min\np95 JCT       %10.1f min\navg queuing   %10.1f min\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
 				run.MakespanS/60, run.AvgJCTS/60, run.P95JCTS/60, run.AvgQueuingS/60, run.GPUBusy*100, run.PeakMemoryMiB)
+			if run.JainSlowdown > 0 {
+				fmt.Fprintf(w, "Jain slowdown %10.3f   (Jain's index of the jobs' slowdowns; 1: all slowed alike)\nworst slowdown%10.2f x\n",
+					run.JainSlowdown, run.MaxSlowdown)
+			}
 			for _, g := range run.PerGPU {
 				fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)
 			}

@@ -9,12 +9,16 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/report"
 	"github.com/salusgo/salus/sweep"
+	"github.com/salusgo/salus/workload"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -37,7 +41,18 @@ func newSweepCmd() *cobra.Command {
 		Long: `Run every policy x sharing mode x load x device memory, each over several seeds
 of the generated salus100 trace, in parallel on all cores. Reports each metric
 as the mean and 95% confidence interval (Student's t) across seeds, and writes
-sweep.csv, sweep.json and sweep-METRIC.png/.svg (metric against load) to --out.
+sweep.csv, sweep.json, sweep-METRIC.png/.svg (metric against load) and
+index.html (the table, the recommendations and the plots on one page) to --out.
+After the table, a paragraph per trace, load and capacity says which scheme is
+best on makespan, average and p95 JCT and fairness (Jain's index of the jobs'
+slowdowns), by how much, and whether the intervals overlap.
+
+--trace FILE (repeatable) sweeps your own traces instead: each --load divides
+the file's arrival times (2: twice as fast), and each seed draws a trace from
+the file by --resample: bootstrap (as many jobs, drawn with replacement, in
+arrival order, copies renamed ID#2...), jitter (the same jobs, each gap between
+arrivals times a factor drawn from [0.5, 1.5)) or none (the file as it is; one
+seed only). The default is bootstrap with several seeds, none with one.
 
 Finished runs are appended to DIR/samples.jsonl as they complete: Ctrl-C keeps
 and reports them, and --resume DIR runs only what is missing.`,
@@ -45,7 +60,7 @@ and reports them, and --resume DIR runs only what is missing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -68,6 +83,9 @@ and reports them, and --resume DIR runs only what is missing.`,
 				g.Seeds = nil
 				for s := 1; s <= seeds; s++ {
 					g.Seeds = append(g.Seeds, int64(s))
+				}
+				if err := sweepTraces(cmd, &g, seeds); err != nil {
+					return err
 				}
 				if len(g.CapacitiesMiB) == 0 {
 					dev, err := device.Preset(g.Device)
@@ -92,13 +110,38 @@ and reports them, and --resume DIR runs only what is missing.`,
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
 	addPresetFlag(f, &g.Device, "device preset")
-	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace")
+	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace (not with --trace)")
+	f.StringArrayVar(&g.Traces, "trace", nil, "trace file to sweep instead of the generated trace (repeatable); --load divides its arrival times")
+	f.StringVar(&g.Resample, "resample", "", "with --trace: how each seed draws a trace from the file: "+strings.Join(workload.ResampleMethods, ", ")+" (default: bootstrap with several seeds, none with one)")
 	f.IntVar(&g.GPUs, "gpus", 1, "GPUs of each run's node (each of the preset's memory, placed least-loaded)")
 	addCatalogFlag(cmd, &g.Catalogs)
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
 	return cmd
+}
+
+// sweepTraces checks the flags of a sweep over trace files, and chooses the
+// resampling method when none is given.
+func sweepTraces(cmd *cobra.Command, g *sweep.Grid, seeds int) error {
+	fs := cmd.Flags()
+	if len(g.Traces) == 0 {
+		if fs.Changed("resample") {
+			return fmt.Errorf("--resample draws from --trace files; each seed of the generated trace is a new trace already: drop it")
+		}
+		return nil
+	}
+	if fs.Changed("jobs") {
+		return fmt.Errorf("--jobs sizes the generated trace; with --trace the file's jobs run: drop it")
+	}
+	if g.Resample == "" {
+		g.Resample = workload.ResampleNone
+		if seeds > 1 {
+			g.Resample = workload.ResampleBootstrap
+		}
+	}
+	g.Jobs = 0
+	return nil
 }
 
 func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int) error {
@@ -148,15 +191,21 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 	all := append(done, samples...)
 	interrupted := errors.Is(runErr, context.Canceled)
 	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted, Cells: sweep.SummarizeCells(cells, all)}
+	res.Recommendations = sweep.Recommend(res.Cells, all)
 	if err := sweep.WriteResults(out, res); err != nil {
 		return err
 	}
-	if _, err := sweep.Plot(out, res.Cells); err != nil {
+	plotted, err := sweep.Plot(out, res.Cells)
+	if err != nil {
+		return err
+	}
+	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: res, Plots: plotted,
+		Args: append([]string{"salus"}, os.Args[1:]...), Version: moduleVersion()}); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
 	printSweep(w, res)
-	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s and sweep-*.png/svg to %s\n",
+	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
 		len(all), len(samples), time.Since(start).Seconds(), workers, sweep.CSVFile, sweep.JSONFile, out)
 	if interrupted {
 		return fmt.Errorf("interrupted: %d of %d runs done and kept; continue with: salus sweep --resume %s", len(all), planned, out)
@@ -166,8 +215,15 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 
 func printSweep(w io.Writer, r sweep.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\t")
+	traces := len(r.Grid.Traces) > 0
+	if traces {
+		fmt.Fprint(tw, "trace\t")
+	}
+	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\tJain (slowdowns)\tworst slowdown\t")
 	ci := func(s sweep.Stat, scale float64, prec int) string {
+		if s.N == 0 {
+			return "-"
+		}
 		return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean*scale, prec, s.CI95*scale)
 	}
 	for _, c := range r.Cells {
@@ -176,10 +232,23 @@ func printSweep(w io.Writer, r sweep.Result) {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
 		}
 		m := c.Metrics
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
+		if traces {
+			fmt.Fprintf(tw, "%s\t", sweep.TraceName(c.Trace))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
 			ci(m["avg_jct_s"], 1.0/60, 1), ci(m["p95_jct_s"], 1.0/60, 1), ci(m["makespan_s"], 1.0/60, 0),
-			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%")
+			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%", ci(m["jain_slowdown"], 1, 3), ci(m["max_slowdown"], 1, 1))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nmean ± half width of the 95% confidence interval across seeds (Student's t)")
+	if traces && r.Grid.Resample != workload.ResampleNone {
+		fmt.Fprintf(w, "each seed runs a %s resample of the trace file (see README: salus sweep)\n", r.Grid.Resample)
+	}
+	for _, rec := range r.Recommendations {
+		where := fmt.Sprintf("load %g, %.1f GiB", rec.Load, rec.CapacityMiB/1024)
+		if traces {
+			where = sweep.TraceName(rec.Trace) + ", " + where
+		}
+		fmt.Fprintf(w, "\n%s\n", eval.Wrap(where+": "+rec.Text, 100))
+	}
 }

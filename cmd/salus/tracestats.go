@@ -33,7 +33,7 @@ file is given: number of jobs, arrival span, GPU time demanded and offered load
 			if err := tf.check(cmd.Flags()); err != nil {
 				return err
 			}
-			t, err := tf.trace()
+			t, err := tf.traceFor(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,258 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Estimate is a metric's value: one run's, or a sweep's mean with the half width
+// of its 95% confidence interval across seeds (CI95; 0 for one run).
+type Estimate struct {
+	Mean float64 `json:"mean"`
+	CI95 float64 `json:"ci95,omitempty"`
+}
+
+// Candidate is one scheme's figures for Recommend, by metric key (makespan_s,
+// avg_jct_s, p95_jct_s, jain_slowdown, max_slowdown); a metric it lacks, or
+// whose value is 0, is not known for it.
+type Candidate struct {
+	Scheme  string
+	Metrics map[string]Estimate
+	// PerSeed holds, from a sweep, each metric's value at each seed. Seeds are the
+	// same traces for every scheme, so two schemes are compared seed by seed (a
+	// paired comparison), which takes out the spread the traces share.
+	PerSeed map[string]map[int64]float64
+}
+
+// Criterion is a metric Recommend compares the schemes on.
+type Criterion struct {
+	Key, Name string
+	// Higher: a larger value is better (Jain's index); otherwise a smaller one.
+	Higher bool
+	// Scale and Unit show the value: minutes for times, a plain number else.
+	Scale float64
+	Unit  string
+	Prec  int
+}
+
+// Criteria are what Recommend compares, in its paragraph's order.
+var Criteria = []Criterion{
+	{Key: "makespan_s", Name: "makespan", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "avg_jct_s", Name: "average JCT", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "p95_jct_s", Name: "p95 JCT", Scale: 1.0 / 60, Unit: " min", Prec: 1},
+	{Key: "jain_slowdown", Name: "fairness (Jain's index of the jobs' slowdowns, 1 = all slowed alike)", Higher: true, Scale: 1, Prec: 3},
+}
+
+// Recommend says, in one paragraph, which scheme is best on each criterion and by
+// how much against the runner-up. From a sweep it gives the 95% confidence
+// intervals across seeds and judges the lead seed by seed when it has the
+// per-seed values (PerSeed: the mean difference and its interval, clear of zero
+// or not), else by whether the two intervals overlap (then the lead is within the
+// noise across seeds). It ends with the scheme that leads on most criteria. It
+// needs two candidates at least.
+func Recommend(cands []Candidate) string {
+	if len(cands) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	wins := map[string][]string{}
+	compared := 0
+	for _, c := range Criteria {
+		s, best, ok := criterion(c, cands)
+		if !ok {
+			if c.Key == "jain_slowdown" {
+				b.WriteString("Fairness is not compared: the event logs do not give the jobs' time alone. ")
+			}
+			continue
+		}
+		b.WriteString(s)
+		b.WriteString(" ")
+		if best != "" { // not a tie
+			wins[best] = append(wins[best], shortName(c))
+			compared++
+		}
+	}
+	if compared == 0 {
+		if b.Len() == 0 {
+			return ""
+		}
+		b.WriteString("No scheme is ahead on any metric.")
+		return b.String()
+	}
+	n := 0
+	for _, w := range wins {
+		n = max(n, len(w))
+	}
+	var top []string
+	for _, c := range cands { // in the candidates' order
+		if len(wins[c.Scheme]) == n && !slices.Contains(top, c.Scheme) {
+			top = append(top, c.Scheme)
+		}
+	}
+	switch {
+	case len(top) > 1:
+		var each []string
+		for _, t := range top {
+			each = append(each, fmt.Sprintf("%s (%s)", t, strings.Join(wins[t], ", ")))
+		}
+		metrics := "metrics"
+		if n == 1 {
+			metrics = "metric"
+		}
+		fmt.Fprintf(&b, "Recommendation: no single scheme: %s lead on %d %s each; choose by the metric that matters most.",
+			strings.Join(each, " and "), n, metrics)
+	case n == compared:
+		fmt.Fprintf(&b, "Recommendation: %s, best on every metric where one scheme leads.", top[0])
+	default:
+		fmt.Fprintf(&b, "Recommendation: %s, best on %d of %d metrics (%s); weigh the others above if they matter more.",
+			top[0], n, compared, strings.Join(wins[top[0]], ", "))
+	}
+	return b.String()
+}
+
+func shortName(c Criterion) string {
+	if c.Key == "jain_slowdown" {
+		return "fairness"
+	}
+	return c.Name
+}
+
+// criterion is the sentence for one criterion and the scheme best on it.
+func criterion(c Criterion, cands []Candidate) (string, string, bool) {
+	type entry struct {
+		scheme string
+		e      Estimate
+	}
+	var es []entry
+	for _, cand := range cands {
+		if e, ok := cand.Metrics[c.Key]; ok && e.Mean > 0 && !math.IsNaN(e.Mean) {
+			es = append(es, entry{cand.Scheme, e})
+		}
+	}
+	if len(es) < 2 {
+		return "", "", false
+	}
+	better := func(a, b Estimate) bool {
+		if c.Higher {
+			return a.Mean > b.Mean
+		}
+		return a.Mean < b.Mean
+	}
+	best, second := 0, -1
+	for i := 1; i < len(es); i++ {
+		switch {
+		case better(es[i].e, es[best].e):
+			best, second = i, best
+		case second < 0 || better(es[i].e, es[second].e):
+			second = i
+		}
+	}
+	b, s := es[best], es[second]
+	show := func(e Estimate) string {
+		if e.CI95 > 0 {
+			return fmt.Sprintf("%.*f ± %.*f%s", c.Prec, e.Mean*c.Scale, c.Prec, e.CI95*c.Scale, c.Unit)
+		}
+		return fmt.Sprintf("%.*f%s", c.Prec, e.Mean*c.Scale, c.Unit)
+	}
+	if math.Abs(b.e.Mean-s.e.Mean) <= 1e-9*math.Abs(s.e.Mean) {
+		var tied []string
+		for _, e := range es {
+			if math.Abs(e.e.Mean-b.e.Mean) <= 1e-9*math.Abs(b.e.Mean) {
+				tied = append(tied, e.scheme)
+			}
+		}
+		names := strings.Join(tied[:len(tied)-1], ", ") + " and " + tied[len(tied)-1]
+		if len(tied) == len(es) {
+			names = "all " + fmt.Sprint(len(tied)) + " schemes"
+		}
+		return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", true
+	}
+	// Enough decimals to tell the two apart (up to three more than usual).
+	prec := c.Prec
+	for prec < c.Prec+3 && fmt.Sprintf("%.*f", prec, b.e.Mean*c.Scale) == fmt.Sprintf("%.*f", prec, s.e.Mean*c.Scale) {
+		prec++
+	}
+	c.Prec = prec
+	var by string
+	if c.Higher {
+		by = fmt.Sprintf("%.*f higher than", c.Prec, (b.e.Mean-s.e.Mean)*c.Scale)
+	} else {
+		by = fmt.Sprintf("%.1f%% lower than", 100*(s.e.Mean-b.e.Mean)/s.e.Mean)
+	}
+	text := fmt.Sprintf("On %s, %s is best with %s, %s %s's %s (the runner-up)", c.Name, b.scheme, show(b.e), by, s.scheme, show(s.e))
+	if c.Key == "jain_slowdown" {
+		if wb, ws := cands[index(cands, b.scheme)].Metrics["max_slowdown"], cands[index(cands, s.scheme)].Metrics["max_slowdown"]; wb.Mean > 0 && ws.Mean > 0 {
+			text += fmt.Sprintf("; its worst slowdown is %.2fx against %.2fx", wb.Mean, ws.Mean)
+		}
+	}
+	if d, half, n, ok := paired(cands[index(cands, b.scheme)].PerSeed[c.Key], cands[index(cands, s.scheme)].PerSeed[c.Key]); ok {
+		if !c.Higher {
+			d = -d
+		}
+		verdict := "so the lead is within the noise"
+		if math.Abs(d) > half {
+			verdict = "clear of zero"
+		}
+		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f ± %.*f%s, %s", n, b.scheme,
+			c.Prec, d*c.Scale, c.Prec, half*c.Scale, c.Unit, verdict)
+	} else if b.e.CI95 > 0 || s.e.CI95 > 0 {
+		if math.Abs(b.e.Mean-s.e.Mean) <= b.e.CI95+s.e.CI95 {
+			text += "; the 95% intervals overlap, so the lead is within the noise across seeds"
+		} else {
+			text += "; the 95% intervals do not overlap"
+		}
+	}
+	return text + ".", b.scheme, true
+}
+
+// paired is the mean of a - b over the seeds both have, and the half width of its
+// 95% confidence interval (Student's t); false with fewer than two such seeds.
+func paired(a, b map[int64]float64) (mean, half float64, n int, ok bool) {
+	var ds []float64
+	for seed, x := range a {
+		if y, ok := b[seed]; ok {
+			ds = append(ds, x-y)
+		}
+	}
+	if n = len(ds); n < 2 {
+		return 0, 0, n, false
+	}
+	for _, d := range ds {
+		mean += d
+	}
+	mean /= float64(n)
+	var ss float64
+	for _, d := range ds {
+		ss += (d - mean) * (d - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	half = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(n))
+	return mean, half, n, true
+}
+
+func index(cands []Candidate, scheme string) int {
+	for i, c := range cands {
+		if c.Scheme == scheme {
+			return i
+		}
+	}
+	return -1
+}
+
+// Recommend is the report's recommendation over its runs that did not fail.
+func (r *Report) Recommend() string {
+	var cands []Candidate
+	for _, run := range r.Runs {
+		if run.Error != "" {
+			continue
+		}
+		cands = append(cands, Candidate{Scheme: run.Scheme, Metrics: map[string]Estimate{
+			"makespan_s": {Mean: run.MakespanS}, "avg_jct_s": {Mean: run.AvgJCTS}, "p95_jct_s": {Mean: run.P95JCTS},
+			"jain_slowdown": {Mean: run.JainSlowdown}, "max_slowdown": {Mean: run.MaxSlowdown}}})
+	}
+	return Recommend(cands)
+}
