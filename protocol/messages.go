@@ -31,6 +31,8 @@ type Request struct {
 	Demand        float64 `json:"demand,omitempty"`
 	Token         string  `json:"token,omitempty"`
 	Resume        bool    `json:"resume,omitempty"`
+	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one.
+	GPUs int `json:"gpus,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`
@@ -52,6 +54,9 @@ type OpenReply struct {
 	Emulated     bool    `json:"emulated,omitempty"`
 	Resumed      bool    `json:"resumed,omitempty"`
 	RecoverMS    int64   `json:"recover_ms,omitempty"`
+	// GPUs are the physical indices of the GPUs the job was given (one, or a
+	// gang's); absent from daemons before multi-GPU support.
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // BeginReply is the reply to a begin, or to an end with next, once the
