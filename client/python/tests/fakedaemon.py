@@ -27,7 +27,7 @@ class FakeDaemon:
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
                  die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
-                 address=None):
+                 address=None, gpus=None, emulated=False):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -39,6 +39,8 @@ class FakeDaemon:
         self._by_job = {}  # job -> its connection, for evict
         self.recover_ms = recover_ms
         self._fixed_address = address
+        self.gpus = gpus  # the open reply's "gpus" (physical indices), when not None
+        self.emulated = emulated
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -221,6 +223,10 @@ class FakeDaemon:
                         reply["recover_ms"] = self.recover_ms
                     if req.get("resume"):
                         reply["resumed"] = True
+                    if self.gpus is not None:
+                        reply["gpus"] = list(self.gpus)
+                    if self.emulated:
+                        reply["emulated"] = True
                     deadline[0] = time.monotonic() + self.lease_ms / 1000.0
                     _send(c, reply)
                 elif op == "begin":
