@@ -301,3 +301,23 @@ func TestEmulatedGang(t *testing.T) {
 	c.Close(true)
 	g.Close(true)
 }
+
+// TestRecoveredGangKeepsItsGPUs: a gang job rebuilt from the journal after a
+// restart still needs all its GPUs, and its resume's reply names them.
+func TestRecoveredGangKeepsItsGPUs(t *testing.T) {
+	j := server.NewJournal()
+	j.Emit(eventlog.Event{Kind: eventlog.Run, Policy: "pack", Engine: "live", CapacityMiB: 14000, GPUs: 2})
+	j.Emit(eventlog.Event{T: 1, Kind: eventlog.Arrive, Job: "g", JobKind: "train", PersistentMiB: 100, EphemeralMiB: 100, GPUs: 2})
+	d := start(t, "pack", 14000, func(c *server.Config) {
+		twoGPUs("")(c)
+		c.Recover, c.RecoverWindow = j, time.Minute
+	})
+	g, err := client.Open(context.Background(), d.addr, client.Options{Job: "g", PersistentMiB: 100, EphemeralMiB: 100, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(true)
+	if !g.Resumed || !slices.Equal(g.GPUs, []int{2, 5}) {
+		t.Errorf("resumed gang: resumed %v, GPUs %v; want both GPUs, [2 5]", g.Resumed, g.GPUs)
+	}
+}
