@@ -46,9 +46,11 @@ def use_gpus(indices, environ=None):
       ``cuda:0`` (how ``"CUDA_VISIBLE_DEVICES"``, device ``"cuda:0"``);
     - once CUDA is up the mask cannot change: it calls ``torch.cuda.set_device`` with the
       first GPU's index among the visible ones (how ``"set_device"``, device
-      ``"cuda:N"``); tensors made before stay where they are;
-    - when neither works (the GPU is not among those a mask made visible) it changes
-      nothing (how ``None``, device ``None``).
+      ``"cuda:N"``), unless the program already holds tensors on another device:
+      switching then would split the job across GPUs (its model on one, what it makes
+      next with ``device="cuda"`` on the other), so it stays where it is;
+    - it changes nothing (how ``None``, device ``None``) in that case, and when the GPU
+      is not among those a mask made visible.
 
     ``note`` is a sentence for the log when something is worth saying, else "".
     """
@@ -70,11 +72,26 @@ def use_gpus(indices, environ=None):
             return None, None, ("CUDA is initialized already and CUDA_VISIBLE_DEVICES=%s hides GPU %d: "
                                 "the job stays on its current device" % (before, first))
         local = masked.index(str(first))
-    torch_module().cuda.set_device(local)
+    cuda = torch_module().cuda
+    try:
+        current = cuda.current_device()
+    except Exception:
+        current = None
+    if current == local:
+        return "set_device", "cuda:%d" % local, ""
+    try:
+        busy = cuda.memory_allocated() > 0
+    except Exception:
+        busy = False
+    if busy:
+        return None, None, (
+            "CUDA was initialized before the session opened and the job holds tensors on cuda:%s "
+            "already: it stays there rather than be split across GPUs, although the daemon gave it "
+            "GPU %d (create the Session before touching CUDA)" % (current, first))
+    cuda.set_device(local)
     return "set_device", "cuda:%d" % local, (
         "CUDA was initialized before the session opened, so the device mask cannot change: "
-        "torch.cuda.set_device(%d); tensors made before stay where they are (create the "
-        "Session before touching CUDA)" % local)
+        "torch.cuda.set_device(%d) (create the Session before touching CUDA)" % local)
 
 
 def synchronize():

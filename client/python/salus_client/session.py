@@ -86,7 +86,8 @@ class Session:
       True): before CUDA starts, ``CUDA_VISIBLE_DEVICES`` is set to their physical
       indices, so the job's first GPU is ``cuda:0`` (see ``device``); when the program
       initialized CUDA before the session opened, ``torch.cuda.set_device`` selects it
-      instead, with a warning. The client says which GPU on stderr. Nothing is done
+      instead, with a warning (or, when the job already holds tensors on another GPU, it
+      stays there rather than be split across two, with a warning). The client says which GPU on stderr. Nothing is done
       when the daemon emulates the GPU or does not name one. Create the Session before
       touching CUDA (even ``torch.cuda.is_available()``), so that the mask applies.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the

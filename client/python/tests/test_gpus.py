@@ -20,8 +20,8 @@ from salus_client import gpu  # noqa: E402
 from fakedaemon import FakeDaemon  # noqa: E402
 
 
-def fake_torch(initialized, calls):
-    """A stand-in torch whose CUDA is (or is not yet) initialized."""
+def fake_torch(initialized, calls, allocated_mib=0):
+    """A stand-in torch whose CUDA is (or is not yet) initialized, on device 0."""
     mib = 1024 * 1024
 
     class Props:
@@ -35,7 +35,7 @@ def fake_torch(initialized, calls):
         get_device_properties=lambda i: Props(),
         set_per_process_memory_fraction=lambda f: calls.append(("fraction", f)),
         synchronize=lambda: None,
-        memory_allocated=lambda: 0,
+        memory_allocated=lambda: allocated_mib * mib,
         max_memory_allocated=lambda: 0,
         reset_peak_memory_stats=lambda: None,
         empty_cache=lambda: None,
@@ -82,6 +82,18 @@ class GPUTest(unittest.TestCase):
         self.assertIn(("set_device", 2), self.calls)
         self.assertEqual(s.device, "cuda:2")
         self.assertIn("torch.cuda.set_device(2)", err)
+
+    def test_stays_where_its_tensors_are(self):
+        s, _, err = self.open(fake_torch(True, self.calls, allocated_mib=500), FakeDaemon(gpus=[2]))
+        self.assertNotIn(("set_device", 2), self.calls)
+        self.assertIsNone(s.device)
+        self.assertIn("holds tensors on cuda:0 already", err)
+        self.assertIn("gave it GPU 2", err)
+
+    def test_already_on_its_gpu(self):
+        s, _, err = self.open(fake_torch(True, self.calls, allocated_mib=500), FakeDaemon(gpus=[0]))
+        self.assertEqual(s.device, "cuda:0")
+        self.assertIn("runs on GPU 0: device cuda:0", err)
 
     def test_set_device_within_an_existing_mask(self):
         os.environ["CUDA_VISIBLE_DEVICES"] = "2,3"
