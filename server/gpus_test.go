@@ -321,3 +321,20 @@ func TestRecoveredGangKeepsItsGPUs(t *testing.T) {
 		t.Errorf("resumed gang: resumed %v, GPUs %v; want both GPUs, [2 5]", g.Resumed, g.GPUs)
 	}
 }
+
+// TestGangBoundsOnTheWire: the fast path refuses gpus it cannot hold, below
+// zero, or beyond the node, with the code the protocol gives.
+func TestGangBoundsOnTheWire(t *testing.T) {
+	d := start(t, "pack", 14000, twoGPUs(""))
+	for gpus, code := range map[string]string{"-1": "bad_request", "1e302": "bad_request", "2.5": "bad_request", "3": "rejected", "4294967297": "rejected"} {
+		c := rawConn(t, d)
+		rep := c.call(`{"op":"open","id":1,"version":1,"job":"j","persistent_mib":10,"ephemeral_mib":10,"gpus":` + gpus + `}`)
+		if rep["ok"] != false || rep["code"] != code {
+			t.Errorf("gpus %s: %v; want code %s", gpus, rep, code)
+		}
+	}
+	c := rawConn(t, d)
+	if rep := c.call(`{"op":"open","id":1,"version":1,"job":"j","persistent_mib":10,"ephemeral_mib":10,"gpus":2}`); rep["ok"] != true || len(rep["gpus"].([]any)) != 2 {
+		t.Errorf("gpus 2: %v", rep)
+	}
+}
