@@ -121,9 +121,10 @@ class Session:
             gpus=gpus if gpus is not None and gpus > 1 else None)
         declared = persistent is not None or ephemeral is not None or model is not None
         # Asking torch whether CUDA is there may start CUDA, after which the GPU the
-        # daemon gives cannot be masked: with memory declared, ask after the open.
-        self.cuda = False if declared else gpu.cuda_available()
-        if not declared and not self.cuda:
+        # daemon gives cannot be masked: with memory declared, ask after the open, and
+        # only once the program imported torch (see the cuda property).
+        self._cuda = None if declared else gpu.cuda_available()
+        if not declared and not self._cuda:
             raise ValueError(
                 "Session %r: declare its memory (persistent= and ephemeral=, MiB) or give "
                 "model=; memory is measured only on CUDA" % self.name)
@@ -277,12 +278,29 @@ class Session:
 
     def _open(self):
         self._admitted(self._request("open", **self._open_fields))
-        if self.alone:
-            return
-        self._use_gpus()
-        if not self.cuda:
-            self.cuda = gpu.cuda_available()
-        if self.cuda and self._cap_memory and self.lane_mib:
+        if not self.alone:
+            self._use_gpus()
+        if self.cuda:
+            self._cap()
+
+    @property
+    def cuda(self):
+        """True when the program runs PyTorch on CUDA. A program that imports torch only
+        after the session opened (so that the GPU mask applies) is seen to at its first
+        iteration, and its allocator is capped to the lane then."""
+        if self._cuda is None and gpu.torch_module() is not None:
+            self._cuda = gpu.cuda_available()
+            if self._cuda:
+                self._cap()
+        return bool(self._cuda)
+
+    @cuda.setter
+    def cuda(self, value):
+        self._cuda = value
+
+    def _cap(self):
+        """Cap the process's allocator to its lane, once (cap_memory)."""
+        if self._cap_memory and self.lane_mib and self.memory_fraction is None:
             self.memory_fraction = gpu.cap_to_lane(self.lane_mib)
 
     def _admitted(self, reply):

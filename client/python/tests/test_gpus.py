@@ -76,6 +76,17 @@ class GPUTest(unittest.TestCase):
         self.assertTrue(s.cuda)
         self.assertIn(("fraction", 1000.0 / 16000), self.calls, "capped on the given GPU")
 
+    def test_torch_imported_after_the_open(self):
+        s, _, _ = self.open(None, FakeDaemon(gpus=[1]))
+        self.assertEqual(os.environ["CUDA_VISIBLE_DEVICES"], "1")
+        with mock.patch.dict(sys.modules, {"torch": None}):
+            self.assertFalse(s.cuda, "no torch yet")
+        with mock.patch.dict(sys.modules, {"torch": fake_torch(False, self.calls)}):
+            with s.iteration():
+                pass
+            self.assertTrue(s.cuda)
+        self.assertIn(("fraction", 1000.0 / 16000), self.calls, "capped at the first iteration")
+
     def test_set_device_once_cuda_is_up(self):
         s, _, err = self.open(fake_torch(True, self.calls), FakeDaemon(gpus=[2]))
         self.assertNotIn("CUDA_VISIBLE_DEVICES", os.environ)
