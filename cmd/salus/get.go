@@ -80,9 +80,10 @@ field, zeros included.`,
 						for _, l := range res.Msg.Lanes {
 							fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, gpuList(l.Gpus), l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
 						}
-						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\t\t\t\t\t\t\t\n", res.Msg.CapacityMib, res.Msg.FreeMib)
+						// Lines without a tab end the table's columns: they do not widen them.
+						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\n", res.Msg.CapacityMib, res.Msg.FreeMib)
 						for _, g := range res.Msg.Gpus {
-							fmt.Fprintf(tw, "gpu %d: capacity %.0f MiB, free %.0f MiB, %d lanes, %d jobs\t\t\t\t\t\t\t\n", g.Index, g.CapacityMib, g.FreeMib, g.Lanes, g.Jobs)
+							fmt.Fprintf(tw, "gpu %d: capacity %.0f MiB, free %.0f MiB, %d lanes, %d jobs\n", g.Index, g.CapacityMib, g.FreeMib, g.Lanes, g.Jobs)
 						}
 					})
 				case "policy":
