@@ -97,13 +97,15 @@ func TestReplayWarnsOfATooSmallTimeScale(t *testing.T) {
 // TestReplayOnTwoGPUs: replay --gpus 2 runs the three resnet50/50 jobs on an
 // emulated node of two GPUs (two jobs share one, the third runs alone), and the
 // simulator it compares with runs two GPUs too: live and sim agree, well below
-// one GPU's 3.35 minutes.
+// one GPU's 3.35 minutes. The job alone on its GPU has short iterations, which
+// the live engine's per-iteration lag stretches by a larger share: the time scale
+// is 0.05, not 0.02, so that the lag stays about 1 percent.
 func TestReplayOnTwoGPUs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs worker processes for a few seconds")
 	}
 	t.Setenv("SALUS_CMD_TEST_WORKER", "1")
-	out, err := run(t, "replay", "--trace", writeTrace(t, 300), "--policy", "pack", "--time-scale", "0.02", "--gpus", "2")
+	out, err := run(t, "replay", "--trace", writeTrace(t, 300), "--policy", "pack", "--time-scale", "0.05", "--gpus", "2")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
