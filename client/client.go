@@ -51,6 +51,10 @@ type Options struct {
 	// BatchSize is the job's batch size (0: not given): the daemon logs it, so
 	// that salus profile can tell a model's batch sizes apart.
 	BatchSize int `json:"batch_size,omitempty"`
+	// GPUs is how many GPUs the job needs at once: a gang job gets one session
+	// on that many GPUs of the daemon's node. 0 or 1 is one; more than the
+	// daemon has is refused.
+	GPUs int `json:"gpus,omitempty"`
 
 	// Reconnect is how long the client tries to reconnect when the connection
 	// drops without a word from the daemon: it dials again with backoff (50 ms,
@@ -122,6 +126,22 @@ type Admission struct {
 	RecoverMS int64 `json:"recover_ms"`
 	// AcceptsMeasured says the daemon takes Measured (an older one does not).
 	AcceptsMeasured bool `json:"accepts_measured"`
+	// GPUs are the physical indices (as CUDA numbers them) of the GPUs the job
+	// was given: one, or every GPU of a gang. Run the job there, for instance
+	// with CUDA_VISIBLE_DEVICES set to them before CUDA starts (Device says
+	// what). Empty from a daemon that does not say (before multi-GPU support).
+	GPUs []int `json:"gpus,omitempty"`
+}
+
+// VisibleDevices is the value of CUDA_VISIBLE_DEVICES that makes the GPUs the
+// job was given its devices ("1", or "0,2" for a gang); "" when the daemon did
+// not say.
+func (a Admission) VisibleDevices() string {
+	parts := make([]string, len(a.GPUs))
+	for i, g := range a.GPUs {
+		parts[i] = strconv.Itoa(g)
+	}
+	return strings.Join(parts, ",")
 }
 
 // Error is an error reply from the daemon. Code is one of package protocol's
@@ -231,7 +251,7 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
 		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
 		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
-		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize})
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs})
 	if err != nil {
 		return err
 	}
@@ -256,7 +276,7 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	}
 	s.Admission = Admission{Session: a.Session, Lane: a.Lane, LaneMiB: a.LaneMiB, StartupOnGPU: a.StartupOnGPU,
 		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS,
-		AcceptsMeasured: a.AcceptsMeasured}
+		AcceptsMeasured: a.AcceptsMeasured, GPUs: a.GPUs}
 	return nil
 }
 

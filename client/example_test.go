@@ -66,3 +66,11 @@ func ExampleOpen() {
 	// admitted into lane 0 (14336 MiB) under fair
 	// closed
 }
+
+// A daemon of several GPUs names the job's GPUs in its open reply; a job runs
+// there by making them its devices before CUDA starts.
+func ExampleAdmission_VisibleDevices() {
+	a := client.Admission{Session: "ddp", GPUs: []int{1, 3}} // what Open returned, in s.Admission
+	fmt.Println("CUDA_VISIBLE_DEVICES=" + a.VisibleDevices())
+	// Output: CUDA_VISIBLE_DEVICES=1,3
+}

@@ -62,7 +62,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		WaitUntil(arrived.Add(startup))
 	}
 	if w.Log != nil {
-		w.Log("worker %s: admitted to lane %d (%.0f MiB) under %s (emulated GPU: %v)", w.Job, s.Lane, s.LaneMiB, s.Policy, s.Emulated)
+		gpu := s.VisibleDevices()
+		if gpu == "" {
+			gpu = "-" // a daemon that does not say
+		}
+		w.Log("worker %s: admitted to lane %d (%.0f MiB) on GPU %s under %s (emulated GPU: %v)", w.Job, s.Lane, s.LaneMiB, gpu, s.Policy, s.Emulated)
 	}
 	iter := time.Duration(w.IterS * float64(time.Second))
 	if err := s.Begin(); err != nil {

@@ -22,6 +22,11 @@ import (
 type DaemonConfig struct {
 	Policy      core.Policy
 	CapacityMiB float64
+	// GPUs is how many GPUs of CapacityMiB the node has (0: one), each with its
+	// own lanes and, under emulation, its own device model; GPUPlacement orders
+	// them for a job (nil: the core's default).
+	GPUs         int
+	GPUPlacement core.GPUPlacement
 	// Emulate, when not nil, is the device the daemon emulates (server.Config.Emulate).
 	Emulate *device.Device
 	// Grace is the daemon's grace window; 0 keeps its default.
@@ -79,8 +84,12 @@ func StartDaemon(c DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	d.dir, d.Addr = dir, filepath.Join(dir, "salus.sock")
+	var gpus []server.GPU
+	for i := range c.GPUs {
+		gpus = append(gpus, server.GPU{Index: i})
+	}
 	d.Server, err = server.New(server.Config{Policy: c.Policy, CapacityMiB: c.CapacityMiB, Grace: c.Grace,
-		Log: &lockedSink{s: sinks}, Logger: c.Logger, Trace: c.Trace, Emulate: c.Emulate})
+		Log: &lockedSink{s: sinks}, Logger: c.Logger, Trace: c.Trace, Emulate: c.Emulate, GPUs: gpus, GPUPlacement: c.GPUPlacement})
 	if err != nil {
 		d.cleanup()
 		return nil, err

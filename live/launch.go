@@ -139,6 +139,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 	if j.Kind != "" {
 		args = append(args, "--kind", j.Kind)
 	}
+	if j.GPUs > 1 {
+		args = append(args, "--gpus", strconv.Itoa(j.GPUs))
+	}
 	if !openAt.IsZero() {
 		args = append(args, "--open-at", strconv.FormatInt(openAt.UnixNano(), 10))
 	}

@@ -43,6 +43,11 @@ type Options struct {
 	Device device.Device
 	// CapacityMiB is the device memory to schedule; 0: Device.CapacityMiB.
 	CapacityMiB float64
+	// GPUs is how many GPUs of Device the in-process daemon's node has (0: one),
+	// each emulated by its own device model, as the simulator's Options.GPUs;
+	// GPUPlacement orders them for a job (nil: the core's default).
+	GPUs         int
+	GPUPlacement core.GPUPlacement
 	// TimeScale multiplies every time of the trace (arrivals, iterations,
 	// start-ups, declared times): 0.01 runs a trace a hundred times faster.
 	TimeScale float64
@@ -107,7 +112,7 @@ func RunLive(ctx context.Context, t *workload.Trace, o Options) (Live, error) {
 	if dev.Name == "" {
 		dev.Name = "emulated GPU"
 	}
-	d, err := StartDaemon(DaemonConfig{Policy: o.Policy, CapacityMiB: o.CapacityMiB, Grace: o.Grace, Emulate: &dev,
+	d, err := StartDaemon(DaemonConfig{Policy: o.Policy, CapacityMiB: o.CapacityMiB, GPUs: o.GPUs, GPUPlacement: o.GPUPlacement, Grace: o.Grace, Emulate: &dev,
 		Trace: t.Name, Log: o.Log, LogPath: o.LogPath, Logger: o.Logger})
 	if err != nil {
 		return Live{}, err

@@ -27,6 +27,10 @@ type RunnerOptions struct {
 	Server, ServerLog string
 	// Output receives the workers' output; nil discards it.
 	Output io.Writer
+	// GPUs is how many GPUs of Device the in-process daemon's node has (0: one);
+	// GPUPlacement orders them for a job (nil: the core's default).
+	GPUs         int
+	GPUPlacement core.GPUPlacement
 	// Hook, when not nil, is called with each run's Options before it starts
 	// (to watch its workers, as a progress bar does) and returns what to call
 	// when the run has ended.
@@ -55,7 +59,8 @@ func Runner(o RunnerOptions) func(ctx context.Context, t *workload.Trace, scheme
 	return func(ctx context.Context, t *workload.Trace, scheme string, p core.Policy, outDir string) (Outcome, error) {
 		var out Outcome
 		t = o.Device.Emulate(t) // the workers declare the device's iteration times, not the P100's
-		ro := Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: o.TimeScale, Output: o.Output}
+		ro := Options{Policy: p, Device: o.Device, CapacityMiB: o.Device.CapacityMiB, TimeScale: o.TimeScale, Output: o.Output,
+			GPUs: o.GPUs, GPUPlacement: o.GPUPlacement}
 		if o.Hook != nil {
 			done := o.Hook(scheme, len(t.Jobs), &ro)
 			defer done()

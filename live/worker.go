@@ -45,6 +45,7 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.eph, "ephemeral-mib", 0, "ephemeral memory, MiB (overrides the profile)")
 	fs.Float64Var(&f.declared, "declared-s", 0, "declared GPU time, seconds (default: iterations x iteration time; start-up excluded)")
 	fs.IntVar(&f.w.Priority, "priority", 0, "priority")
+	fs.IntVar(&f.w.GPUs, "gpus", 1, "GPUs the job needs at once (more than one: a gang, given that many GPUs of the daemon's node together)")
 	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
 }
 
@@ -82,6 +83,9 @@ func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
 	}
 	if f.pers > 0 || f.eph > 0 {
 		w.PersistentMiB, w.EphemeralMiB = f.pers, f.eph
+	}
+	if w.GPUs < 1 {
+		return nil, fmt.Errorf("salus worker: --gpus %d: give how many GPUs the job needs at once, 1 or more", w.GPUs)
 	}
 	if w.IterS <= 0 {
 		return nil, fmt.Errorf("salus worker: no iteration time: give --model (and --batch) or --iter-s")

@@ -39,6 +39,8 @@ type Request struct {
 	// BatchSize is the job's batch size (open; optional): logged, so that salus
 	// profile can tell a model's batch sizes apart.
 	BatchSize int `json:"batch_size,omitempty"`
+	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one.
+	GPUs int `json:"gpus,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`
@@ -62,6 +64,9 @@ type OpenReply struct {
 	RecoverMS    int64   `json:"recover_ms,omitempty"`
 	// AcceptsMeasured says the daemon takes the measured op.
 	AcceptsMeasured bool `json:"accepts_measured,omitempty"`
+	// GPUs are the physical indices of the GPUs the job was given (one, or a
+	// gang's); absent from daemons before multi-GPU support.
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // BeginReply is the reply to a begin, or to an end with next, once the

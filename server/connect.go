@@ -285,7 +285,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
-		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume},
+		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus)},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -298,7 +298,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 		r := res.r
 		return connect.NewResponse(&salusv1.OpenSessionResponse{Session: r.Session, Lane: int32(r.Lane), LaneMib: r.LaneMiB,
 			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated, Secret: r.Secret,
-			Resumed: r.Resumed, RecoverMs: r.RecoverMS}), nil
+			Resumed: r.Resumed, RecoverMs: r.RecoverMS, Gpus: int32s(r.GPUs)}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for admission: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -401,7 +401,11 @@ func (a *connectAPI) ListLanes(ctx context.Context, req *connect.Request[salusv1
 	out := &salusv1.ListLanesResponse{CapacityMib: s.sched.Capacity(), FreeMib: s.sched.Free()}
 	for _, l := range s.sched.Lanes() {
 		out.Lanes = append(out.Lanes, &salusv1.Lane{Id: int32(l.ID), SizeMib: l.Size, PersistentMib: l.Persistent,
-			MaxEphemeralMib: l.MaxEphemeral, Jobs: int32(l.Jobs), Ready: int32(s.sched.ReadyCount(l.ID))})
+			MaxEphemeralMib: l.MaxEphemeral, Jobs: int32(l.Jobs), Ready: int32(s.sched.ReadyCount(l.ID)), Gpus: int32s(s.physical(laneGPUs(l)))})
+	}
+	for _, g := range s.sched.GPUs() {
+		out.Gpus = append(out.Gpus, &salusv1.GPU{Index: int32(s.gpus[g.Index].Index), CapacityMib: g.Capacity, FreeMib: g.Free,
+			Lanes: int32(len(g.Lanes)), Jobs: int32(g.Jobs)})
 	}
 	return connect.NewResponse(out), nil
 }
@@ -413,7 +417,7 @@ func (a *connectAPI) GetStats(ctx context.Context, req *connect.Request[salusv1.
 func (a *connectAPI) GetPolicy(ctx context.Context, req *connect.Request[salusv1.GetPolicyRequest]) (*connect.Response[salusv1.GetPolicyResponse], error) {
 	p := a.s.cfg.Policy
 	return connect.NewResponse(&salusv1.GetPolicyResponse{Name: p.Name, Description: p.Description, StartupOnGpu: p.StartupOnGPU,
-		CapacityMib: a.s.cfg.CapacityMiB, Available: core.Names()}), nil
+		CapacityMib: a.s.cfg.CapacityMiB, Available: core.Names(), Gpus: int32(len(a.s.gpus)), GpuPlacement: a.s.sched.GPUPlacement().Name()}), nil
 }
 
 // Sessions lists the open sessions, by arrival.
@@ -425,7 +429,7 @@ func (s *Server) Sessions() []*salusv1.Session {
 		v, _, _, _ := s.sched.JobInfo(ss.id)
 		out = append(out, &salusv1.Session{Job: ss.id, Model: ss.model, State: phaseNames[ss.phase], Lane: int32(ss.lane),
 			ArrivalS: ss.job.Arrival.Seconds(), AttainedS: v.Attained.Seconds(), Iterations: int32(v.Iterations), PersistentMib: ss.job.Persistent,
-			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport})
+			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport, Gpus: int32s(s.physical(ss.gpus))})
 		if ss.peer != nil {
 			out[len(out)-1].Owner = ss.peer.String()
 		}
@@ -440,4 +444,24 @@ func (s *Server) Stats() *salusv1.GetStatsResponse {
 	defer s.mu.Unlock()
 	return &salusv1.GetStatsResponse{UptimeS: time.Since(s.start).Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
 		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining}
+}
+
+// int32s converts GPU indices for the API.
+func int32s(xs []int) []int32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+// laneGPUs returns the GPUs (core indices) lane l is on.
+func laneGPUs(l core.LaneInfo) []int {
+	if len(l.GPUs) > 0 {
+		return l.GPUs
+	}
+	return []int{l.GPU}
 }

@@ -33,6 +33,10 @@ import (
 // iteration shorter than the client's round trip) is processed when it arrives,
 // and the difference is counted as lag.
 //
+// A node of several GPUs has one model per GPU, advanced together; a gang job's
+// iteration is one part of its work on each of its GPUs, and it is done when its
+// last part is, as in the simulator.
+//
 // The model is only ever advanced under the server's mutex, and always up to the
 // instant at which the set of iterations in flight changes (a start, a lost
 // session), so each iteration progresses at the share it had meanwhile.
@@ -87,7 +91,7 @@ func (e EmulationStats) MeanLaggedBy() time.Duration {
 // emulator is the device model driven by the server's clock.
 type emulator struct {
 	dev   device.Device
-	gpu   *sim.GPU
+	gpus  []*sim.GPU    // one per GPU of the node, by the core's index
 	at    time.Duration // how far the model has been advanced, on the server's clock
 	timer *time.Timer   // fires at the model's next end
 	stats EmulationStats
@@ -103,11 +107,42 @@ type heldEnd struct {
 	begin func(BeginReply, error)
 }
 
-func newEmulator(compute core.ComputeSharing, dev device.Device, fire func()) *emulator {
-	e := &emulator{dev: dev, gpu: sim.NewGPU(compute, dev)}
+func newEmulator(compute core.ComputeSharing, dev device.Device, gpus int, fire func()) *emulator {
+	e := &emulator{dev: dev}
+	for range max(gpus, 1) {
+		e.gpus = append(e.gpus, sim.NewGPU(compute, dev))
+	}
 	e.timer = time.AfterFunc(math.MaxInt64, fire)
 	e.timer.Stop()
 	return e
+}
+
+// nextEnd is how long until the next part of an iteration ends on any GPU;
+// false when nothing runs.
+func (e *emulator) nextEnd() (time.Duration, bool) {
+	var next time.Duration
+	found := false
+	for _, g := range e.gpus {
+		if d, ok := g.NextEnd(); ok && (!found || d < next) {
+			next, found = d, true
+		}
+	}
+	return next, found
+}
+
+// advance moves every GPU's model dt ahead.
+func (e *emulator) advance(dt time.Duration) {
+	for _, g := range e.gpus {
+		g.Advance(dt)
+	}
+}
+
+// remove takes the work of ss off every GPU of its lane (its client went away).
+func (e *emulator) remove(ss *Session) {
+	for _, g := range ss.gpus {
+		e.gpus[g].Remove(ss.id)
+	}
+	ss.parts = 0
 }
 
 // lagged records an iteration whose end came at now, after its work ended at at.
@@ -190,24 +225,32 @@ func (s *Server) clock(out *[]func()) time.Duration {
 func (s *Server) catchUp(now time.Duration, out *[]func()) {
 	e := s.emu
 	for e.at < now {
-		next, ok := e.gpu.NextEnd()
+		next, ok := e.nextEnd()
 		if !ok {
 			break
 		}
 		if next > now-e.at {
-			e.gpu.Advance(now - e.at)
+			e.advance(now - e.at)
 			break
 		}
-		e.gpu.Advance(next)
+		e.advance(next)
 		e.at += next
 		changed := false
-		for _, w := range e.gpu.Finished() {
-			ss := s.sessions[w.Job]
-			if ss == nil || ss.phase != pRunning || !ss.emulated {
-				// A session that left has its work removed; say so if any slips by.
-				s.logger.Error("emulated device finished an iteration nobody runs", "job", w.Job)
-				continue
+		var done []*Session
+		for _, g := range e.gpus {
+			for _, w := range g.Finished() {
+				ss := s.sessions[w.Job]
+				if ss == nil || ss.phase != pRunning || !ss.emulated || ss.parts <= 0 {
+					// A session that left has its work removed; say so if any slips by.
+					s.logger.Error("emulated device finished an iteration nobody runs", "job", w.Job)
+					continue
+				}
+				if ss.parts--; ss.parts == 0 { // a gang's iteration ends with its last part
+					done = append(done, ss)
+				}
 			}
+		}
+		for _, ss := range done {
 			if ss.held == nil {
 				ss.workDone, ss.doneAt = true, e.at
 				continue
@@ -235,7 +278,10 @@ func (s *Server) startWork(now time.Duration, ss *Session) {
 		e.at = max(e.at, now)
 	}
 	ss.workDone = false
-	e.gpu.Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+	ss.parts = len(ss.gpus)
+	for _, g := range ss.gpus {
+		e.gpus[g].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+	}
 }
 
 // completeHeld processes a held end at now.
@@ -265,7 +311,7 @@ func (s *Server) failHeld(h *heldEnd, err error, out *[]func()) {
 // arm sets the timer for the model's next end, or stops it when nothing runs.
 func (s *Server) arm() {
 	e := s.emu
-	next, ok := e.gpu.NextEnd()
+	next, ok := e.nextEnd()
 	if !ok {
 		e.timer.Stop()
 		return

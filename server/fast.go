@@ -305,7 +305,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
-			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize},
+			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize, GPUs: req.GPUs},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -314,7 +314,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 				fc.write(id, func(b []byte) ([]byte, error) {
 					return appendJSON(b, protocol.OpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
 						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated,
-						Resumed: r.Resumed, RecoverMS: r.RecoverMS, AcceptsMeasured: true})
+						Resumed: r.Resumed, RecoverMS: r.RecoverMS, AcceptsMeasured: true, GPUs: r.GPUs})
 				})
 			})
 		if err != nil {

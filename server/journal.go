@@ -45,7 +45,9 @@ type RecoveredSession struct {
 	PlannedIterations int
 	Iterations        int
 	AttainedS         float64
-	seq               int
+	// GPUs is how many GPUs the job needs at once (0: one).
+	GPUs int
+	seq  int
 }
 
 // NewJournal returns an empty journal.
@@ -59,7 +61,7 @@ func (j *Journal) Emit(e eventlog.Event) {
 		j.seq++
 		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
 			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
-			PlannedIterations: e.Iterations, seq: j.seq}
+			PlannedIterations: e.Iterations, GPUs: e.GPUs, seq: j.seq}
 	case eventlog.IterEnd:
 		if r := j.open[e.Job]; r != nil {
 			r.Iterations++
@@ -160,7 +162,7 @@ func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
 		return core.Job{}, fmt.Errorf("attained time: %v", err)
 	}
 	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
-		Declared: declared}, nil
+		Declared: declared, GPUs: r.GPUs}, nil
 }
 
 // loseUnclaimed loses the recovered sessions no client resumed.
@@ -200,5 +202,5 @@ func (s *Server) resume(ss, fresh *Session, out *[]func()) {
 func (s *Server) openReply(ss *Session) OpenReply {
 	return OpenReply{Session: ss.id, Lane: ss.lane, LaneMiB: ss.laneMiB, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
 		LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated, Resumed: ss.resumed,
-		RecoverMS: s.cfg.RecoverWindow.Milliseconds(), Secret: ss.secret}
+		RecoverMS: s.cfg.RecoverWindow.Milliseconds(), Secret: ss.secret, GPUs: s.physical(ss.gpus)}
 }

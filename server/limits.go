@@ -66,6 +66,9 @@ func checkOpen(req OpenRequest) error {
 	if req.Priority < math.MinInt32 || req.Priority > math.MaxInt32 {
 		return errorf(protocol.CodeBadRequest, "open %q: field priority is %d: give a whole number within 32 bits (%d to %d)", req.Job, req.Priority, math.MinInt32, math.MaxInt32)
 	}
+	if req.GPUs < 0 {
+		return errorf(protocol.CodeBadRequest, "open %q: field gpus is %d: give how many GPUs the job needs at once (1, or more for a gang), or leave it out", req.Job, req.GPUs)
+	}
 	if math.IsNaN(req.Demand) || req.Demand < 0 || req.Demand > 1 {
 		return errorf(protocol.CodeBadRequest, "open %q: field demand is %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", req.Job, req.Demand)
 	}

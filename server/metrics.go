@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -50,15 +51,18 @@ var (
 	descSessions = prometheus.NewDesc("salus_sessions", "Open sessions.", nil, nil)
 	descWaiting  = prometheus.NewDesc("salus_admission_queue", "Jobs waiting for admission into a lane.", nil, nil)
 	descLanes    = prometheus.NewDesc("salus_lanes", "Open lanes.", nil, nil)
-	descReady    = prometheus.NewDesc("salus_lane_ready_jobs", "Jobs of a lane waiting for their iteration to start.", []string{"lane"}, nil)
-	descLaneMem  = prometheus.NewDesc("salus_lane_memory_mib", "Lane memory in MiB: its size, its jobs' persistent sum, its largest ephemeral peak.", []string{"lane", "kind"}, nil)
-	descFree     = prometheus.NewDesc("salus_free_memory_mib", "Device memory not allocated to any lane, MiB.", nil, nil)
+	descReady    = prometheus.NewDesc("salus_lane_ready_jobs", "Jobs of a lane waiting for their iteration to start.", []string{"lane", "gpu"}, nil)
+	descLaneMem  = prometheus.NewDesc("salus_lane_memory_mib", "Lane memory in MiB (on each of its GPUs): its size, its jobs' persistent sum, its largest ephemeral peak.", []string{"lane", "gpu", "kind"}, nil)
+	descFree     = prometheus.NewDesc("salus_free_memory_mib", "Device memory not allocated to any lane, MiB, all GPUs together.", nil, nil)
+	descGPUFree  = prometheus.NewDesc("salus_gpu_free_memory_mib", "Memory of a GPU not allocated to any lane, MiB.", []string{"gpu"}, nil)
+	descGPUCap   = prometheus.NewDesc("salus_gpu_capacity_mib", "Usable memory of a GPU, MiB.", []string{"gpu"}, nil)
+	descGPUJobs  = prometheus.NewDesc("salus_gpu_jobs", "Admitted jobs with a lane on a GPU.", []string{"gpu"}, nil)
 )
 
 type stateCollector struct{ s *Server }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descWaiting, descLanes, descReady, descLaneMem, descFree} {
+	for _, d := range []*prometheus.Desc{descSessions, descWaiting, descLanes, descReady, descLaneMem, descFree, descGPUFree, descGPUCap, descGPUJobs} {
 		ch <- d
 	}
 }
@@ -74,16 +78,40 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ready[i] = s.sched.ReadyCount(l.ID)
 	}
 	free := s.sched.Free()
+	gpus := s.sched.GPUs()
+	laneGPU := make([]string, len(lanes))
+	for i, l := range lanes {
+		laneGPU[i] = gpuLabel(s.physical(laneGPUs(l)))
+	}
+	gpuName := make([]string, len(gpus))
+	for i, g := range gpus {
+		gpuName[i] = strconv.Itoa(s.gpus[g.Index].Index)
+	}
 	s.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(sessions))
 	ch <- prometheus.MustNewConstMetric(descWaiting, prometheus.GaugeValue, float64(waiting))
 	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.GaugeValue, float64(len(lanes)))
 	ch <- prometheus.MustNewConstMetric(descFree, prometheus.GaugeValue, free)
-	for i, l := range lanes {
-		id := strconv.Itoa(l.ID)
-		ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, float64(ready[i]), id)
-		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.Size, id, "size")
-		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.Persistent, id, "persistent")
-		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.MaxEphemeral, id, "ephemeral")
+	for i, g := range gpus {
+		ch <- prometheus.MustNewConstMetric(descGPUFree, prometheus.GaugeValue, g.Free, gpuName[i])
+		ch <- prometheus.MustNewConstMetric(descGPUCap, prometheus.GaugeValue, g.Capacity, gpuName[i])
+		ch <- prometheus.MustNewConstMetric(descGPUJobs, prometheus.GaugeValue, float64(g.Jobs), gpuName[i])
 	}
+	for i, l := range lanes {
+		id, gpu := strconv.Itoa(l.ID), laneGPU[i]
+		ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, float64(ready[i]), id, gpu)
+		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.Size, id, gpu, "size")
+		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.Persistent, id, gpu, "persistent")
+		ch <- prometheus.MustNewConstMetric(descLaneMem, prometheus.GaugeValue, l.MaxEphemeral, id, gpu, "ephemeral")
+	}
+}
+
+// gpuLabel is the "gpu" label of a lane: its GPU's physical index, or a gang
+// lane's, joined by commas ("0,1").
+func gpuLabel(gpus []int) string {
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = strconv.Itoa(g)
+	}
+	return strings.Join(parts, ",")
 }

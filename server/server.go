@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,10 +78,29 @@ type Model struct {
 	Demand float64
 }
 
+// GPU is one GPU of the daemon's node.
+type GPU struct {
+	// Index is the GPU's physical index, as CUDA numbers it (what a client sets
+	// CUDA_VISIBLE_DEVICES to). Each GPU of a node has its own.
+	Index int
+	// CapacityMiB is its usable memory; 0: Config.CapacityMiB.
+	CapacityMiB float64
+}
+
+// MaxGPUs bounds the GPUs of one daemon's node.
+const MaxGPUs = 1024
+
 // Config sets up a Server.
 type Config struct {
-	Policy      core.Policy
+	Policy core.Policy
+	// CapacityMiB is the usable memory of each GPU that does not give its own.
 	CapacityMiB float64
+	// GPUs are the GPUs of the node the daemon schedules, each with its own lanes;
+	// empty: one GPU, index 0, of CapacityMiB. Which GPU a job goes to is the
+	// core's GPU placement's choice (GPUPlacement).
+	GPUs []GPU
+	// GPUPlacement orders the GPUs for a job; nil: core.LeastLoaded.
+	GPUPlacement core.GPUPlacement
 	// Grace is how long the lane stays with a job after its iteration ended, waiting
 	// for its next begin, before it is yielded to the others. Default 5 ms.
 	Grace time.Duration
@@ -183,6 +204,9 @@ type OpenRequest struct {
 	Resume bool
 	// Batch is the job's batch size, when the client gave it: logged only.
 	Batch int
+	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one. More
+	// than the node has is refused.
+	GPUs int
 }
 
 // OpenReply says where the job was admitted.
@@ -204,6 +228,9 @@ type OpenReply struct {
 	// RecoverMS is the daemon's recover window: after a restart it holds
 	// sessions this long for their clients to resume. 0: it cannot recover.
 	RecoverMS int64
+	// GPUs are the physical indices of the GPUs the job was given: one, or every
+	// GPU of a gang.
+	GPUs []int
 }
 
 // BeginReply says the job may run its iteration.
@@ -243,6 +270,7 @@ type Session struct {
 	phase        phase
 	lane         int
 	laneMiB      float64
+	gpus         []int // the node's GPUs (core indices) of its lane, from admission on
 	pendingOpen  func(OpenReply, error)
 	pendingBegin func(BeginReply, error)
 	asked        time.Time     // when begin was asked
@@ -275,6 +303,7 @@ type Session struct {
 	emulated bool
 	work     time.Duration
 	demand   float64
+	parts    int // the running iteration's parts not done yet: one per GPU of its lane
 	workDone bool
 	doneAt   time.Duration
 	held     *heldEnd
@@ -300,6 +329,9 @@ type Server struct {
 	offset       time.Duration
 	recoverTimer *time.Timer
 
+	// gpus are the node's GPUs, by the core's index.
+	gpus []GPU
+
 	mu       sync.Mutex
 	sched    *core.Scheduler
 	emu      *emulator // nil: no emulation
@@ -319,8 +351,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Policy.Placement == nil || cfg.Policy.Order == nil {
 		return nil, errors.New("server: no policy given: pass one from core.Lookup")
 	}
-	if !(cfg.CapacityMiB > 0) || math.IsInf(cfg.CapacityMiB, 0) {
-		return nil, fmt.Errorf("server: device memory %v MiB: give a positive number", cfg.CapacityMiB)
+	gpus, err := nodeGPUs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.CapacityMiB == 0 {
+		cfg.CapacityMiB = gpus[0].CapacityMiB
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 5 * time.Millisecond
@@ -341,9 +377,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	caps := make([]float64, len(gpus))
+	for i, g := range gpus {
+		caps[i] = g.CapacityMiB
+	}
+	sched, err := core.NewNode(cfg.Policy, core.Devices{Capacities: caps, Placement: cfg.GPUPlacement})
+	if err != nil {
+		return nil, fmt.Errorf("server: %v", err)
+	}
 	s := &Server{
-		cfg: cfg, log: cfg.Log, logger: cfg.Logger, start: time.Now(),
-		sched:      core.New(cfg.Policy, cfg.CapacityMiB),
+		cfg: cfg, log: cfg.Log, logger: cfg.Logger, start: time.Now(), gpus: gpus,
+		sched:      sched,
 		sessions:   map[string]*Session{},
 		stopReaper: make(chan struct{}),
 		reaperDone: make(chan struct{}),
@@ -353,6 +397,9 @@ func New(cfg Config) (*Server, error) {
 	s.registerAdminMetrics()
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
+	if len(gpus) > 1 {
+		run.GPUs = len(gpus)
+	}
 	if cfg.Recover != nil {
 		last, err := core.Seconds(max(cfg.Recover.LastS, 0))
 		if err != nil {
@@ -362,7 +409,7 @@ func New(cfg Config) (*Server, error) {
 		run.T, run.Reason = last.Seconds(), "restart"
 	}
 	if cfg.Emulate != nil {
-		s.emu = newEmulator(cfg.Policy.Compute, *cfg.Emulate, s.emuFire)
+		s.emu = newEmulator(cfg.Policy.Compute, *cfg.Emulate, len(gpus), s.emuFire)
 		run.Device = cfg.Emulate.Name
 		s.logger.Info("emulating a GPU: clients send end at once, the daemon holds it until the device model says the iteration's work is done",
 			"device", describeEmulation(*cfg.Emulate), "mode", cfg.Policy.Mode)
@@ -374,10 +421,68 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Recover != nil {
 		s.recover(cfg.Recover, s.offset)
 	}
+	if len(gpus) > 1 {
+		s.logger.Info("scheduling the GPUs of a node: every GPU has its own lanes", "gpus", describeGPUs(gpus),
+			"gpu_placement", sched.GPUPlacement().Name())
+	}
 	go s.reaper()
 	go s.idler()
 	return s, nil
 }
+
+// nodeGPUs checks and completes the GPUs of cfg: one of CapacityMiB when none
+// are given.
+func nodeGPUs(cfg Config) ([]GPU, error) {
+	gpus := slices.Clone(cfg.GPUs)
+	if len(gpus) == 0 {
+		gpus = []GPU{{Index: 0}}
+	}
+	if len(gpus) > MaxGPUs {
+		return nil, fmt.Errorf("server: %d GPUs: a daemon schedules at most %d", len(gpus), MaxGPUs)
+	}
+	seen := map[int]bool{}
+	for i := range gpus {
+		g := &gpus[i]
+		if g.Index < 0 || g.Index >= MaxGPUs {
+			return nil, fmt.Errorf("server: GPU index %d: give a device index between 0 and %d", g.Index, MaxGPUs-1)
+		}
+		if seen[g.Index] {
+			return nil, fmt.Errorf("server: GPU %d is given twice: list each GPU once", g.Index)
+		}
+		seen[g.Index] = true
+		if g.CapacityMiB == 0 {
+			g.CapacityMiB = cfg.CapacityMiB
+		}
+		if !(g.CapacityMiB > 0) || math.IsInf(g.CapacityMiB, 0) || g.CapacityMiB > MaxMiB {
+			return nil, fmt.Errorf("server: GPU %d: device memory %v MiB: give a positive number of MiB, at most %d", g.Index, g.CapacityMiB, MaxMiB)
+		}
+	}
+	return gpus, nil
+}
+
+// describeGPUs is the GPUs for logs: "0 (16384 MiB), 1 (40960 MiB)".
+func describeGPUs(gpus []GPU) string {
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = fmt.Sprintf("%d (%g MiB)", g.Index, g.CapacityMiB)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// physical returns the physical indices of the node's GPUs gpus (core indices).
+func (s *Server) physical(gpus []int) []int {
+	if len(gpus) == 0 {
+		return nil
+	}
+	out := make([]int, len(gpus))
+	for i, g := range gpus {
+		out[i] = s.gpus[g].Index
+	}
+	return out
+}
+
+// GPUs returns the node's GPUs, by the core's index (the event log's "gpu").
+func (s *Server) GPUs() []GPU { return slices.Clone(s.gpus) }
 
 // Policy returns the policy in force.
 func (s *Server) Policy() core.Policy { return s.cfg.Policy }
@@ -418,6 +523,9 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	if err := checkOpen(req); err != nil {
 		return nil, err
+	}
+	if req.GPUs > len(s.gpus) {
+		return nil, errorf(protocol.CodeRejected, "open %q: the job needs %d GPUs at once and this daemon has %d (salus serve --gpus): ask for at most %d, or use a daemon with more GPUs", req.Job, req.GPUs, len(s.gpus), len(s.gpus))
 	}
 	declaredFrom := "client"
 	if req.DeclaredS == 0 {
@@ -505,7 +613,8 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		return nil, errorf(protocol.CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
 	now := s.clock(&out)
-	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority}
+	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority,
+		GPUs: req.GPUs}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(protocol.CodeRejected, "open: %v", err)
@@ -513,12 +622,15 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.sessions[req.Job] = ss
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
-		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch})
+		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs)})
 	s.decide(now, &out)
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
 		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport}
 	attrs = append(attrs, ss.peer.logAttrs()...)
+	if req.GPUs > 1 {
+		attrs = append(attrs, "gpus", req.GPUs)
+	}
 	if ss.emulated {
 		attrs = append(attrs, "emulated_iter_s", ss.work.Seconds(), "demand", ss.demand, "emulated_from", workFrom)
 	}
@@ -772,7 +884,7 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 	}
 	lane, wasIn := ss.lane, ss.phase != pWaiting
 	if ss.emulated && ss.phase == pRunning {
-		s.emu.gpu.Remove(ss.id) // its work leaves the device model, which clock brought to now
+		s.emu.remove(ss) // its work leaves the device model, which clock brought to now
 	}
 	ss.phase = pGone
 	ss.gen++
@@ -827,7 +939,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		}
 		switch d.Action {
 		case core.Admit:
-			ss.phase, ss.lane, ss.laneMiB = pIdle, d.Lane, d.LaneSize
+			ss.phase, ss.lane, ss.laneMiB, ss.gpus = pIdle, d.Lane, d.LaneSize, slices.Clone(d.GPUs)
 			ss.owes = !ss.unclaimed // a recovered session waits for its client within the recover window
 			ss.since = time.Now()
 			ss.touch()
@@ -839,9 +951,9 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			s.emitMemory(now, d.Lane)
 			// Logged once the lock is released, like the replies: a slow log never
 			// holds the scheduler.
-			job, lane, size, wait := d.Job, d.Lane, d.LaneSize, now-ss.job.Arrival
+			job, lane, size, wait, gpus := d.Job, d.Lane, d.LaneSize, now-ss.job.Arrival, s.physical(ss.gpus)
 			*out = append(*out, func() {
-				s.logger.Info("session admitted", "job", job, "lane", lane, "lane_mib", size, "waited", wait)
+				s.logger.Info("session admitted", "job", job, "lane", lane, "lane_mib", size, "gpus", gpus, "waited", wait)
 			})
 			rep := s.openReply(ss)
 			if f := ss.pendingOpen; f != nil {
@@ -971,4 +1083,12 @@ func (s *Server) Shutdown() {
 	<-s.reaperDone
 	<-s.idlerDone
 	s.logger.Info("daemon stopped", "sessions_ended", len(drops))
+}
+
+// gangSize is the event log's "gpus" of a job: absent for one GPU.
+func gangSize(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

@@ -238,7 +238,7 @@ func TestAdminCommands(t *testing.T) {
 	}
 	// kubectl-like views: lane 0 and zero counts shown; JSON with every field.
 	out, err = run(t, "get", "lanes", "--addr", addr, "--admin-token-file", adminFile)
-	if err != nil || !regexp.MustCompile(`(?m)^\s+0\s+220\s+100\s+100\s+1\s+0\s*$`).MatchString(out) {
+	if err != nil || !regexp.MustCompile(`(?m)^\s+0\s+0\s+220\s+100\s+100\s+1\s+0\s*$`).MatchString(out) || !strings.Contains(out, "gpu 0: capacity 1000 MiB, free 780 MiB, 1 lanes, 1 jobs") {
 		t.Errorf("get lanes: %v\n%s", err, out)
 	}
 	out, err = run(t, "get", "stats", "-o", "json", "--addr", addr, "--admin-token-file", adminFile)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"connectrpc.com/connect"
@@ -74,11 +76,15 @@ field, zeros included.`,
 						return fail(err)
 					}
 					return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
-						fmt.Fprintln(tw, "lane\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
+						fmt.Fprintln(tw, "lane\tgpu\tsize (MiB)\tpersistent (MiB)\tmax ephemeral (MiB)\tjobs\tready\t")
 						for _, l := range res.Msg.Lanes {
-							fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
+							fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%d\t%d\t\n", l.Id, gpuList(l.Gpus), l.SizeMib, l.PersistentMib, l.MaxEphemeralMib, l.Jobs, l.Ready)
 						}
-						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\t\t\t\t\t\t\n", res.Msg.CapacityMib, res.Msg.FreeMib)
+						// Lines without a tab end the table's columns: they do not widen them.
+						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\n", res.Msg.CapacityMib, res.Msg.FreeMib)
+						for _, g := range res.Msg.Gpus {
+							fmt.Fprintf(tw, "gpu %d: capacity %.0f MiB, free %.0f MiB, %d lanes, %d jobs\n", g.Index, g.CapacityMib, g.FreeMib, g.Lanes, g.Jobs)
+						}
 					})
 				case "policy":
 					res, err := c.GetPolicy(ctx, connect.NewRequest(&salusv1.GetPolicyRequest{}))
@@ -87,8 +93,8 @@ field, zeros included.`,
 					}
 					return printAs(w, of.format, res.Msg, func(tw *tabwriter.Writer) {
 						p := res.Msg
-						fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\n",
-							p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available)
+						fmt.Fprintf(tw, "policy\t%s\t\ndescription\t%s\t\nstart-up on the GPU\t%v\t\ncapacity (MiB)\t%.0f\t\navailable\t%v\t\ngpus\t%d\t\ngpu placement\t%s\t\n",
+							p.Name, p.Description, p.StartupOnGpu, p.CapacityMib, p.Available, p.Gpus, p.GpuPlacement)
 					})
 				case "stats":
 					res, err := c.GetStats(ctx, connect.NewRequest(&salusv1.GetStatsRequest{}))
@@ -142,9 +148,9 @@ func newDescribeCmd() *cobra.Command {
 					return printAs(cmd.OutOrStdout(), of.format, s, func(tw *tabwriter.Writer) {
 						fmt.Fprintf(tw, "job\t%s\t\nmodel\t%s\t\nstate\t%s\t\nlane\t%d\t\narrival (s since the daemon's start)\t%.3f\t\n"+
 							"iterations\t%d\t\nattained GPU time (s)\t%.3f\t\ndeclared GPU time (s)\t%.3f\t\npersistent (MiB)\t%.0f\t\n"+
-							"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\n",
+							"ephemeral (MiB)\t%.0f\t\ntransport\t%s\t\nowner\t%s\t\ngpus\t%s\t\n",
 							s.Job, s.Model, s.State, s.Lane, s.ArrivalS, s.Iterations, s.AttainedS, s.DeclaredS, s.PersistentMib,
-							s.EphemeralMib, s.Transport, s.Owner)
+							s.EphemeralMib, s.Transport, s.Owner, gpuList(s.Gpus))
 					})
 				}
 				return fmt.Errorf("describe %q: the daemon at %s has no session of that job (salus get sessions lists them)", args[0], a.addr)
@@ -164,10 +170,23 @@ func printSessions(w io.Writer, c salusv1connect.AdminServiceClient, ctx context
 		return fail(err)
 	}
 	return printAs(w, format, res.Msg, func(tw *tabwriter.Writer) {
-		fmt.Fprintln(tw, "job\tstate\tlane\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
+		fmt.Fprintln(tw, "job\tstate\tlane\tgpu\titerations\tattained (s)\tdeclared (s)\tpersistent (MiB)\tephemeral (MiB)\ttransport\towner\t")
 		for _, s := range res.Msg.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, s.Iterations,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, gpuList(s.Gpus), s.Iterations,
 				s.AttainedS, s.DeclaredS, s.PersistentMib, s.EphemeralMib, s.Transport, s.Owner)
 		}
 	})
+}
+
+// gpuList shows GPU indices: "1", "0,1" for a gang; "-" for none (a job
+// waiting for admission, or a daemon that does not say).
+func gpuList(gpus []int32) string {
+	if len(gpus) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = strconv.Itoa(int(g))
+	}
+	return strings.Join(parts, ",")
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/server"
+	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -32,6 +33,9 @@ type liveFlags struct {
 	timeScale float64
 	server    string
 	serverLog string
+	// gpus and placement: the in-process daemon's node (salus replay --gpus).
+	gpus      int
+	placement string
 
 	// Set by apply, for compare: where to warn and show progress, what was run and
 	// what the daemon measured of each run.
@@ -61,6 +65,10 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 	if l.server != "" && l.serverLog == "" {
 		return errors.New("--server needs --server-log: the results come from that daemon's event log")
 	}
+	gp, err := l.node(o.Trace)
+	if err != nil {
+		return err
+	}
 	if l.stderr == nil {
 		l.stderr = io.Discard
 	}
@@ -85,7 +93,7 @@ func (l *liveFlags) apply(o *eval.TrainingOptions, policies, modes []string) err
 	l.checkTimeScale(o.Trace, o.Device)
 	o.Engine = "live"
 	run := live.Runner(live.RunnerOptions{Device: o.Device, TimeScale: l.timeScale, Server: l.server, ServerLog: l.serverLog,
-		Output: os.Stderr, Hook: l.progress})
+		Output: os.Stderr, Hook: l.progress, GPUs: l.gpus, GPUPlacement: gp})
 	o.Runner = func(t *workload.Trace, s eval.Scheme, p core.Policy, outDir string) (eval.Run, error) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -196,7 +204,7 @@ func (l *liveFlags) compare(w io.Writer, rep *eval.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scheme\tsim makespan (min)\tlive vs sim\tsim avg JCT (min)\tlive vs sim\tsim p95 JCT (min)\tlive vs sim\tcompletion order\tlag per iteration\t")
 	for _, run := range rep.Runs {
-		sim, err := eval.Simulate(l.trace, eval.Scheme{Mode: run.Mode, Policy: run.Policy}, l.modes, l.device, "")
+		sim, err := l.simulate(eval.Scheme{Mode: run.Mode, Policy: run.Policy})
 		if err != nil {
 			return err
 		}
@@ -303,6 +311,8 @@ Same as: salus eval --engine live --trace FILE.`,
 	ef.tf.registerLoad(cmd)
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
+	cmd.Flags().IntVar(&ef.lf.gpus, "gpus", 1, "GPUs of the node the daemon in this process emulates, each of --device (the simulator compared with runs as many)")
+	cmd.Flags().StringVar(&ef.lf.placement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	ef.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair", "; the live engine runs exclusive and salus")
 	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &ef.out, "", "directory for event logs, results.json and results.csv")
@@ -329,4 +339,53 @@ func liveModes() string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// node checks salus replay's --gpus and --gpu-placement against the trace and
+// returns the placement (nil: the default, for salus eval, which has no such flag).
+func (l *liveFlags) node(t *workload.Trace) (core.GPUPlacement, error) {
+	if l.gpus == 0 && l.placement == "" {
+		return nil, nil
+	}
+	if l.gpus < 1 || l.gpus > server.MaxGPUs {
+		return nil, fmt.Errorf("--gpus %d: give a count between 1 and %d", l.gpus, server.MaxGPUs)
+	}
+	if l.server != "" && l.gpus > 1 {
+		return nil, fmt.Errorf("--gpus %d with --server: the running daemon has its own GPUs (salus serve --gpus); drop --gpus", l.gpus)
+	}
+	gp, err := core.LookupGPUPlacement(l.placement)
+	if err != nil {
+		return nil, fmt.Errorf("--gpu-placement: %v", err)
+	}
+	if t != nil {
+		for _, j := range t.Jobs {
+			if j.GPUCount() > l.gpus {
+				return nil, fmt.Errorf("job %q of the trace needs %d GPUs at once and the node has %d: give --gpus %d or more", j.ID, j.GPUCount(), l.gpus, j.GPUCount())
+			}
+		}
+	}
+	return gp, nil
+}
+
+// simulate runs scheme s on the replayed trace in the simulator, on as many GPUs
+// as the live run had, for the comparison.
+func (l *liveFlags) simulate(s eval.Scheme) (eval.Run, error) {
+	if l.gpus <= 1 {
+		return eval.Simulate(l.trace, s, l.modes, l.device, "")
+	}
+	p, err := core.Compose(s.Mode, s.Policy, l.modes)
+	if err != nil {
+		return eval.Run{}, err
+	}
+	gp, err := core.LookupGPUPlacement(l.placement)
+	if err != nil {
+		return eval.Run{}, err
+	}
+	c := metrics.NewCollector()
+	run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
+	if err := sim.Run(l.trace, sim.Options{Policy: p, Device: l.device, Sink: c, GPUs: l.gpus, GPUPlacement: gp}); err != nil {
+		return run, fmt.Errorf("%s: %w", run.Scheme, err)
+	}
+	run.Result, err = c.Result()
+	return run, err
 }

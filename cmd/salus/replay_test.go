@@ -93,3 +93,58 @@ func TestReplayWarnsOfATooSmallTimeScale(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayOnTwoGPUs: replay --gpus 2 runs the three resnet50/50 jobs on an
+// emulated node of two GPUs (two jobs share one, the third runs alone), and the
+// simulator it compares with runs two GPUs too: live and sim agree, well below
+// one GPU's 3.35 minutes. The job alone on its GPU has short iterations, which
+// the live engine's per-iteration lag stretches by a larger share: the time scale
+// is 0.05, not 0.02, so that the lag stays about 1 percent.
+func TestReplayOnTwoGPUs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs worker processes for a few seconds")
+	}
+	t.Setenv("SALUS_CMD_TEST_WORKER", "1")
+	out, err := run(t, "replay", "--trace", writeTrace(t, 300), "--policy", "pack", "--time-scale", "0.05", "--gpus", "2")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	i := strings.Index(out, "The simulator on the same trace")
+	if i < 0 {
+		t.Fatalf("no comparison with the simulator:\n%s", out)
+	}
+	var row []string
+	for _, line := range strings.Split(out[i:], "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "pack" {
+			row = f
+		}
+	}
+	if len(row) < 8 {
+		t.Fatalf("no pack row in the comparison:\n%s", out[i:])
+	}
+	if sim, _ := strconv.ParseFloat(row[1], 64); sim > 3 {
+		t.Errorf("simulated makespan %s min on two GPUs; want well below one GPU's 3.35", row[1])
+	}
+	for _, k := range []int{2, 4, 6} {
+		d, err := strconv.ParseFloat(strings.TrimSuffix(row[k], "%"), 64)
+		if err != nil || d < -5 || d > 5 {
+			t.Errorf("live vs sim %q (column %d); want within 5%%:\n%s", row[k], k, out[i:])
+		}
+	}
+}
+
+// TestReplayNodeRefused: a trace whose job needs more GPUs than --gpus, and a
+// count below one, are refused before anything runs.
+func TestReplayNodeRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gang.csv")
+	os.WriteFile(path, []byte("job_id,model,batch_size,iterations,arrival_s,gpus\ng,resnet50,50,10,0,2\n"), 0o644)
+	for args, want := range map[string]string{
+		"--gpus 1": `job "g" of the trace needs 2 GPUs at once and the node has 1: give --gpus 2 or more`,
+		"--gpus 0": "--gpus 0: give a count between 1 and",
+	} {
+		_, err := run(t, append([]string{"replay", "--trace", path, "--policy", "pack"}, strings.Fields(args)...)...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("replay %s: %v; want %q", args, err, want)
+		}
+	}
+}

@@ -35,6 +35,8 @@ type serveFlags struct {
 	capacityMiB float64
 	grace       time.Duration
 	lease       time.Duration
+	gpus        string
+	placement   string
 }
 
 func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
@@ -46,6 +48,22 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	addCapacityFlag(fl, &f.capacityMiB)
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
+	fl.StringVar(&f.gpus, "gpus", "1", "the GPUs of the node, each with its own lanes: a count N (GPUs 0..N-1 of the preset's memory), or physical device indices, each optionally with its memory: 0,1,3 or 0:16384,1:40960 (one index alone: 3:)")
+	fl.StringVar(&f.placement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
+}
+
+// node returns the GPUs of --gpus, each of dev's memory unless it gives its own,
+// and the GPU placement of --gpu-placement.
+func (f *serveFlags) node(dev device.Device) ([]server.GPU, core.GPUPlacement, error) {
+	gpus, err := parseGPUs(f.gpus, dev.CapacityMiB)
+	if err != nil {
+		return nil, nil, err
+	}
+	gp, err := core.LookupGPUPlacement(f.placement)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--gpu-placement: %v", err)
+	}
+	return gpus, gp, nil
 }
 
 // limitFlags bound what one client can hold of the daemon (server.Config's
@@ -133,9 +151,18 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the daemon that schedules real jobs on one GPU at iteration granularity",
+		Short: "Run the daemon that schedules real jobs on the GPUs of a node at iteration granularity",
 		Long: `Run the salus daemon. Jobs (salus worker, or the Python client) open a session,
 are admitted into a GPU lane, and ask before every iteration; the policy decides who runs.
+
+With --gpus the daemon schedules several GPUs of the node, each with its own lanes:
+--gpus 4 (GPUs 0 to 3, each of the preset's or --capacity-mib's memory), --gpus 0,1,3
+(those CUDA device indices) or --gpus 0:16384,1:40960 (each with its memory, MiB).
+--gpu-placement chooses a job's GPU: least-loaded (default: spread the jobs),
+first-fit (fill GPU 0 first) or best-fit (pack the fullest GPU first). The open reply
+names the job's GPU; the Python client makes it the job's device (CUDA_VISIBLE_DEVICES)
+before CUDA starts. A job may ask for several GPUs at once (gpus at open): it gets
+them together, as one session, on a lane of its own.
 
 Listens on:
   --socket     the fast path (docs/protocol.md) on a Unix socket
@@ -193,6 +220,10 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if emulate != "" {
 				emulated = &dev
 			}
+			gpus, gpuPlacement, err := sf.node(dev)
+			if err != nil {
+				return err
+			}
 			logger, err := newLogger(cmd, logLevel, logFormat)
 			if err != nil {
 				return err
@@ -229,7 +260,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				return err
 			}
 			cfg := server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
-				Models: catalogModels(cat), Logger: logger, Emulate: emulated}
+				Models: catalogModels(cat), Logger: logger, Emulate: emulated, GPUs: gpus, GPUPlacement: gpuPlacement}
 			if err := lf.apply(&cfg); err != nil {
 				return err
 			}

@@ -105,7 +105,11 @@ type OpenSessionRequest struct {
 	// Take back this job's session that a restarted daemon recovered from its
 	// event log (same arrival, same attained GPU time), instead of opening a new
 	// one. Refused with code lost when there is none to take back.
-	Resume        bool `protobuf:"varint,12,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume bool `protobuf:"varint,12,opt,name=resume,proto3" json:"resume,omitempty"`
+	// How many GPUs the job needs at once (a gang: one session on that many GPUs
+	// of the node); 0 or 1 is one. More than the daemon has is refused.
+	// Fields added by the multi-GPU work are numbered from 30.
+	Gpus          int32 `protobuf:"varint,30,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -224,6 +228,13 @@ func (x *OpenSessionRequest) GetResume() bool {
 	return false
 }
 
+func (x *OpenSessionRequest) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return 0
+}
+
 type OpenSessionResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -242,7 +253,11 @@ type OpenSessionResponse struct {
 	// their clients to resume (0: it cannot recover sessions).
 	RecoverMs int64 `protobuf:"varint,9,opt,name=recover_ms,json=recoverMs,proto3" json:"recover_ms,omitempty"`
 	// What every later call on this session must present: only its opener controls it.
-	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	// The GPUs the job was given, as the daemon names them (salus serve --gpus:
+	// physical CUDA indices): one, or all of a gang's. Make them the job's devices
+	// (CUDA_VISIBLE_DEVICES) before CUDA starts.
+	Gpus          []int32 `protobuf:"varint,30,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -345,6 +360,13 @@ func (x *OpenSessionResponse) GetSecret() string {
 		return x.Secret
 	}
 	return ""
+}
+
+func (x *OpenSessionResponse) GetGpus() []int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
 }
 
 type BeginIterationRequest struct {
@@ -799,7 +821,8 @@ type Session struct {
 	DeclaredS     float64                `protobuf:"fixed64,10,opt,name=declared_s,json=declaredS,proto3" json:"declared_s,omitempty"`
 	Transport     string                 `protobuf:"bytes,11,opt,name=transport,proto3" json:"transport,omitempty"` // "fast" or "connect"
 	// Who opened it, when it came over a Unix socket: "uid 1000 (gid 1000, pid 4242)".
-	Owner         string `protobuf:"bytes,20,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner         string  `protobuf:"bytes,20,opt,name=owner,proto3" json:"owner,omitempty"`
+	Gpus          []int32 `protobuf:"varint,30,rep,packed,name=gpus,proto3" json:"gpus,omitempty"` // the GPUs of its lane (physical indices); empty before admission
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -918,6 +941,13 @@ func (x *Session) GetOwner() string {
 	return ""
 }
 
+func (x *Session) GetGpus() []int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
 type ListSessionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sessions      []*Session             `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
@@ -1006,6 +1036,7 @@ type Lane struct {
 	MaxEphemeralMib float64                `protobuf:"fixed64,4,opt,name=max_ephemeral_mib,json=maxEphemeralMib,proto3" json:"max_ephemeral_mib,omitempty"`
 	Jobs            int32                  `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"`
 	Ready           int32                  `protobuf:"varint,6,opt,name=ready,proto3" json:"ready,omitempty"`
+	Gpus            []int32                `protobuf:"varint,30,rep,packed,name=gpus,proto3" json:"gpus,omitempty"` // the GPUs the lane is on (physical indices): one, or a gang's
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1082,18 +1113,103 @@ func (x *Lane) GetReady() int32 {
 	return 0
 }
 
+func (x *Lane) GetGpus() []int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+// One GPU of the daemon's node.
+type GPU struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"` // physical index (salus serve --gpus)
+	CapacityMib   float64                `protobuf:"fixed64,2,opt,name=capacity_mib,json=capacityMib,proto3" json:"capacity_mib,omitempty"`
+	FreeMib       float64                `protobuf:"fixed64,3,opt,name=free_mib,json=freeMib,proto3" json:"free_mib,omitempty"` // memory no lane holds
+	Lanes         int32                  `protobuf:"varint,4,opt,name=lanes,proto3" json:"lanes,omitempty"`
+	Jobs          int32                  `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"` // admitted jobs with a lane on it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GPU) Reset() {
+	*x = GPU{}
+	mi := &file_salus_v1_salus_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPU) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPU) ProtoMessage() {}
+
+func (x *GPU) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPU.ProtoReflect.Descriptor instead.
+func (*GPU) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GPU) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GPU) GetCapacityMib() float64 {
+	if x != nil {
+		return x.CapacityMib
+	}
+	return 0
+}
+
+func (x *GPU) GetFreeMib() float64 {
+	if x != nil {
+		return x.FreeMib
+	}
+	return 0
+}
+
+func (x *GPU) GetLanes() int32 {
+	if x != nil {
+		return x.Lanes
+	}
+	return 0
+}
+
+func (x *GPU) GetJobs() int32 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
 type ListLanesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Lanes         []*Lane                `protobuf:"bytes,1,rep,name=lanes,proto3" json:"lanes,omitempty"`
 	CapacityMib   float64                `protobuf:"fixed64,2,opt,name=capacity_mib,json=capacityMib,proto3" json:"capacity_mib,omitempty"`
 	FreeMib       float64                `protobuf:"fixed64,3,opt,name=free_mib,json=freeMib,proto3" json:"free_mib,omitempty"`
+	Gpus          []*GPU                 `protobuf:"bytes,30,rep,name=gpus,proto3" json:"gpus,omitempty"` // every GPU of the node
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListLanesResponse) Reset() {
 	*x = ListLanesResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[15]
+	mi := &file_salus_v1_salus_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1221,7 @@ func (x *ListLanesResponse) String() string {
 func (*ListLanesResponse) ProtoMessage() {}
 
 func (x *ListLanesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[15]
+	mi := &file_salus_v1_salus_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1234,7 @@ func (x *ListLanesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLanesResponse.ProtoReflect.Descriptor instead.
 func (*ListLanesResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{15}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListLanesResponse) GetLanes() []*Lane {
@@ -1142,6 +1258,13 @@ func (x *ListLanesResponse) GetFreeMib() float64 {
 	return 0
 }
 
+func (x *ListLanesResponse) GetGpus() []*GPU {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
 type GetStatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1150,7 +1273,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_salus_v1_salus_proto_msgTypes[16]
+	mi := &file_salus_v1_salus_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1285,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[16]
+	mi := &file_salus_v1_salus_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1298,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{16}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{17}
 }
 
 type GetStatsResponse struct {
@@ -1194,7 +1317,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[17]
+	mi := &file_salus_v1_salus_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1329,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[17]
+	mi := &file_salus_v1_salus_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1342,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{17}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetStatsResponse) GetUptimeS() float64 {
@@ -1286,7 +1409,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_salus_v1_salus_proto_msgTypes[18]
+	mi := &file_salus_v1_salus_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1421,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[18]
+	mi := &file_salus_v1_salus_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1434,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{18}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{19}
 }
 
 type GetPolicyResponse struct {
@@ -1321,13 +1444,15 @@ type GetPolicyResponse struct {
 	StartupOnGpu  bool                   `protobuf:"varint,3,opt,name=startup_on_gpu,json=startupOnGpu,proto3" json:"startup_on_gpu,omitempty"`
 	CapacityMib   float64                `protobuf:"fixed64,4,opt,name=capacity_mib,json=capacityMib,proto3" json:"capacity_mib,omitempty"`
 	Available     []string               `protobuf:"bytes,5,rep,name=available,proto3" json:"available,omitempty"`
+	Gpus          int32                  `protobuf:"varint,30,opt,name=gpus,proto3" json:"gpus,omitempty"`                                    // GPUs of the node
+	GpuPlacement  string                 `protobuf:"bytes,31,opt,name=gpu_placement,json=gpuPlacement,proto3" json:"gpu_placement,omitempty"` // how a job's GPU is chosen: least-loaded, first-fit, best-fit
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[19]
+	mi := &file_salus_v1_salus_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1464,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[19]
+	mi := &file_salus_v1_salus_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1477,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{19}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetPolicyResponse) GetName() string {
@@ -1390,6 +1515,20 @@ func (x *GetPolicyResponse) GetAvailable() []string {
 	return nil
 }
 
+func (x *GetPolicyResponse) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return 0
+}
+
+func (x *GetPolicyResponse) GetGpuPlacement() string {
+	if x != nil {
+		return x.GpuPlacement
+	}
+	return ""
+}
+
 type EvictSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1400,7 +1539,7 @@ type EvictSessionRequest struct {
 
 func (x *EvictSessionRequest) Reset() {
 	*x = EvictSessionRequest{}
-	mi := &file_salus_v1_salus_proto_msgTypes[20]
+	mi := &file_salus_v1_salus_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1551,7 @@ func (x *EvictSessionRequest) String() string {
 func (*EvictSessionRequest) ProtoMessage() {}
 
 func (x *EvictSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[20]
+	mi := &file_salus_v1_salus_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1564,7 @@ func (x *EvictSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictSessionRequest.ProtoReflect.Descriptor instead.
 func (*EvictSessionRequest) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{20}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EvictSessionRequest) GetJob() string {
@@ -1452,7 +1591,7 @@ type EvictSessionResponse struct {
 
 func (x *EvictSessionResponse) Reset() {
 	*x = EvictSessionResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[21]
+	mi := &file_salus_v1_salus_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1603,7 @@ func (x *EvictSessionResponse) String() string {
 func (*EvictSessionResponse) ProtoMessage() {}
 
 func (x *EvictSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[21]
+	mi := &file_salus_v1_salus_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1616,7 @@ func (x *EvictSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictSessionResponse.ProtoReflect.Descriptor instead.
 func (*EvictSessionResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{21}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EvictSessionResponse) GetReason() string {
@@ -1503,7 +1642,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_salus_v1_salus_proto_msgTypes[22]
+	mi := &file_salus_v1_salus_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1654,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[22]
+	mi := &file_salus_v1_salus_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1667,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{22}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DrainRequest) GetResume() bool {
@@ -1549,7 +1688,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[23]
+	mi := &file_salus_v1_salus_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1700,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[23]
+	mi := &file_salus_v1_salus_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1713,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{23}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DrainResponse) GetDraining() bool {
@@ -1602,7 +1741,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xee\x02\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\x82\x03\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -1619,7 +1758,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x06iter_s\x18\n" +
 	" \x01(\x01R\x05iterS\x12\x16\n" +
 	"\x06demand\x18\v \x01(\x01R\x06demand\x12\x16\n" +
-	"\x06resume\x18\f \x01(\bR\x06resume\"\xa4\x02\n" +
+	"\x06resume\x18\f \x01(\bR\x06resume\x12\x12\n" +
+	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\"\xb8\x02\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
@@ -1631,7 +1771,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\aresumed\x18\b \x01(\bR\aresumed\x12\x1d\n" +
 	"\n" +
 	"recover_ms\x18\t \x01(\x03R\trecoverMs\x12\x16\n" +
-	"\x06secret\x18\x14 \x01(\tR\x06secret\"I\n" +
+	"\x06secret\x18\x14 \x01(\tR\x06secret\x12\x12\n" +
+	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"I\n" +
 	"\x15BeginIterationRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
 	"\x06secret\x18\x14 \x01(\tR\x06secret\"h\n" +
@@ -1655,7 +1796,7 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
 	"\x06secret\x18\x14 \x01(\tR\x06secret\"\x13\n" +
 	"\x11HeartbeatResponse\"\x15\n" +
-	"\x13ListSessionsRequest\"\xd6\x02\n" +
+	"\x13ListSessionsRequest\"\xea\x02\n" +
 	"\aSession\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x14\n" +
@@ -1673,21 +1814,30 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"declared_s\x18\n" +
 	" \x01(\x01R\tdeclaredS\x12\x1c\n" +
 	"\ttransport\x18\v \x01(\tR\ttransport\x12\x14\n" +
-	"\x05owner\x18\x14 \x01(\tR\x05owner\"E\n" +
+	"\x05owner\x18\x14 \x01(\tR\x05owner\x12\x12\n" +
+	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"E\n" +
 	"\x14ListSessionsResponse\x12-\n" +
 	"\bsessions\x18\x01 \x03(\v2\x11.salus.v1.SessionR\bsessions\"\x12\n" +
-	"\x10ListLanesRequest\"\xae\x01\n" +
+	"\x10ListLanesRequest\"\xc2\x01\n" +
 	"\x04Lane\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x19\n" +
 	"\bsize_mib\x18\x02 \x01(\x01R\asizeMib\x12%\n" +
 	"\x0epersistent_mib\x18\x03 \x01(\x01R\rpersistentMib\x12*\n" +
 	"\x11max_ephemeral_mib\x18\x04 \x01(\x01R\x0fmaxEphemeralMib\x12\x12\n" +
 	"\x04jobs\x18\x05 \x01(\x05R\x04jobs\x12\x14\n" +
-	"\x05ready\x18\x06 \x01(\x05R\x05ready\"w\n" +
+	"\x05ready\x18\x06 \x01(\x05R\x05ready\x12\x12\n" +
+	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"\x83\x01\n" +
+	"\x03GPU\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12!\n" +
+	"\fcapacity_mib\x18\x02 \x01(\x01R\vcapacityMib\x12\x19\n" +
+	"\bfree_mib\x18\x03 \x01(\x01R\afreeMib\x12\x14\n" +
+	"\x05lanes\x18\x04 \x01(\x05R\x05lanes\x12\x12\n" +
+	"\x04jobs\x18\x05 \x01(\x05R\x04jobs\"\x9a\x01\n" +
 	"\x11ListLanesResponse\x12$\n" +
 	"\x05lanes\x18\x01 \x03(\v2\x0e.salus.v1.LaneR\x05lanes\x12!\n" +
 	"\fcapacity_mib\x18\x02 \x01(\x01R\vcapacityMib\x12\x19\n" +
-	"\bfree_mib\x18\x03 \x01(\x01R\afreeMib\"\x11\n" +
+	"\bfree_mib\x18\x03 \x01(\x01R\afreeMib\x12!\n" +
+	"\x04gpus\x18\x1e \x03(\v2\r.salus.v1.GPUR\x04gpus\"\x11\n" +
 	"\x0fGetStatsRequest\"\xeb\x01\n" +
 	"\x10GetStatsResponse\x12\x19\n" +
 	"\buptime_s\x18\x01 \x01(\x01R\auptimeS\x12\x1a\n" +
@@ -1700,13 +1850,15 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x04lost\x18\x06 \x01(\x03R\x04lost\x12\x1a\n" +
 	"\bswitches\x18\a \x01(\x03R\bswitches\x12\x1a\n" +
 	"\bdraining\x18\x14 \x01(\bR\bdraining\"\x12\n" +
-	"\x10GetPolicyRequest\"\xb0\x01\n" +
+	"\x10GetPolicyRequest\"\xe9\x01\n" +
 	"\x11GetPolicyResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12$\n" +
 	"\x0estartup_on_gpu\x18\x03 \x01(\bR\fstartupOnGpu\x12!\n" +
 	"\fcapacity_mib\x18\x04 \x01(\x01R\vcapacityMib\x12\x1c\n" +
-	"\tavailable\x18\x05 \x03(\tR\tavailable\"?\n" +
+	"\tavailable\x18\x05 \x03(\tR\tavailable\x12\x12\n" +
+	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\x12#\n" +
+	"\rgpu_placement\x18\x1f \x01(\tR\fgpuPlacement\"?\n" +
 	"\x13EvictSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"I\n" +
@@ -1750,7 +1902,7 @@ func file_salus_v1_salus_proto_rawDescGZIP() []byte {
 }
 
 var file_salus_v1_salus_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_salus_v1_salus_proto_goTypes = []any{
 	(JobKind)(0),                   // 0: salus.v1.JobKind
 	(*OpenSessionRequest)(nil),     // 1: salus.v1.OpenSessionRequest
@@ -1768,47 +1920,49 @@ var file_salus_v1_salus_proto_goTypes = []any{
 	(*ListSessionsResponse)(nil),   // 13: salus.v1.ListSessionsResponse
 	(*ListLanesRequest)(nil),       // 14: salus.v1.ListLanesRequest
 	(*Lane)(nil),                   // 15: salus.v1.Lane
-	(*ListLanesResponse)(nil),      // 16: salus.v1.ListLanesResponse
-	(*GetStatsRequest)(nil),        // 17: salus.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),       // 18: salus.v1.GetStatsResponse
-	(*GetPolicyRequest)(nil),       // 19: salus.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),      // 20: salus.v1.GetPolicyResponse
-	(*EvictSessionRequest)(nil),    // 21: salus.v1.EvictSessionRequest
-	(*EvictSessionResponse)(nil),   // 22: salus.v1.EvictSessionResponse
-	(*DrainRequest)(nil),           // 23: salus.v1.DrainRequest
-	(*DrainResponse)(nil),          // 24: salus.v1.DrainResponse
+	(*GPU)(nil),                    // 16: salus.v1.GPU
+	(*ListLanesResponse)(nil),      // 17: salus.v1.ListLanesResponse
+	(*GetStatsRequest)(nil),        // 18: salus.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),       // 19: salus.v1.GetStatsResponse
+	(*GetPolicyRequest)(nil),       // 20: salus.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),      // 21: salus.v1.GetPolicyResponse
+	(*EvictSessionRequest)(nil),    // 22: salus.v1.EvictSessionRequest
+	(*EvictSessionResponse)(nil),   // 23: salus.v1.EvictSessionResponse
+	(*DrainRequest)(nil),           // 24: salus.v1.DrainRequest
+	(*DrainResponse)(nil),          // 25: salus.v1.DrainResponse
 }
 var file_salus_v1_salus_proto_depIdxs = []int32{
 	0,  // 0: salus.v1.OpenSessionRequest.kind:type_name -> salus.v1.JobKind
 	12, // 1: salus.v1.ListSessionsResponse.sessions:type_name -> salus.v1.Session
 	15, // 2: salus.v1.ListLanesResponse.lanes:type_name -> salus.v1.Lane
-	1,  // 3: salus.v1.SchedulerService.OpenSession:input_type -> salus.v1.OpenSessionRequest
-	3,  // 4: salus.v1.SchedulerService.BeginIteration:input_type -> salus.v1.BeginIterationRequest
-	5,  // 5: salus.v1.SchedulerService.EndIteration:input_type -> salus.v1.EndIterationRequest
-	7,  // 6: salus.v1.SchedulerService.CloseSession:input_type -> salus.v1.CloseSessionRequest
-	9,  // 7: salus.v1.SchedulerService.Heartbeat:input_type -> salus.v1.HeartbeatRequest
-	11, // 8: salus.v1.AdminService.ListSessions:input_type -> salus.v1.ListSessionsRequest
-	14, // 9: salus.v1.AdminService.ListLanes:input_type -> salus.v1.ListLanesRequest
-	17, // 10: salus.v1.AdminService.GetStats:input_type -> salus.v1.GetStatsRequest
-	19, // 11: salus.v1.AdminService.GetPolicy:input_type -> salus.v1.GetPolicyRequest
-	21, // 12: salus.v1.AdminService.EvictSession:input_type -> salus.v1.EvictSessionRequest
-	23, // 13: salus.v1.AdminService.Drain:input_type -> salus.v1.DrainRequest
-	2,  // 14: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
-	4,  // 15: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
-	6,  // 16: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
-	8,  // 17: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
-	10, // 18: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
-	13, // 19: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
-	16, // 20: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
-	18, // 21: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
-	20, // 22: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
-	22, // 23: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
-	24, // 24: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
-	14, // [14:25] is the sub-list for method output_type
-	3,  // [3:14] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	16, // 3: salus.v1.ListLanesResponse.gpus:type_name -> salus.v1.GPU
+	1,  // 4: salus.v1.SchedulerService.OpenSession:input_type -> salus.v1.OpenSessionRequest
+	3,  // 5: salus.v1.SchedulerService.BeginIteration:input_type -> salus.v1.BeginIterationRequest
+	5,  // 6: salus.v1.SchedulerService.EndIteration:input_type -> salus.v1.EndIterationRequest
+	7,  // 7: salus.v1.SchedulerService.CloseSession:input_type -> salus.v1.CloseSessionRequest
+	9,  // 8: salus.v1.SchedulerService.Heartbeat:input_type -> salus.v1.HeartbeatRequest
+	11, // 9: salus.v1.AdminService.ListSessions:input_type -> salus.v1.ListSessionsRequest
+	14, // 10: salus.v1.AdminService.ListLanes:input_type -> salus.v1.ListLanesRequest
+	18, // 11: salus.v1.AdminService.GetStats:input_type -> salus.v1.GetStatsRequest
+	20, // 12: salus.v1.AdminService.GetPolicy:input_type -> salus.v1.GetPolicyRequest
+	22, // 13: salus.v1.AdminService.EvictSession:input_type -> salus.v1.EvictSessionRequest
+	24, // 14: salus.v1.AdminService.Drain:input_type -> salus.v1.DrainRequest
+	2,  // 15: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
+	4,  // 16: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
+	6,  // 17: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
+	8,  // 18: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
+	10, // 19: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
+	13, // 20: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
+	17, // 21: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
+	19, // 22: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
+	21, // 23: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
+	23, // 24: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
+	25, // 25: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
+	15, // [15:26] is the sub-list for method output_type
+	4,  // [4:15] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_salus_v1_salus_proto_init() }
@@ -1822,7 +1976,7 @@ func file_salus_v1_salus_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_salus_v1_salus_proto_rawDesc), len(file_salus_v1_salus_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

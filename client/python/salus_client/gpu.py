@@ -5,6 +5,7 @@ already imported (``sys.modules``), so a CPU-only or non-PyTorch program pays no
 All functions here are no-ops off CUDA.
 """
 
+import os
 import sys
 
 MIB = 1024.0 * 1024.0
@@ -22,6 +23,75 @@ def cuda_available():
         return bool(torch is not None and torch.cuda.is_available())
     except Exception:  # a broken CUDA install reads as "no CUDA"
         return False
+
+
+def cuda_initialized():
+    """True when the program's PyTorch has initialized CUDA already (its device mask,
+    ``CUDA_VISIBLE_DEVICES``, can no longer change). False without torch."""
+    torch = torch_module()
+    if torch is None:
+        return False
+    try:
+        return bool(torch.cuda.is_initialized())
+    except Exception:
+        return False
+
+
+def use_gpus(indices, environ=None):
+    """Make the GPUs of physical indices ``indices`` (what the daemon gave the job) this
+    process's devices. Returns ``(how, device, note)``:
+
+    - before CUDA starts (no torch yet, or torch that has not initialized CUDA), it sets
+      ``CUDA_VISIBLE_DEVICES`` to them: the job sees only its GPUs, the first as
+      ``cuda:0`` (how ``"CUDA_VISIBLE_DEVICES"``, device ``"cuda:0"``);
+    - once CUDA is up the mask cannot change: it calls ``torch.cuda.set_device`` with the
+      first GPU's index among the visible ones (how ``"set_device"``, device
+      ``"cuda:N"``), unless the program already holds tensors on another device:
+      switching then would split the job across GPUs (its model on one, what it makes
+      next with ``device="cuda"`` on the other), so it stays where it is;
+    - it changes nothing (how ``None``, device ``None``) in that case, and when the GPU
+      is not among those a mask made visible.
+
+    ``note`` is a sentence for the log when something is worth saying, else "".
+    """
+    indices = [int(i) for i in indices]
+    env = os.environ if environ is None else environ
+    visible = ",".join(str(i) for i in indices)
+    before = env.get("CUDA_VISIBLE_DEVICES")
+    if not cuda_initialized():
+        env["CUDA_VISIBLE_DEVICES"] = visible
+        note = ""
+        if before not in (None, "", visible):
+            note = "replacing CUDA_VISIBLE_DEVICES=%s" % before
+        return "CUDA_VISIBLE_DEVICES", "cuda:0", note
+    first = indices[0]
+    local = first
+    if before not in (None, ""):
+        masked = [x.strip() for x in before.split(",")]
+        if str(first) not in masked:
+            return None, None, ("CUDA is initialized already and CUDA_VISIBLE_DEVICES=%s hides GPU %d: "
+                                "the job stays on its current device" % (before, first))
+        local = masked.index(str(first))
+    cuda = torch_module().cuda
+    try:
+        current = cuda.current_device()
+    except Exception:
+        current = None
+    if current == local:
+        return "set_device", "cuda:%d" % local, ""
+    try:
+        busy = cuda.memory_allocated() > 0
+    except Exception:
+        busy = False
+    if busy:
+        return None, None, (
+            "CUDA was initialized before the session opened and the job holds tensors on cuda:%s "
+            "already: it stays there rather than be split across GPUs, although the daemon gave it "
+            "GPU %d (create the Session before touching CUDA)" % (current, first))
+    cuda.set_device(local)
+    return "set_device", "cuda:%d" % local, (
+        "CUDA was initialized before the session opened, so the device mask cannot change: "
+        "torch.cuda.set_device(%d) (create the Session before touching CUDA)" % local)
 
 
 def synchronize():

@@ -95,6 +95,16 @@ class Session:
       (``torch.cuda.memory_allocated``). A session closed before that many reports what it
       has. The daemon logs the figures as the client's; it schedules by its own clock.
       ``measured`` holds what was reported (None before).
+    - ``gpus``: how many GPUs the job needs at once (default 1). More than one is a gang:
+      the daemon gives the job that many GPUs of its node together, as one session.
+    - ``select_gpu``: make the GPU(s) the daemon gave the job its device(s) (default
+      True): before CUDA starts, ``CUDA_VISIBLE_DEVICES`` is set to their physical
+      indices, so the job's first GPU is ``cuda:0`` (see ``device``); when the program
+      initialized CUDA before the session opened, ``torch.cuda.set_device`` selects it
+      instead, with a warning (or, when the job already holds tensors on another GPU, it
+      stays there rather than be split across two, with a warning). The client says which GPU on stderr. Nothing is done
+      when the daemon emulates the GPU or does not name one. Create the Session before
+      touching CUDA (even ``torch.cuda.is_available()``), so that the mask applies.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -108,22 +118,30 @@ class Session:
                  address=None, priority=None, kind=None, iterations=None, startup=None,
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
                  connect_timeout=5.0, token=None, token_file=None, reconnect=None,
-                 on_daemon_gone="stop", batch_size=None, report_after=5, label=None):
+                 on_daemon_gone="stop", batch_size=None, report_after=5, label=None,
+                 gpus=None, select_gpu=True):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
         if on_daemon_gone not in ("stop", "continue"):
             raise ValueError("on_daemon_gone=%r: use \"stop\" or \"continue\"" % (on_daemon_gone,))
         self.name = str(name)
-        self.cuda = gpu.cuda_available()
+        if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
+            raise ValueError("Session %r: gpus=%r: give how many GPUs the job needs at once (1, or more "
+                             "for a gang)" % (self.name, gpus))
         self._open_fields = dict(
             version=VERSION, job=self.name, model=model,
             persistent_mib=_num(persistent), ephemeral_mib=_num(ephemeral),
             declared_s=_num(total_time), priority=priority, kind=kind,
             iterations=iterations, startup_s=_num(startup),
             batch_size=None if batch_size is None else int(batch_size),
-            token=resolve_token(token, token_file))
+            token=resolve_token(token, token_file),
+            gpus=gpus if gpus is not None and gpus > 1 else None)
         declared = persistent is not None or ephemeral is not None or model is not None
-        if not declared and not self.cuda:
+        # Asking torch whether CUDA is there may start CUDA, after which the GPU the
+        # daemon gives cannot be masked: with memory declared, ask after the open, and
+        # only once the program imported torch (see the cuda property).
+        self._cuda = None if declared else gpu.cuda_available()
+        if not declared and not self._cuda:
             raise ValueError(
                 "Session %r: declare its memory (persistent= and ephemeral=, MiB) or give "
                 "model=; memory is measured only on CUDA" % self.name)
@@ -137,6 +155,10 @@ class Session:
         self._connect_timeout = connect_timeout
         self._reconnect = reconnect
         self._on_daemon_gone = on_daemon_gone
+        self._select_gpu = select_gpu
+        self.gpus = []  # the physical GPU indices the daemon gave the job
+        self.device = None  # "cuda:0" once the given GPU is the job's device
+        self.emulated = False
         self.recover_ms = 0
         self.resumed = False
         self.alone = False
@@ -283,7 +305,29 @@ class Session:
         if self._label and (f.get("persistent_mib") is not None or f.get("ephemeral_mib") is not None):
             f["model"] = self._label
         self._admitted(self._request("open", **f))
-        if self.cuda and self._cap_memory and self.lane_mib:
+        if not self.alone:
+            self._use_gpus()
+        if self.cuda:
+            self._cap()
+
+    @property
+    def cuda(self):
+        """True when the program runs PyTorch on CUDA. A program that imports torch only
+        after the session opened (so that the GPU mask applies) is seen to at its first
+        iteration, and its allocator is capped to the lane then."""
+        if self._cuda is None and gpu.torch_module() is not None:
+            self._cuda = gpu.cuda_available()
+            if self._cuda:
+                self._cap()
+        return bool(self._cuda)
+
+    @cuda.setter
+    def cuda(self, value):
+        self._cuda = value
+
+    def _cap(self):
+        """Cap the process's allocator to its lane, once (cap_memory)."""
+        if self._cap_memory and self.lane_mib and self.memory_fraction is None:
             self.memory_fraction = gpu.cap_to_lane(self.lane_mib)
 
     def _admitted(self, reply):
@@ -297,6 +341,13 @@ class Session:
         self.startup_on_gpu = bool(reply.get("startup_on_gpu"))
         self.recover_ms = reply.get("recover_ms") or 0
         self.accepts_measured = bool(reply.get("accepts_measured"))
+        self.emulated = bool(reply.get("emulated"))
+        given = [int(g) for g in reply.get("gpus") or []]
+        if self.device is not None and given and given != self.gpus:
+            _say("job %r: the resumed session is on GPU %s, but the job runs on GPU %s already "
+                 "and stays there" % (self.name, _gpu_list(given), _gpu_list(self.gpus)))
+        else:
+            self.gpus = given
         if self._release_cache is None:
             self._release_default = bool(reply.get("release_cache", False))
         else:
@@ -307,6 +358,22 @@ class Session:
                 target=self._heartbeats, args=(max(0.01, self.lease_ms / 3000.0),),
                 name="salus-heartbeat-%s" % self.name, daemon=True)
             self._hb_thread.start()
+
+    def _use_gpus(self):
+        """Make the GPU(s) the daemon gave the job its device(s), and say so."""
+        if not self.gpus or self.emulated or not self._select_gpu:
+            return
+        how, device, note = gpu.use_gpus(self.gpus)
+        self.device = device
+        what = "GPUs" if len(self.gpus) > 1 else "GPU"
+        if how == "CUDA_VISIBLE_DEVICES":
+            msg = "job %r runs on %s %s: CUDA_VISIBLE_DEVICES=%s, device %s" % (
+                self.name, what, _gpu_list(self.gpus), _gpu_list(self.gpus), device)
+        elif how == "set_device":
+            msg = "job %r runs on %s %s: device %s" % (self.name, what, _gpu_list(self.gpus), device)
+        else:
+            msg = "job %r was given %s %s" % (self.name, what, _gpu_list(self.gpus))
+        _say(msg + ("; " + note if note else ""))
 
     def _heartbeats(self, interval):
         while not self._hb_stop.wait(interval):
@@ -601,3 +668,16 @@ def _on_signal(signum, frame):
     signal.signal(signum, signal.SIG_DFL)
     signal.raise_signal(signum)
     return None
+
+
+def _gpu_list(gpus):
+    return ",".join(str(g) for g in gpus)
+
+
+def _say(msg):
+    """One line on stderr: what the client did with the job's GPU."""
+    try:
+        sys.stderr.write("salus: %s\n" % msg)
+        sys.stderr.flush()
+    except Exception:
+        pass

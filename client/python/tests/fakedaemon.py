@@ -29,7 +29,7 @@ class FakeDaemon:
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
                  die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
-                 address=None, accepts_measured=False):
+                 address=None, accepts_measured=False, gpus=None, emulated=False):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -42,6 +42,8 @@ class FakeDaemon:
         self.recover_ms = recover_ms
         self._fixed_address = address
         self.accepts_measured = accepts_measured
+        self.gpus = gpus  # the open reply's "gpus" (physical indices), when not None
+        self.emulated = emulated
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -226,6 +228,10 @@ class FakeDaemon:
                         reply["resumed"] = True
                     if self.accepts_measured:
                         reply["accepts_measured"] = True
+                    if self.gpus is not None:
+                        reply["gpus"] = list(self.gpus)
+                    if self.emulated:
+                        reply["emulated"] = True
                     deadline[0] = time.monotonic() + self.lease_ms / 1000.0
                     _send(c, reply)
                 elif op == "begin":

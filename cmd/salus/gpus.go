@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/server"
+)
+
+// parseGPUs reads salus serve's --gpus: a count N (GPUs 0..N-1, each of
+// capacity MiB), or a comma-separated list of physical device indices, each
+// optionally with its own capacity: "0,1,3" or "0:16384,1:40960". A single index
+// is written with its colon ("3:" or "3:40960"), a bare number being a count.
+func parseGPUs(s string, capacity float64) ([]server.GPU, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return []server.GPU{{Index: 0, CapacityMiB: capacity}}, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 || n > server.MaxGPUs {
+			return nil, fmt.Errorf("--gpus %d: give a count between 1 and %d, or a list of device indices (0,1,3 or 0:16384,1:40960)", n, server.MaxGPUs)
+		}
+		gpus := make([]server.GPU, n)
+		for i := range gpus {
+			gpus[i] = server.GPU{Index: i, CapacityMiB: capacity}
+		}
+		return gpus, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > server.MaxGPUs {
+		return nil, fmt.Errorf("--gpus: %d GPUs: a daemon schedules at most %d", len(parts), server.MaxGPUs)
+	}
+	var gpus []server.GPU
+	seen := map[int]bool{}
+	for _, p := range parts {
+		idx, mib, hasMiB := strings.Cut(strings.TrimSpace(p), ":")
+		i, err := strconv.Atoi(strings.TrimSpace(idx))
+		if err != nil || i < 0 || i >= server.MaxGPUs {
+			return nil, fmt.Errorf("--gpus %s: %q is not a device index: give indices between 0 and %d, each optionally with its memory in MiB (0,1,3 or 0:16384,1:40960)", s, idx, server.MaxGPUs-1)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("--gpus %s: GPU %d is listed twice: list each GPU once", s, i)
+		}
+		seen[i] = true
+		g := server.GPU{Index: i, CapacityMiB: capacity}
+		if hasMiB && strings.TrimSpace(mib) != "" {
+			c, err := strconv.ParseFloat(strings.TrimSpace(mib), 64)
+			if err != nil || !(c > 0) || c > server.MaxMiB {
+				return nil, fmt.Errorf("--gpus %s: GPU %d: memory %q: give its usable memory as a positive number of MiB, at most %d", s, i, mib, server.MaxMiB)
+			}
+			g.CapacityMiB = c
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus, nil
+}
+
+// gpuPlacementFlag is the help of --gpu-placement.
+func gpuPlacementHelp() string {
+	return "how a job's GPU is chosen on a node of several (--gpus): " + strings.Join(core.GPUPlacementNames(), ", ") +
+		" (least-loaded spreads jobs, first-fit fills GPU 0 first, best-fit packs the fullest GPU first)"
+}
