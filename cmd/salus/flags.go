@@ -100,7 +100,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
 	f.IntVar(&d.gpus, "gpus", 1, "GPUs of the node, each of the preset's memory: every GPU has its own lanes; a job runs on one GPU, a gang job (trace column gpus) on several at once")
-	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, "how a job's GPU is chosen: "+strings.Join(core.GPUPlacementNames(), ", "))
+	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
 	def := core.DefaultModeParams()
 	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")

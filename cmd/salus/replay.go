@@ -24,7 +24,6 @@ import (
 	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/server"
-	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -293,6 +292,9 @@ Same as: salus eval --engine live --trace FILE.`,
 			if err := ef.df.checkModes(cmd.Flags(), strings.Split(liveModes(), ", ")); err != nil {
 				return err
 			}
+			// --gpus and --gpu-placement (the device flags): the node the daemon in
+			// this process emulates, and the simulator compared with.
+			ef.lf.gpus, ef.lf.placement = ef.df.gpus, ef.df.gpuPlacement
 			ef.lf.stderr = cmd.ErrOrStderr()
 			ef.progress = cmd.ErrOrStderr()
 			rep, failed := ef.run()
@@ -311,8 +313,6 @@ Same as: salus eval --engine live --trace FILE.`,
 	ef.tf.registerLoad(cmd)
 	ef.df.register(cmd)
 	ef.lf.register(cmd)
-	cmd.Flags().IntVar(&ef.lf.gpus, "gpus", 1, "GPUs of the node the daemon in this process emulates, each of --device (the simulator compared with runs as many)")
-	cmd.Flags().StringVar(&ef.lf.placement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	ef.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair", "; the live engine runs exclusive and salus")
 	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &ef.out, "", "directory for event logs, results.json and results.csv")
@@ -367,25 +367,8 @@ func (l *liveFlags) node(t *workload.Trace) (core.GPUPlacement, error) {
 	return gp, nil
 }
 
-// simulate runs scheme s on the replayed trace in the simulator, on as many GPUs
-// as the live run had, for the comparison.
+// simulate runs scheme s on the replayed trace in the simulator, on the same
+// device and as many GPUs (the device carries them) as the live run had.
 func (l *liveFlags) simulate(s eval.Scheme) (eval.Run, error) {
-	if l.gpus <= 1 {
-		return eval.Simulate(l.trace, s, l.modes, l.device, "")
-	}
-	p, err := core.Compose(s.Mode, s.Policy, l.modes)
-	if err != nil {
-		return eval.Run{}, err
-	}
-	gp, err := core.LookupGPUPlacement(l.placement)
-	if err != nil {
-		return eval.Run{}, err
-	}
-	c := metrics.NewCollector()
-	run := eval.Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode}
-	if err := sim.Run(l.trace, sim.Options{Policy: p, Device: l.device, Sink: c, GPUs: l.gpus, GPUPlacement: gp}); err != nil {
-		return run, fmt.Errorf("%s: %w", run.Scheme, err)
-	}
-	run.Result, err = c.Result()
-	return run, err
+	return eval.Simulate(l.trace, s, l.modes, l.device, "")
 }

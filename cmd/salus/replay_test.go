@@ -140,7 +140,7 @@ func TestReplayNodeRefused(t *testing.T) {
 	os.WriteFile(path, []byte("job_id,model,batch_size,iterations,arrival_s,gpus\ng,resnet50,50,10,0,2\n"), 0o644)
 	for args, want := range map[string]string{
 		"--gpus 1": `job "g" of the trace needs 2 GPUs at once and the node has 1: give --gpus 2 or more`,
-		"--gpus 0": "--gpus 0: give a count between 1 and",
+		"--gpus 0": "--gpus 0: a node has 1 to",
 	} {
 		_, err := run(t, append([]string{"replay", "--trace", path, "--policy", "pack"}, strings.Fields(args)...)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
