@@ -205,6 +205,8 @@ func (p *parser) value(key string, e *Event) bool {
 	}
 	var dst *string
 	switch key {
+	case "gpu_placement":
+		dst = &e.GPUPlacement
 	case "ev":
 		dst = &e.Kind
 	case "job":

@@ -67,9 +67,11 @@ type Event struct {
 	// admit: every GPU of a gang lane (a job on several GPUs at once)
 	Gang []int `json:"gang,omitempty"`
 	// run: the GPUs of the node; arrive: the GPUs the job needs at once, when more than one
-	GPUs     int  `json:"gpus,omitempty"`
-	HoldsGPU bool `json:"holds_gpu,omitempty"`
-	Jobs     int  `json:"jobs,omitempty"`
+	GPUs int `json:"gpus,omitempty"`
+	// run, with several GPUs: how a job's GPU is chosen (core.GPUPlacement's name)
+	GPUPlacement string `json:"gpu_placement,omitempty"`
+	HoldsGPU     bool   `json:"holds_gpu,omitempty"`
+	Jobs         int    `json:"jobs,omitempty"`
 	// iter_start: the job the lane ran before (a switch), and the memory copied over
 	// PCIe for it (suspend/resume)
 	Prev    string  `json:"prev,omitempty"`
@@ -205,6 +207,7 @@ func Append(b []byte, e Event) []byte {
 		b = append(b, ']')
 	}
 	b = appendInt(b, "gpus", int64(e.GPUs))
+	b = appendStr(b, "gpu_placement", e.GPUPlacement)
 	if e.HoldsGPU {
 		b = append(b, `,"holds_gpu":true`...)
 	}

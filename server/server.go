@@ -399,6 +399,7 @@ func New(cfg Config) (*Server, error) {
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
 	if len(gpus) > 1 {
 		run.GPUs = len(gpus)
+		run.GPUPlacement = s.sched.GPUPlacement().Name()
 	}
 	if cfg.Recover != nil {
 		last, err := core.Seconds(max(cfg.Recover.LastS, 0))

@@ -140,8 +140,12 @@ func Run(t *workload.Trace, o Options) error {
 			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
 		}
 	}
-	o.Sink.Emit(eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
-		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)})
+	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
+		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
+	if n > 1 {
+		run.GPUPlacement = d.Placement.Name()
+	}
+	o.Sink.Emit(run)
 	next := 0
 	for e.left > 0 {
 		// The next instant: an arrival, a timer, or an iteration's phase end.

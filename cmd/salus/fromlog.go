@@ -247,6 +247,9 @@ func reportFromLog(path string) (*eval.Report, error) {
 	if head.CapacityMiB > 0 {
 		dev.CapacityMiB = head.CapacityMiB
 	}
+	if head.GPUs > 1 {
+		dev.GPUs, dev.GPUPlacement = head.GPUs, head.GPUPlacement
+	}
 	return &eval.Report{Suite: "report", Engine: engine, Trace: eval.TraceInfo{Name: name, Jobs: res.Jobs, Seed: head.Seed},
 		Device: dev, Runs: []eval.Run{{Scheme: scheme, Policy: policy, Mode: head.Mode, Result: res, Log: path}}}, nil
 }
