@@ -20,6 +20,9 @@ type Work struct {
 	Left time.Duration
 	// Demand is the share of the GPU the work keeps busy when it runs alone.
 	Demand float64
+	// job is the simulator's own record of the job (nil for the daemon's emulator):
+	// it saves a lookup by name at every iteration's end.
+	job *job
 }
 
 // GPU is the compute side of the device model: the iterations in flight and how

@@ -231,7 +231,7 @@ func (e *engine) nextEnd() (time.Duration, bool) {
 // partEnded takes a finished part of an iteration: the iteration ends with its
 // last part (a gang job's runs on each of its GPUs).
 func (e *engine) partEnded(w *Work) error {
-	j := e.jobs[w.Job]
+	j := w.job
 	if j.parts--; j.parts > 0 {
 		return nil
 	}
@@ -347,7 +347,7 @@ func (e *engine) apply(ds []core.Decision) error {
 			}
 			j.parts = len(d.GPUs)
 			for _, g := range d.GPUs {
-				e.gpus[g].Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand})
+				e.gpus[g].Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand, job: j})
 			}
 		}
 	}
@@ -373,7 +373,7 @@ func (e *engine) memory(lane int) {
 }
 
 func (e *engine) iterationEnded(w *Work) error {
-	j := e.jobs[w.Job]
+	j := w.job
 	gpu := j.iteration(j.done)
 	e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
