@@ -80,6 +80,8 @@ type jobState struct {
 	// wants is set on a waiting job that already asked for its first iteration (its
 	// start-up ended before it was admitted): admission makes it ready at once.
 	wants bool
+	// readyAt is its index in its lane's ready queue; -1 when not queued.
+	readyAt int
 }
 
 type lane struct {
@@ -88,7 +90,7 @@ type lane struct {
 	gpus   []int
 	closed bool        // a gang lane: no other job joins
 	jobs   []*jobState // admitted, in admission order
-	ready  []*jobState
+	ready  readyQueue
 	holder *jobState     // running or holding the lane
 	last   *jobState     // the job that ran last
 	since  time.Duration // when last started its turn (for a quantum)
@@ -206,7 +208,7 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	if err := s.tick(now); err != nil {
 		return err
 	}
-	js := &jobState{job: j, phase: waiting, view: JobView{
+	js := &jobState{job: j, phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
 	}}
 	s.arrivals++
@@ -261,7 +263,7 @@ func (s *Scheduler) Request(now time.Duration, id string) error {
 		l.holder = nil
 	}
 	js.phase = ready
-	l.ready = append(l.ready, js)
+	l.ready.add(js)
 	s.markDirty(l)
 	return nil
 }
@@ -321,7 +323,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 	}
 	l := js.lane
 	l.jobs = remove(l.jobs, js)
-	l.ready = remove(l.ready, js)
+	l.ready.drop(js)
 	if l.holder == js {
 		l.holder = nil
 	}
@@ -433,7 +435,7 @@ func (s *Scheduler) Waiting() []string {
 func (s *Scheduler) ReadyCount(id int) int {
 	for _, l := range s.lanes {
 		if l.id == id {
-			return len(l.ready)
+			return l.ready.Len()
 		}
 	}
 	return 0
@@ -488,7 +490,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 			js.view.RequestSeq = s.requests
 			js.wants = false
 			js.phase = ready
-			l.ready = append(l.ready, js)
+			l.ready.add(js)
 			s.markDirty(l)
 		}
 		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
@@ -528,7 +530,9 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 			}
 		}
 		slices.Sort(chosen)
-		return &lane{size: size, gpus: chosen, closed: true}, true
+		l := s.newLane(size, chosen)
+		l.closed = true
+		return l, true
 	}
 	for _, g := range order {
 		where, ok := s.policy.Placement.Place(j, gpus[g].Lanes, gpus[g].Free, gpus[g].Capacity)
@@ -536,7 +540,7 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 			continue
 		}
 		if where.Lane < 0 {
-			return &lane{size: where.NewSize, gpus: []int{g}}, true
+			return s.newLane(where.NewSize, []int{g}), true
 		}
 		return s.lane(where.Lane), false
 	}
@@ -572,6 +576,11 @@ func (s *Scheduler) Feasible(j Job) error {
 	return fmt.Errorf("job %q needs %d GPUs at once, and only %d of the node's GPUs have the memory for it: use bigger GPUs or a smaller batch", j.ID, k, fit)
 }
 
+// newLane is a lane not yet numbered nor added.
+func (s *Scheduler) newLane(size float64, gpus []int) *lane {
+	return &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less}}
+}
+
 func (s *Scheduler) lane(id int) *lane {
 	for _, l := range s.lanes {
 		if l.id == id {
@@ -598,25 +607,15 @@ func (s *Scheduler) markDirty(l *lane) {
 
 // dispatch starts the best ready job of an idle lane.
 func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
-	if l.holder != nil || len(l.ready) == 0 {
+	if l.holder != nil || l.ready.Len() == 0 {
 		return out
 	}
-	best := 0
-	for i := 1; i < len(l.ready); i++ {
-		if s.less(l.ready[i], l.ready[best]) {
-			best = i
-		}
-	}
+	js := l.ready.first()
 	// Within its quantum, the job that ran last keeps the lane while it asks for more.
 	if q := s.policy.Quantum; q > 0 && l.last != nil && l.last.phase == ready && s.now-l.since < q {
-		for i, js := range l.ready {
-			if js == l.last {
-				best = i
-			}
-		}
+		js = l.last
 	}
-	js := l.ready[best]
-	l.ready = append(l.ready[:best], l.ready[best+1:]...)
+	l.ready.take(js)
 	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id, GPUs: l.gpus}
 	if l.last != nil && l.last != js {
 		d.Previous = l.last.job.ID

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,7 +217,10 @@ func formatState(s *Scheduler) string {
 		for _, j := range l.jobs {
 			jobs = append(jobs, fmt.Sprintf("%s(%s, attained %v, remaining %v)", j.job.ID, j.phase, j.view.Attained, j.view.Remaining()))
 		}
-		for _, j := range l.ready {
+		// In the order they joined the queue (a request's order), not the heap's.
+		queued := slices.Clone(l.ready.jobs)
+		slices.SortFunc(queued, func(a, b *jobState) int { return cmp.Compare(a.view.RequestSeq, b.view.RequestSeq) })
+		for _, j := range queued {
 			ready = append(ready, j.job.ID)
 		}
 		holder := "-"

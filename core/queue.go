@@ -1,0 +1,54 @@
+package core
+
+import "container/heap"
+
+// readyQueue is a lane's ready jobs, a heap in the policy's order: the next job is
+// found in O(1) and a job comes and goes in O(log n), so a lane of thousands of
+// jobs (suspend/resume keeps every job in one) costs no scan per iteration. A
+// job's key does not change while it waits here: what policies order by (attained
+// and remaining time, request order) changes only while it runs.
+type readyQueue struct {
+	jobs []*jobState
+	less func(a, b *jobState) bool
+}
+
+func (q *readyQueue) Len() int           { return len(q.jobs) }
+func (q *readyQueue) Less(i, j int) bool { return q.less(q.jobs[i], q.jobs[j]) }
+func (q *readyQueue) Swap(i, j int) {
+	q.jobs[i], q.jobs[j] = q.jobs[j], q.jobs[i]
+	q.jobs[i].readyAt, q.jobs[j].readyAt = i, j
+}
+func (q *readyQueue) Push(x any) {
+	js := x.(*jobState)
+	js.readyAt = len(q.jobs)
+	q.jobs = append(q.jobs, js)
+}
+func (q *readyQueue) Pop() any {
+	n := len(q.jobs) - 1
+	js := q.jobs[n]
+	q.jobs[n] = nil
+	q.jobs = q.jobs[:n]
+	js.readyAt = -1
+	return js
+}
+
+// add queues js.
+func (q *readyQueue) add(js *jobState) { heap.Push(q, js) }
+
+// take removes js, which must be queued.
+func (q *readyQueue) take(js *jobState) { heap.Remove(q, js.readyAt) }
+
+// drop removes js when it is queued.
+func (q *readyQueue) drop(js *jobState) {
+	if js.readyAt >= 0 && js.readyAt < len(q.jobs) && q.jobs[js.readyAt] == js {
+		q.take(js)
+	}
+}
+
+// first is the job the policy puts first; nil when none is ready.
+func (q *readyQueue) first() *jobState {
+	if len(q.jobs) == 0 {
+		return nil
+	}
+	return q.jobs[0]
+}
