@@ -41,8 +41,11 @@ type Where struct {
 // NewLane asks for a fresh lane of size MiB.
 func NewLane(size float64) Where { return Where{Lane: -1, NewSize: size} }
 
-// Placement decides lane admission. It is asked for each waiting job, in arrival
-// order, whenever memory may have become available.
+// Placement decides lane admission. It is asked about waiting jobs in arrival
+// order whenever memory may have become available. Two rules let admission ask
+// once per class of jobs rather than once per job (members.go): Place looks at a
+// job's memory and GPU count only, and a refusal stands while memory only
+// shrinks (jobs admitted, none leaving). Every built-in placement keeps both.
 type Placement interface {
 	// Place returns where job j goes, or false to keep it waiting. free is the
 	// device memory not allocated to any lane.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -82,33 +83,47 @@ type jobState struct {
 	wants bool
 	// readyAt is its index in its lane's ready queue; -1 when not queued.
 	readyAt int
+	// left: it left (its lane's and its class's lists drop it lazily).
+	left bool
 }
 
 type lane struct {
 	id     int
 	size   float64 // on each of its GPUs
 	gpus   []int
-	closed bool        // a gang lane: no other job joins
-	jobs   []*jobState // admitted, in admission order
-	ready  readyQueue
-	holder *jobState     // running or holding the lane
-	last   *jobState     // the job that ran last
-	since  time.Duration // when last started its turn (for a quantum)
-	dirty  bool          // in Scheduler.dirty: may have to start an iteration
+	closed bool // a gang lane: no other job joins
+	// jobs are the admitted jobs in admission order, with some that left (see
+	// members.go); live counts the others. peaks indexes them by peak memory.
+	jobs       []*jobState
+	live, dead int
+	peaks      map[float64][]*jobState
+	maxPeak    float64
+	ready      readyQueue
+	holder     *jobState     // running or holding the lane
+	last       *jobState     // the job that ran last
+	since      time.Duration // when last started its turn (for a quantum)
+	dirty      bool          // in Scheduler.dirty: may have to start an iteration
 }
 
-func (l *lane) info() LaneInfo {
-	li := LaneInfo{ID: l.id, Size: l.size, Jobs: len(l.jobs), GPU: l.gpus[0], Closed: l.closed}
+// info is the lane's view. With swapped set (suspend/resume: only the running job
+// is resident), its memory is the biggest job's, found in O(1); otherwise the sums
+// go over the lane's jobs, which memory keeps few.
+func (l *lane) info(swapped bool) LaneInfo {
+	li := LaneInfo{ID: l.id, Size: l.size, Jobs: l.live, GPU: l.gpus[0], Closed: l.closed}
 	if len(l.gpus) > 1 {
 		li.GPUs = l.gpus
 	}
-	for _, j := range l.jobs {
+	if b := l.biggest(); b != nil && b.job.Persistent+b.job.Ephemeral > 0 {
+		li.BiggestPersistent, li.BiggestEphemeral = b.job.Persistent, b.job.Ephemeral
+	}
+	if swapped {
+		li.Persistent, li.MaxEphemeral = li.BiggestPersistent, li.BiggestEphemeral
+		return li
+	}
+	l.each(func(j *jobState) {
 		li.Persistent += j.job.Persistent
 		li.MaxEphemeral = max(li.MaxEphemeral, j.job.Ephemeral)
-		if peak := j.job.Persistent + j.job.Ephemeral; peak > li.BiggestPersistent+li.BiggestEphemeral {
-			li.BiggestPersistent, li.BiggestEphemeral = j.job.Persistent, j.job.Ephemeral
-		}
-	}
+	})
 	return li
 }
 
@@ -128,14 +143,23 @@ func (l *lane) info() LaneInfo {
 // admitted job that holds the GPU through a start-up of zero): the caller applies
 // those and calls Decide again until it returns nothing.
 type Scheduler struct {
-	policy     Policy
-	gpus       []float64 // usable memory of each GPU, MiB
-	placeGPU   GPUPlacement
-	jobs       map[string]*jobState
-	waiting    []*jobState // arrival order
-	lanes      []*lane     // by id
-	dirty      []*lane     // lanes that may have to start an iteration
-	needsAdmit bool        // memory was freed or a job arrived since the last admission
+	policy   Policy
+	gpus     []float64 // usable memory of each GPU, MiB
+	placeGPU GPUPlacement
+	jobs     map[string]*jobState
+	// The waiting jobs: in arrival order (order, from orderHead, with some that
+	// were admitted or left since), and by class of memory need (members.go);
+	// candidates are the classes the next admission tries.
+	order      []*jobState
+	orderHead  int
+	nWaiting   int
+	classes    map[classKey]*waitClass
+	candidates []*waitClass
+	freed      bool    // memory was freed since the last admission
+	lanes      []*lane // by id
+	laneByID   map[int]*lane
+	dirty      []*lane // lanes that may have to start an iteration
+	needsAdmit bool    // memory was freed or a job arrived since the last admission
 	nextLane   int
 	arrivals   int
 	requests   uint64
@@ -164,7 +188,8 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 	if d.Placement == nil {
 		d.Placement = LeastLoaded{}
 	}
-	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{}}, nil
+	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
+		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{}}, nil
 }
 
 // Policy returns the policy in force.
@@ -213,7 +238,15 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	}}
 	s.arrivals++
 	s.jobs[j.ID] = js
-	s.waiting = append(s.waiting, js)
+	s.order = append(s.order, js)
+	s.nWaiting++
+	c := s.classes[keyOf(j)]
+	if c == nil {
+		c = &waitClass{key: keyOf(j)}
+		s.classes[c.key] = c
+	}
+	c.jobs = append(c.jobs, js)
+	s.queue(c)
 	s.needsAdmit = true
 	return nil
 }
@@ -316,13 +349,17 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 		return err
 	}
 	delete(s.jobs, id)
-	s.needsAdmit = true
+	js.left = true
 	if js.phase == waiting {
-		s.waiting = remove(s.waiting, js)
+		// Its class and the arrival order drop it lazily. A mode that admits in
+		// order may now admit the job behind it.
+		s.nWaiting--
+		s.needsAdmit = true
 		return nil
 	}
+	s.needsAdmit, s.freed = true, true
 	l := js.lane
-	l.jobs = remove(l.jobs, js)
+	l.leave(js)
 	l.ready.drop(js)
 	if l.holder == js {
 		l.holder = nil
@@ -330,7 +367,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 	if l.last == js {
 		l.last = nil
 	}
-	if len(l.jobs) == 0 {
+	if l.live == 0 {
 		s.closeLane(l)
 	} else {
 		s.markDirty(l)
@@ -371,9 +408,18 @@ func (s *Scheduler) Decide(now time.Duration) ([]Decision, error) {
 func (s *Scheduler) Lanes() []LaneInfo {
 	out := make([]LaneInfo, len(s.lanes))
 	for i, l := range s.lanes {
-		out[i] = l.info()
+		out[i] = l.info(s.policy.Swapped)
 	}
 	return out
+}
+
+// Lane returns a snapshot of lane id; false when no such lane is open.
+func (s *Scheduler) Lane(id int) (LaneInfo, bool) {
+	l, ok := s.laneByID[id]
+	if !ok {
+		return LaneInfo{}, false
+	}
+	return l.info(s.policy.Swapped), true
 }
 
 // Free returns the memory of all GPUs not allocated to any lane, in MiB.
@@ -392,11 +438,24 @@ func (s *Scheduler) GPUs() []GPUInfo {
 		out[i] = GPUInfo{Index: i, Capacity: c, Free: c}
 	}
 	for _, l := range s.lanes {
-		info := l.info()
+		info := l.info(s.policy.Swapped)
 		for _, g := range l.gpus {
 			out[g].Free -= l.size
-			out[g].Jobs += len(l.jobs)
+			out[g].Jobs += l.live
 			out[g].Lanes = append(out[g].Lanes, info)
+		}
+	}
+	return out
+}
+
+// gpu is GPU g's snapshot, as GPUs gives it.
+func (s *Scheduler) gpu(g int) GPUInfo {
+	out := GPUInfo{Index: g, Capacity: s.gpus[g], Free: s.gpus[g]}
+	for _, l := range s.lanes {
+		if slices.Contains(l.gpus, g) {
+			out.Free -= l.size
+			out.Jobs += l.live
+			out.Lanes = append(out.Lanes, l.info(s.policy.Swapped))
 		}
 	}
 	return out
@@ -424,19 +483,22 @@ func (s *Scheduler) JobInfo(id string) (view JobView, lane int, admitted bool, o
 
 // Waiting returns the ids of the jobs waiting for admission, in arrival order.
 func (s *Scheduler) Waiting() []string {
-	out := make([]string, len(s.waiting))
-	for i, j := range s.waiting {
-		out[i] = j.job.ID
+	out := make([]string, 0, s.nWaiting)
+	for _, js := range s.order[s.orderHead:] {
+		if js.phase == waiting && !js.left {
+			out = append(out, js.job.ID)
+		}
 	}
 	return out
 }
 
+// WaitingCount is how many jobs wait for admission.
+func (s *Scheduler) WaitingCount() int { return s.nWaiting }
+
 // ReadyCount returns how many jobs of lane id wait for their iteration to start.
 func (s *Scheduler) ReadyCount(id int) int {
-	for _, l := range s.lanes {
-		if l.id == id {
-			return l.ready.Len()
-		}
+	if l, ok := s.laneByID[id]; ok {
+		return l.ready.Len()
 	}
 	return 0
 }
@@ -466,46 +528,134 @@ func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
 }
 
 // admit places waiting jobs in arrival order; a later job may pass an earlier one
-// that does not fit yet.
+// that does not fit yet (unless the mode admits in order). Each class of memory
+// need is tried until one of its jobs is refused (members.go): the cost is in the
+// admissions and the classes, not in the jobs that wait.
 func (s *Scheduler) admit(out []Decision) []Decision {
-	kept := s.waiting[:0]
-	for _, js := range s.waiting {
-		l, isNew := s.place(js.job)
-		if l == nil || (s.policy.AdmitInOrder && len(kept) > 0) {
-			kept = append(kept, js)
-			continue
+	if s.freed {
+		s.freed = false
+		for k, c := range s.classes {
+			c.blocked = false
+			if c.front() == nil && !c.queued {
+				delete(s.classes, k)
+				continue
+			}
+			s.queue(c)
 		}
-		if isNew {
-			l.id = s.nextLane
-			s.nextLane++
-			s.lanes = append(s.lanes, l)
-		}
-		l.jobs = append(l.jobs, js)
-		js.lane = l
-		js.phase = idle
-		if js.wants {
-			// Its request reaches the lane's queue now: within the lane, requests
-			// are served in the order they joined it.
-			s.requests++
-			js.view.RequestSeq = s.requests
-			js.wants = false
-			js.phase = ready
-			l.ready.add(js)
-			s.markDirty(l)
-		}
-		out = append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 	}
-	clear(s.waiting[len(kept):])
-	s.waiting = kept
+	var gpus []GPUInfo
+	if s.policy.AdmitInOrder {
+		for _, c := range s.candidates {
+			c.queued = false
+		}
+		s.candidates = s.candidates[:0]
+		for js := s.firstWaiting(); js != nil; js = s.firstWaiting() {
+			c := s.classes[keyOf(js.job)]
+			if c.blocked {
+				break
+			}
+			if gpus == nil {
+				gpus = s.GPUs()
+			}
+			l, isNew := s.place(js.job, gpus)
+			if l == nil {
+				c.blocked = true
+				break
+			}
+			out = s.admitTo(js, l, isNew, gpus, out)
+		}
+		return out
+	}
+	h := classHeap(s.candidates[:0])
+	for _, c := range s.candidates {
+		if c.front() != nil {
+			h = append(h, c)
+		} else {
+			c.queued = false
+		}
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		c := h[0]
+		js := c.front()
+		if gpus == nil {
+			gpus = s.GPUs()
+		}
+		l, isNew := s.place(js.job, gpus)
+		if l == nil {
+			c.blocked = true
+		} else {
+			out = s.admitTo(js, l, isNew, gpus, out)
+			if c.front() != nil {
+				heap.Fix(&h, 0)
+				continue
+			}
+		}
+		c.queued = false
+		heap.Pop(&h)
+	}
+	s.candidates = h[:0]
 	return out
 }
 
-// place finds where j goes now: an existing lane, or a new one (not yet numbered
-// nor added, isNew set); nil when it must wait. The GPU placement orders the GPUs;
+// queue makes c a candidate of the next admission, unless its refusal stands.
+func (s *Scheduler) queue(c *waitClass) {
+	if !c.blocked && !c.queued {
+		c.queued = true
+		s.candidates = append(s.candidates, c)
+	}
+}
+
+// firstWaiting is the earliest waiting job; nil when none waits.
+func (s *Scheduler) firstWaiting() *jobState {
+	for s.orderHead < len(s.order) {
+		if js := s.order[s.orderHead]; js.phase == waiting && !js.left {
+			return js
+		}
+		s.order[s.orderHead] = nil
+		s.orderHead++
+	}
+	s.order, s.orderHead = s.order[:0], 0
+	return nil
+}
+
+// admitTo admits js into l (a new lane when isNew) and brings gpus up to date.
+func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, out []Decision) []Decision {
+	if isNew {
+		l.id = s.nextLane
+		s.nextLane++
+		s.lanes = append(s.lanes, l)
+		s.laneByID[l.id] = l
+	}
+	l.join(js)
+	js.lane = l
+	js.phase = idle
+	s.nWaiting--
+	if s.orderHead > 64 && s.orderHead > len(s.order)/2 {
+		s.order = append(s.order[:0], s.order[s.orderHead:]...)
+		s.orderHead = 0
+	}
+	if js.wants {
+		// Its request reaches the lane's queue now: within the lane, requests
+		// are served in the order they joined it.
+		s.requests++
+		js.view.RequestSeq = s.requests
+		js.wants = false
+		js.phase = ready
+		l.ready.add(js)
+		s.markDirty(l)
+	}
+	for _, g := range l.gpus {
+		gpus[g] = s.gpu(g)
+	}
+	return append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
+}
+
+// place finds where j goes now, gpus being the GPUs' snapshot: an existing lane,
+// or a new one (not yet numbered nor added, isNew set); nil when it must wait. The GPU placement orders the GPUs;
 // on each, the policy's lane placement decides. A gang job gets a lane of its own
 // on each of the first GPUs in that order with room for it.
-func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
-	gpus := s.GPUs()
+func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
 	order := s.placeGPU.Order(j, gpus)
 	if k := max(j.GPUs, 1); k > 1 {
 		var chosen []int
@@ -582,16 +732,15 @@ func (s *Scheduler) newLane(size float64, gpus []int) *lane {
 }
 
 func (s *Scheduler) lane(id int) *lane {
-	for _, l := range s.lanes {
-		if l.id == id {
-			return l
-		}
+	if l, ok := s.laneByID[id]; ok {
+		return l
 	}
 	panic(fmt.Sprintf("core: placement chose lane %d, which does not exist", id))
 }
 
 func (s *Scheduler) closeLane(l *lane) {
 	s.lanes = remove(s.lanes, l)
+	delete(s.laneByID, l.id)
 	if l.dirty {
 		l.dirty = false
 		s.dirty = remove(s.dirty, l)

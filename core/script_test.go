@@ -214,9 +214,9 @@ func formatState(s *Scheduler) string {
 	var b strings.Builder
 	for _, l := range s.lanes {
 		var jobs, ready []string
-		for _, j := range l.jobs {
+		l.each(func(j *jobState) {
 			jobs = append(jobs, fmt.Sprintf("%s(%s, attained %v, remaining %v)", j.job.ID, j.phase, j.view.Attained, j.view.Remaining()))
-		}
+		})
 		// In the order they joined the queue (a request's order), not the heap's.
 		queued := slices.Clone(l.ready.jobs)
 		slices.SortFunc(queued, func(a, b *jobState) int { return cmp.Compare(a.view.RequestSeq, b.view.RequestSeq) })

@@ -442,7 +442,7 @@ func (s *Server) Sessions() []*salusv1.Session {
 func (s *Server) Stats() *salusv1.GetStatsResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &salusv1.GetStatsResponse{UptimeS: time.Since(s.start).Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(len(s.sched.Waiting())),
+	return &salusv1.GetStatsResponse{UptimeS: time.Since(s.start).Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(s.sched.WaitingCount()),
 		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining}
 }
 

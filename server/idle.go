@@ -115,5 +115,5 @@ func (s *Server) reclaimIdle(wall time.Time) {
 // othersWait reports whether another job waits for what ss holds: jobs waiting
 // for admission, or ready jobs of its lane. Called under s.mu.
 func (s *Server) othersWait(ss *Session) bool {
-	return len(s.sched.Waiting()) > 0 || s.sched.ReadyCount(ss.lane) > 0
+	return s.sched.WaitingCount() > 0 || s.sched.ReadyCount(ss.lane) > 0
 }

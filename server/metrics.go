@@ -71,7 +71,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
 	s.mu.Lock()
 	sessions := len(s.sessions)
-	waiting := len(s.sched.Waiting())
+	waiting := s.sched.WaitingCount()
 	lanes := s.sched.Lanes()
 	ready := make([]int, len(lanes))
 	for i, l := range lanes {

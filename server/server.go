@@ -986,7 +986,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			if ss.emulated {
 				s.startWork(now, ss)
 			}
-			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: len(s.sched.Waiting()) > 0, IdleYielded: ss.idleYielded}
+			rep := BeginReply{Lane: d.Lane, WaitUS: wait.Microseconds(), ReleaseCache: s.sched.WaitingCount() > 0, IdleYielded: ss.idleYielded}
 			ss.idleYielded = false
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
@@ -999,7 +999,11 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 // emitMemory logs lane's memory (zero once it closed). The daemon keeps every job
 // of a lane resident (it has no suspend/resume).
 func (s *Server) emitMemory(now time.Duration, lane int) {
-	s.log.Emit(eventlog.MemoryEvent(now, s.sched.Lanes(), lane, false))
+	var lanes []core.LaneInfo
+	if info, open := s.sched.Lane(lane); open {
+		lanes = []core.LaneInfo{info}
+	}
+	s.log.Emit(eventlog.MemoryEvent(now, lanes, lane, false))
 }
 
 func run(fs []func()) {

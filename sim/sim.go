@@ -369,7 +369,11 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
-	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, e.sched.Lanes(), lane, e.o.Policy.Swapped))
+	var lanes []core.LaneInfo // the one lane, unless it closed: not every lane's snapshot
+	if info, open := e.sched.Lane(lane); open {
+		lanes = []core.LaneInfo{info}
+	}
+	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, lanes, lane, e.o.Policy.Swapped))
 }
 
 func (e *engine) iterationEnded(w *Work) error {

@@ -1,0 +1,145 @@
+package core
+
+import "container/heap"
+
+// A lane's jobs, kept so that joining and leaving cost O(1) amortized however many
+// jobs a lane holds (suspend/resume keeps every admitted job in one lane): jobs
+// leave lazily (marked, skipped, compacted when the dead outnumber the living),
+// and the job with the largest peak, the one resident under suspend/resume, is
+// found without a scan.
+
+// join adds js to the lane, after the jobs already there.
+func (l *lane) join(js *jobState) {
+	l.jobs = append(l.jobs, js)
+	l.live++
+	l.addPeak(js)
+}
+
+func (l *lane) addPeak(js *jobState) {
+	peak := js.job.Persistent + js.job.Ephemeral
+	if l.peaks == nil {
+		l.peaks = map[float64][]*jobState{}
+	}
+	if len(l.peaks) == 0 || peak > l.maxPeak {
+		l.maxPeak = peak
+	}
+	l.peaks[peak] = append(l.peaks[peak], js)
+}
+
+// leave takes js out of the lane.
+func (l *lane) leave(js *jobState) {
+	js.left = true
+	l.live--
+	if l.dead++; l.dead > l.live+32 {
+		l.compact()
+	}
+}
+
+// compact drops the jobs that left, keeping the others' order.
+func (l *lane) compact() {
+	kept := l.jobs[:0]
+	clear(l.peaks)
+	for _, js := range l.jobs {
+		if !js.left {
+			kept = append(kept, js)
+			l.addPeak(js)
+		}
+	}
+	clear(l.jobs[len(kept):])
+	l.jobs, l.dead = kept, 0
+}
+
+// each calls fn on the lane's jobs in the order they joined.
+func (l *lane) each(fn func(*jobState)) {
+	for _, js := range l.jobs {
+		if !js.left {
+			fn(js)
+		}
+	}
+}
+
+// biggest is the job with the largest peak memory, the first to join among equals;
+// nil for an empty lane.
+func (l *lane) biggest() *jobState {
+	for len(l.peaks) > 0 {
+		list := l.peaks[l.maxPeak]
+		for len(list) > 0 && list[0].left {
+			list = list[1:]
+		}
+		if len(list) > 0 {
+			l.peaks[l.maxPeak] = list
+			return list[0]
+		}
+		delete(l.peaks, l.maxPeak)
+		first := true
+		for p := range l.peaks {
+			if first || p > l.maxPeak {
+				l.maxPeak, first = p, false
+			}
+		}
+	}
+	return nil
+}
+
+// waitClass is the waiting jobs of one memory need, in arrival order. A lane
+// placement sees a job's memory and GPU count only, and memory only shrinks while
+// jobs are admitted: one refusal stands for the whole class until memory is freed,
+// so admission tries each class once, not each job.
+type waitClass struct {
+	key     classKey
+	jobs    []*jobState // arrival order, from head; may hold jobs that left
+	head    int
+	blocked bool // refused since memory was last freed
+	queued  bool // among the candidates of the next admission
+	at      int  // index in the admission heap
+}
+
+type classKey struct {
+	persistent, ephemeral float64
+	gpus                  int
+}
+
+func keyOf(j Job) classKey { return classKey{j.Persistent, j.Ephemeral, max(j.GPUs, 1)} }
+
+// front is the class's earliest waiting job; nil when it has none.
+func (c *waitClass) front() *jobState {
+	for c.head < len(c.jobs) && (c.jobs[c.head].phase != waiting || c.jobs[c.head].left) {
+		c.jobs[c.head] = nil
+		c.head++
+	}
+	if c.head == len(c.jobs) {
+		c.jobs, c.head = c.jobs[:0], 0
+		return nil
+	}
+	if c.head > 64 && c.head > len(c.jobs)/2 {
+		c.jobs = append(c.jobs[:0], c.jobs[c.head:]...)
+		c.head = 0
+	}
+	return c.jobs[c.head]
+}
+
+// classHeap orders classes by their earliest waiting job's arrival.
+type classHeap []*waitClass
+
+func (h classHeap) Len() int { return len(h) }
+func (h classHeap) Less(i, j int) bool {
+	return h[i].front().view.Seq < h[j].front().view.Seq
+}
+func (h classHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].at, h[j].at = i, j
+}
+func (h *classHeap) Push(x any) {
+	c := x.(*waitClass)
+	c.at = len(*h)
+	*h = append(*h, c)
+}
+func (h *classHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return c
+}
+
+var _ heap.Interface = (*classHeap)(nil)
