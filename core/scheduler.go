@@ -380,11 +380,14 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 // order), then, on every lane that nobody holds, the start of the iteration of the
 // ready job the policy puts first. Jobs admitted here that had already asked for an
 // iteration compete in the same round.
-func (s *Scheduler) Decide(now time.Duration) ([]Decision, error) {
+func (s *Scheduler) Decide(now time.Duration) ([]Decision, error) { return s.DecideInto(now, nil) }
+
+// DecideInto is Decide appending to out: a caller that reuses one buffer makes
+// no allocation per decision.
+func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, error) {
 	if err := s.tick(now); err != nil {
-		return nil, err
+		return out, err
 	}
-	var out []Decision
 	if s.needsAdmit {
 		s.needsAdmit = false
 		out = s.admit(out)

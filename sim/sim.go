@@ -82,14 +82,16 @@ func (t *timers) Pop() any {
 }
 
 type engine struct {
-	o      Options
-	sched  *core.Scheduler
-	gpus   []*GPU
-	now    time.Duration
-	jobs   map[string]*job
-	timers timers
-	seq    int
-	left   int
+	o     Options
+	sched *core.Scheduler
+	gpus  []*GPU
+	// decisions is the buffer the core's decisions are written to, reused.
+	decisions []core.Decision
+	now       time.Duration
+	jobs      map[string]*job
+	timers    timers
+	seq       int
+	left      int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
@@ -194,10 +196,11 @@ func Run(t *workload.Trace, o Options) error {
 					return err
 				}
 			}
-			ds, err := e.sched.Decide(e.now)
+			ds, err := e.sched.DecideInto(e.now, e.decisions[:0])
 			if err != nil {
 				return err
 			}
+			e.decisions = ds
 			if len(ds) == 0 {
 				break
 			}
