@@ -119,41 +119,42 @@ func ReadTraceFile(path string, cat *Catalog) (*Trace, error) {
 	return ParseTrace(data, path, name, cat)
 }
 
-// ParseTrace parses trace data; file names the source in errors.
+// ParseTrace parses trace data; file names the source in errors. Rows become
+// jobs as they are read: memory holds the jobs, not the rows.
 func ParseTrace(data []byte, file, name string, cat *Catalog) (*Trace, error) {
-	var rows []row
+	t := &Trace{Name: name}
+	ids := map[string]int{}
+	each := func(r row) error {
+		j, err := r.job(file, cat)
+		if err != nil {
+			return err
+		}
+		if first, dup := ids[j.ID]; dup {
+			return &FieldError{File: file, Line: r.line, Field: "job_id", Msg: fmt.Sprintf("duplicate id %q (first on line %d): give every job its own id", j.ID, first)}
+		}
+		ids[j.ID] = r.line
+		if n := len(t.Jobs); n > 0 && j.ArrivalS < t.Jobs[n-1].ArrivalS {
+			return &FieldError{File: file, Line: r.line, Field: "arrival_s", Msg: fmt.Sprintf("%v is earlier than the previous job's %v: sort the rows by arrival_s", j.ArrivalS, t.Jobs[n-1].ArrivalS)}
+		}
+		t.Jobs = append(t.Jobs, j)
+		return nil
+	}
 	var err error
 	switch ext := strings.ToLower(filepath.Ext(file)); {
 	case ext == ".csv":
-		rows, err = csvRows(data, file)
+		err = csvRows(data, file, each)
 	case ext == ".jsonl" || ext == ".json" || ext == ".ndjson":
-		rows, err = jsonRows(data, file)
+		err = jsonRows(data, file, each)
 	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")):
-		rows, err = jsonRows(data, file)
+		err = jsonRows(data, file, each)
 	default:
-		rows, err = csvRows(data, file)
+		err = csvRows(data, file, each)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
+	if len(t.Jobs) == 0 {
 		return nil, &FieldError{File: file, Line: 1, Msg: "the trace has no jobs"}
-	}
-	t := &Trace{Name: name}
-	ids := map[string]int{}
-	for _, r := range rows {
-		j, err := r.job(file, cat)
-		if err != nil {
-			return nil, err
-		}
-		if first, dup := ids[j.ID]; dup {
-			return nil, &FieldError{File: file, Line: r.line, Field: "job_id", Msg: fmt.Sprintf("duplicate id %q (first on line %d): give every job its own id", j.ID, first)}
-		}
-		ids[j.ID] = r.line
-		if n := len(t.Jobs); n > 0 && j.ArrivalS < t.Jobs[n-1].ArrivalS {
-			return nil, &FieldError{File: file, Line: r.line, Field: "arrival_s", Msg: fmt.Sprintf("%v is earlier than the previous job's %v: sort the rows by arrival_s", j.ArrivalS, t.Jobs[n-1].ArrivalS)}
-		}
-		t.Jobs = append(t.Jobs, j)
 	}
 	return t, nil
 }
@@ -163,16 +164,17 @@ type row struct {
 	fields map[string]string
 }
 
-func csvRows(data []byte, file string) ([]row, error) {
+// csvRows calls each on every row of CSV data, in order.
+func csvRows(data []byte, file string, each func(row) error) error {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
 	header, err := r.Read()
 	if err == io.EOF {
-		return nil, &FieldError{File: file, Line: 1, Msg: "empty file: a trace needs a header line (" + strings.Join(requiredColumns, ",") + ") and one line per job"}
+		return &FieldError{File: file, Line: 1, Msg: "empty file: a trace needs a header line (" + strings.Join(requiredColumns, ",") + ") and one line per job"}
 	}
 	if err != nil {
-		return nil, csvError(file, err)
+		return csvError(file, err)
 	}
 	line, _ := r.FieldPos(0)
 	seen := map[string]bool{}
@@ -180,34 +182,36 @@ func csvRows(data []byte, file string) ([]row, error) {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		header[i] = h
 		if !known(h) {
-			return nil, &FieldError{File: file, Line: line, Field: h, Msg: "unknown column; known columns are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+			return &FieldError{File: file, Line: line, Field: h, Msg: "unknown column; known columns are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
 		}
 		if seen[h] {
-			return nil, &FieldError{File: file, Line: line, Field: h, Msg: "column appears twice"}
+			return &FieldError{File: file, Line: line, Field: h, Msg: "column appears twice"}
 		}
 		seen[h] = true
 	}
 	for _, c := range requiredColumns {
 		if !seen[c] {
-			return nil, &FieldError{File: file, Line: line, Field: c, Msg: "missing column: the header must name " + strings.Join(requiredColumns, ", ")}
+			return &FieldError{File: file, Line: line, Field: c, Msg: "missing column: the header must name " + strings.Join(requiredColumns, ", ")}
 		}
 	}
 	r.FieldsPerRecord = len(header)
-	var rows []row
+	r.ReuseRecord = true
+	fields := map[string]string{}
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
-			return rows, nil
+			return nil
 		}
 		if err != nil {
-			return nil, csvError(file, err)
+			return csvError(file, err)
 		}
 		line, _ := r.FieldPos(0)
-		fields := map[string]string{}
 		for i, h := range header {
 			fields[h] = strings.TrimSpace(rec[i])
 		}
-		rows = append(rows, row{line: line, fields: fields})
+		if err := each(row{line: line, fields: fields}); err != nil {
+			return err
+		}
 	}
 }
 
@@ -219,8 +223,8 @@ func csvError(file string, err error) error {
 	return fmt.Errorf("%s: %w", file, err)
 }
 
-func jsonRows(data []byte, file string) ([]row, error) {
-	var rows []row
+// jsonRows calls each on every row of JSON Lines data, in order.
+func jsonRows(data []byte, file string, each func(row) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
 	line := 0
@@ -232,12 +236,12 @@ func jsonRows(data []byte, file string) ([]row, error) {
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(text, &obj); err != nil {
-			return nil, &FieldError{File: file, Line: line, Msg: "not a JSON object: " + err.Error()}
+			return &FieldError{File: file, Line: line, Msg: "not a JSON object: " + err.Error()}
 		}
 		fields := map[string]string{}
 		for k, v := range obj {
 			if !known(k) {
-				return nil, &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+				return &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
 			}
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
@@ -247,15 +251,17 @@ func jsonRows(data []byte, file string) ([]row, error) {
 		}
 		for _, c := range requiredColumns {
 			if _, ok := fields[c]; !ok {
-				return nil, &FieldError{File: file, Line: line, Field: c, Msg: "missing field: every job needs " + strings.Join(requiredColumns, ", ")}
+				return &FieldError{File: file, Line: line, Field: c, Msg: "missing field: every job needs " + strings.Join(requiredColumns, ", ")}
 			}
 		}
-		rows = append(rows, row{line: line, fields: fields})
+		if err := each(row{line: line, fields: fields}); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &FieldError{File: file, Line: line + 1, Msg: err.Error()}
+		return &FieldError{File: file, Line: line + 1, Msg: err.Error()}
 	}
-	return rows, nil
+	return nil
 }
 
 func known(col string) bool {
