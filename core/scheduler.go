@@ -780,14 +780,17 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 	return append(out, d)
 }
 
-func (s *Scheduler) less(a, b *jobState) bool {
-	if s.policy.Order.Less(a.view, b.view) {
+func (s *Scheduler) less(a, b *jobState) bool { return s.lessView(a.view, b.view) }
+
+// lessView is the policy's order, ties to the earlier arrival.
+func (s *Scheduler) lessView(a, b JobView) bool {
+	if s.policy.Order.Less(a, b) {
 		return true
 	}
-	if s.policy.Order.Less(b.view, a.view) {
+	if s.policy.Order.Less(b, a) {
 		return false
 	}
-	return a.view.Seq < b.view.Seq
+	return a.Seq < b.Seq
 }
 
 func remove[T comparable](xs []T, x T) []T {

@@ -87,6 +87,10 @@ type engine struct {
 	gpus  []*GPU
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
+	// noFastForward runs every iteration through the core (tests compare both);
+	// fastForwarded counts the iterations that did not.
+	noFastForward bool
+	fastForwarded int
 	now       time.Duration
 	jobs      map[string]*job
 	timers    timers
@@ -103,6 +107,12 @@ type engine struct {
 // error when a job can never run on the device, a figure is out of range, or the
 // core rejects a call (a bug).
 func Run(t *workload.Trace, o Options) error {
+	return run(t, o, false, nil)
+}
+
+// run is Run, without fast-forward when noFF is set (tests compare both); ff,
+// when not nil, receives how many iterations ran fast-forwarded.
+func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
@@ -123,7 +133,10 @@ func Run(t *workload.Trace, o Options) error {
 	if err != nil {
 		return err
 	}
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, noFastForward: noFF}
+	if ff != nil {
+		defer func() { *ff = e.fastForwarded }()
+	}
 	for range n {
 		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, o.Device))
 	}
@@ -150,6 +163,13 @@ func Run(t *workload.Trace, o Options) error {
 	o.Sink.Emit(run)
 	next := 0
 	for e.left > 0 {
+		nextArrival := maxTime
+		if next < len(jobs) {
+			nextArrival = jobs[next].arrival
+		}
+		if err := e.fastForward(nextArrival); err != nil {
+			return err
+		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
 		at, ok := e.nextEnd()
 		if ok {

@@ -1,0 +1,44 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// Continue ends job id's running iteration at now, after gpuTime of GPU service,
+// and starts its next one in the same lane, when that is what IterationEnd,
+// Request and Decide would do at now with nothing else happening: the job asks
+// for another iteration at once, nothing else is pending, and the policy puts it
+// before every ready job of its lane (or its quantum keeps it there). It then
+// returns true, and the caller carries out that start as Decide's Start (no
+// switch: Previous is empty). Otherwise it changes nothing and returns false, and
+// the caller takes the usual path. A simulator runs the iterations of a job that
+// nothing can interrupt this way, in one tight loop, with the same result.
+func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration) (bool, error) {
+	js, err := s.find(id, running)
+	if err != nil {
+		return false, err
+	}
+	if gpuTime < 0 {
+		return false, fmt.Errorf("job %q: iteration time %v must not be negative", id, gpuTime)
+	}
+	if now < s.now {
+		return false, fmt.Errorf("time went backwards: %v after %v", now, s.now)
+	}
+	if s.needsAdmit || len(s.dirty) > 0 {
+		return false, nil
+	}
+	l := js.lane
+	v := js.view
+	v.Attained += gpuTime
+	v.Iterations++
+	v.RequestSeq = s.requests + 1
+	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
+	if first := l.ready.first(); first != nil && !kept && !s.lessView(v, first.view) {
+		return false, nil
+	}
+	s.now = now
+	s.requests++
+	js.view = v
+	return true, nil
+}

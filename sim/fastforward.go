@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/workload"
+)
+
+// fastForward runs, when one training iteration runs alone on the node (one GPU
+// busy, one iteration on it), the iterations of that job that nothing can
+// interrupt before the next event of the run (an arrival or a timer). Alone, an
+// iteration takes exactly its standalone time, so its end is known, and the
+// core's Continue says whether the job would simply go on at that boundary. They
+// run in a tight loop that writes the events a one-by-one run writes, in the same
+// order: the log is identical, and the core and the device model end in the same
+// state (TestFastForwardIsExact). nextArrival is the next job's arrival.
+func (e *engine) fastForward(nextArrival time.Duration) error {
+	if e.noFastForward {
+		return nil
+	}
+	var g *GPU
+	for _, h := range e.gpus {
+		switch {
+		case len(h.running) == 0:
+		case g != nil || len(h.running) > 1:
+			return nil // more than one iteration in flight: they pace each other
+		default:
+			g = h
+		}
+	}
+	if g == nil {
+		return nil
+	}
+	w := g.running[0]
+	j := w.job
+	if j == nil || j.parts != 1 || j.spec.Kind == workload.Infer {
+		return nil
+	}
+	next := nextArrival
+	if len(e.timers) > 0 {
+		next = min(next, e.timers[0].at)
+	}
+	delay := time.Duration(0)
+	if e.o.Policy.Gated {
+		delay = e.iterOverhead
+	}
+	now := e.now
+	for j.done+1 < j.spec.Iterations { // the last iteration takes the usual path
+		end := now + w.Delay + w.Left
+		if end >= next || end < now {
+			break
+		}
+		gpu := j.iteration(j.done)
+		ok, err := e.sched.Continue(end, w.Job, gpu)
+		if err != nil || !ok {
+			return err
+		}
+		now = end
+		e.now = now
+		e.fastForwarded++
+		g.fresh = false
+		e.o.Sink.Emit(eventlog.IterEndEvent(now, w.Job, w.Lane, gpu))
+		j.done++
+		j.requestedAt = now
+		e.o.Sink.Emit(eventlog.StartEvent(now, core.Decision{Action: core.Start, Job: w.Job, Lane: w.Lane}, 0))
+		w.Delay, w.Left = delay, max(j.iteration(j.done), 1)
+	}
+	return nil
+}
