@@ -91,11 +91,11 @@ type engine struct {
 	// fastForwarded counts the iterations that did not.
 	noFastForward bool
 	fastForwarded int
-	now       time.Duration
-	jobs      map[string]*job
-	timers    timers
-	seq       int
-	left      int
+	now           time.Duration
+	jobs          map[string]*job
+	timers        timers
+	seq           int
+	left          int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
