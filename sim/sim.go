@@ -55,6 +55,10 @@ type job struct {
 	parts int
 	// requestedAt is when the pending iteration (inference: request) was asked for.
 	requestedAt time.Duration
+	// works are its iteration's parts on the device model, one per GPU of its lane,
+	// reused by every iteration: a job has one iteration in flight at a time, so
+	// the simulator's loop allocates nothing per iteration.
+	works []Work
 }
 
 type timer struct {
@@ -95,6 +99,8 @@ type engine struct {
 	// resident is, under suspend/resume, the job whose persistent memory is on the
 	// GPU in each lane.
 	resident map[int]*job
+	// log is false when the events go nowhere (Discard): they are then not built.
+	log bool
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
@@ -121,7 +127,8 @@ func Run(t *workload.Trace, o Options) error {
 	if err != nil {
 		return err
 	}
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}}
+	_, discard := o.Sink.(eventlog.Discard)
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard}
 	for range n {
 		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, o.Device))
 	}
@@ -292,10 +299,12 @@ func (j *job) aloneS() float64 {
 func (e *engine) arrive(j *job) error {
 	s := j.spec
 	e.jobs[s.ID] = j
-	p := s.Profile
-	e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
-		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
-		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
+	if e.log {
+		p := s.Profile
+		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
+			Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
+			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
+	}
 	cj := s.CoreJob()
 	cj.Arrival, cj.Declared = e.now, j.declared
 	if err := e.sched.Arrive(e.now, cj); err != nil {
@@ -327,14 +336,18 @@ func (e *engine) apply(ds []core.Decision) error {
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
-			e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
+			if e.log {
+				e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
+			}
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.startup, j)
 			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
-			e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
+			if e.log {
+				e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
+			}
 			delay, err := core.Seconds(e.o.Device.CopyS(copied))
 			if err != nil {
 				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
@@ -346,8 +359,14 @@ func (e *engine) apply(ds []core.Decision) error {
 				delay += e.switchCost
 			}
 			j.parts = len(d.GPUs)
-			for _, g := range d.GPUs {
-				e.gpus[g].Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand, job: j})
+			if len(j.works) != len(d.GPUs) {
+				j.works = make([]Work, len(d.GPUs))
+			}
+			left := j.iteration(j.done)
+			for i, g := range d.GPUs {
+				// The job's last iteration has ended on every GPU: its works are free.
+				j.works[i] = Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: left, Demand: j.spec.Profile.Demand, job: j}
+				e.gpus[g].Start(&j.works[i])
 			}
 		}
 	}
@@ -369,18 +388,23 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
+	if !e.log {
+		return
+	}
 	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, e.sched.Lanes(), lane, e.o.Policy.Swapped))
 }
 
 func (e *engine) iterationEnded(w *Work) error {
 	j := w.job
 	gpu := j.iteration(j.done)
-	e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
+	if e.log {
+		e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
+	}
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
-	if j.spec.Kind == workload.Infer {
+	if e.log && j.spec.Kind == workload.Infer {
 		e.o.Sink.Emit(eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
@@ -391,7 +415,9 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.after(j.pause, j)
 		return e.sched.Yield(e.now, w.Job)
 	}
-	e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
+	if e.log {
+		e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
+	}
 	e.left--
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
