@@ -40,7 +40,9 @@ type Options struct {
 const maxTime = time.Duration(math.MaxInt64)
 
 type job struct {
-	spec     workload.Job
+	spec workload.Job
+	// handle is its events' Handle: its place in the trace, from 1.
+	handle   int
 	arrival  time.Duration
 	iterS    float64       // one iteration alone on this device, seconds
 	iter     time.Duration // the same, rounded to the clock
@@ -146,6 +148,7 @@ func Run(t *workload.Trace, o Options) error {
 		if jobs[i], err = e.newJob(spec); err != nil {
 			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
 		}
+		jobs[i].handle = i + 1
 	}
 	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
 		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
@@ -301,7 +304,7 @@ func (e *engine) arrive(j *job) error {
 	e.jobs[s.ID] = j
 	if e.log {
 		p := s.Profile
-		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
+		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind,
 			Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
 			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
 	}
@@ -316,6 +319,13 @@ func (e *engine) arrive(j *job) error {
 		e.after(j.startup, j)
 	}
 	return nil
+}
+
+// emit sends j's event ev to the sink, with j's handle. Callers check e.log first,
+// so that no event is built for nothing.
+func (e *engine) emit(j *job, ev eventlog.Event) {
+	ev.Handle = j.handle
+	e.o.Sink.Emit(ev)
 }
 
 func (e *engine) after(d time.Duration, j *job) {
@@ -337,7 +347,7 @@ func (e *engine) apply(ds []core.Decision) error {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
 			if e.log {
-				e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
+				e.emit(j, eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
 			}
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
@@ -346,7 +356,7 @@ func (e *engine) apply(ds []core.Decision) error {
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
 			if e.log {
-				e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
+				e.emit(j, eventlog.StartEvent(e.now, d, copied))
 			}
 			delay, err := core.Seconds(e.o.Device.CopyS(copied))
 			if err != nil {
@@ -398,14 +408,14 @@ func (e *engine) iterationEnded(w *Work) error {
 	j := w.job
 	gpu := j.iteration(j.done)
 	if e.log {
-		e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
+		e.emit(j, eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
 	}
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
 	if e.log && j.spec.Kind == workload.Infer {
-		e.o.Sink.Emit(eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
+		e.emit(j, eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
 		if j.pause <= 0 {
@@ -416,7 +426,7 @@ func (e *engine) iterationEnded(w *Work) error {
 		return e.sched.Yield(e.now, w.Job)
 	}
 	if e.log {
-		e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
+		e.emit(j, eventlog.EndEvent(e.now, w.Job, true, ""))
 	}
 	e.left--
 	if e.resident[w.Lane] == j {
