@@ -11,7 +11,6 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"time"
@@ -69,22 +68,48 @@ type timer struct {
 	job *job
 }
 
+// timers is a min-heap by (at, seq), a strict order: timers of the same instant
+// fire in the order they were set. It is typed, not a container/heap, which boxes
+// each timer pushed or popped in an interface (an allocation per inference request).
 type timers []timer
 
-func (t timers) Len() int { return len(t) }
-func (t timers) Less(i, j int) bool {
-	if t[i].at != t[j].at {
-		return t[i].at < t[j].at
+func (t timer) before(u timer) bool { return t.at < u.at || t.at == u.at && t.seq < u.seq }
+
+func (h *timers) push(x timer) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
 	}
-	return t[i].seq < t[j].seq
 }
-func (t timers) Swap(i, j int) { t[i], t[j] = t[j], t[i] }
-func (t *timers) Push(x any)   { *t = append(*t, x.(timer)) }
-func (t *timers) Pop() any {
-	old := *t
-	x := old[len(old)-1]
-	*t = old[:len(old)-1]
-	return x
+
+// pop removes and returns the earliest timer.
+func (h *timers) pop() timer {
+	s := *h
+	top, n := s[0], len(s)-1
+	s[0], s[n] = s[n], timer{}
+	s = s[:n]
+	for i := 0; ; {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && s[r].before(s[m]) {
+			m = r
+		}
+		if !s[m].before(s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
 
 type engine struct {
@@ -199,7 +224,7 @@ func Run(t *workload.Trace, o Options) error {
 			}
 			// After the arrivals: a start-up of zero ends at the arrival itself.
 			for len(e.timers) > 0 && e.timers[0].at <= e.now {
-				tm := heap.Pop(&e.timers).(timer)
+				tm := e.timers.pop()
 				if err := e.request(tm.job); err != nil {
 					return err
 				}
@@ -330,7 +355,7 @@ func (e *engine) emit(j *job, ev eventlog.Event) {
 
 func (e *engine) after(d time.Duration, j *job) {
 	e.seq++
-	heap.Push(&e.timers, timer{at: e.now + d, seq: e.seq, job: j})
+	e.timers.push(timer{at: e.now + d, seq: e.seq, job: j})
 }
 
 // request asks for j's next iteration: its start-up (or, for inference, the pause
