@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,10 +14,11 @@ import (
 )
 
 // TestNoAllocationPerIteration checks that the simulator's loop allocates nothing
-// per iteration when the events go nowhere or to a metrics.Collector: a run with
-// twice the iterations makes no more allocations than the run itself, but for
-// the growth of a slice now and then. It counts the allocations made by this module
-// outside the scheduling core, whose own are its package's concern.
+// per iteration when the events go nowhere, to a metrics.Collector, or to it and a
+// log (an eventlog.Writer): a run with twice the iterations makes no more
+// allocations than the run itself, but for the growth of a slice now and then. It
+// counts the allocations made by this module outside the scheduling core, whose
+// own are its package's concern.
 func TestNoAllocationPerIteration(t *testing.T) {
 	trace, err := workload.Generate(workload.Default(), workload.GenOptions{Seed: 1, Jobs: 10, Load: 4})
 	if err != nil {
@@ -43,11 +45,14 @@ func TestNoAllocationPerIteration(t *testing.T) {
 	runtime.MemProfileRate = 1
 	for _, name := range []string{"fifo", "fair"} {
 		pol, _ := core.Lookup(name)
-		for _, sink := range []string{"discard", "metrics"} {
+		for _, sink := range []string{"discard", "metrics", "metrics and a log"} {
 			run := func(tr *workload.Trace) {
 				var s eventlog.Sink = eventlog.Discard{}
-				if sink == "metrics" {
+				switch sink {
+				case "metrics":
 					s = metrics.NewCollector()
+				case "metrics and a log":
+					s = eventlog.Sinks{metrics.NewCollector(), eventlog.NewWriter(io.Discard)}
 				}
 				if err := Run(tr, Options{Policy: pol, Device: device.DefaultDevice(), Sink: s}); err != nil {
 					t.Fatal(err)
