@@ -126,6 +126,11 @@ type engine struct {
 	// resident is, under suspend/resume, the job whose persistent memory is on the
 	// GPU in each lane.
 	resident map[int]*job
+	// asked is the job that asked for an iteration last. A decision is most often
+	// to start it (all but a few of salus100's under fifo or srtf), and comparing
+	// its name to the decision's, the very string the core was given, costs less
+	// than hashing it.
+	asked *job
 	// log is false when the events go nowhere (Discard): they are then not built.
 	log bool
 }
@@ -362,12 +367,16 @@ func (e *engine) after(d time.Duration, j *job) {
 // before its next request) is over.
 func (e *engine) request(j *job) error {
 	j.requestedAt = e.now
+	e.asked = j
 	return e.sched.Request(e.now, j.spec.ID)
 }
 
 func (e *engine) apply(ds []core.Decision) error {
 	for _, d := range ds {
-		j := e.jobs[d.Job]
+		j := e.asked
+		if j == nil || j.spec.ID != d.Job {
+			j = e.jobs[d.Job]
+		}
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
