@@ -45,6 +45,10 @@ type Event struct {
 	Kind string  `json:"ev"`
 	Job  string  `json:"job,omitempty"`
 	Lane int     `json:"lane,omitempty"`
+	// Handle, when positive, is the engine's number for Job, unique in the run (the
+	// simulator's: the job's place in the trace, from 1): readers in the same
+	// process find the job by it rather than by name. It is not in the log.
+	Handle int `json:"-"`
 
 	// arrive
 	Model      string  `json:"model,omitempty"`

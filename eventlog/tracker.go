@@ -9,9 +9,11 @@ import (
 // JobState is one job as its log tells it so far.
 type JobState struct {
 	ID, Model string
-	Kind      string
-	ArrivalS  float64
-	StartupS  float64
+	// Index is its place among the arrivals, from 0.
+	Index    int
+	Kind     string
+	ArrivalS float64
+	StartupS float64
 	// AloneS is how long it takes alone on the device (0: not known).
 	AloneS float64
 	// Admitted: it got a lane; HoldsGPU: it holds the whole GPU through start-up.
@@ -39,6 +41,9 @@ type JobState struct {
 // computes no metric.
 type Tracker struct {
 	jobs map[string]*JobState
+	// byHandle finds a job by its events' Handle, without hashing its name: the
+	// lookup of every event of a simulated run.
+	byHandle []*JobState
 	// Runs counts the run headers: after the first, a daemon restarted on its log.
 	Runs int
 	// Arrivals counts the jobs that arrived.
@@ -80,6 +85,20 @@ func (t *Tracker) growGPUs(n int) {
 		t.gpuRunning = append(t.gpuRunning, 0)
 		t.gpuSince = append(t.gpuSince, 0)
 	}
+}
+
+// maxHandle bounds the handles a tracker keeps a table of; jobs with larger ones
+// are found by name.
+const maxHandle = 1 << 24
+
+// find returns the job e is about: by its handle when it has one, by name
+// otherwise.
+func (t *Tracker) find(e *Event) (*JobState, bool) {
+	if h := e.Handle; h > 0 && h < len(t.byHandle) && t.byHandle[h] != nil {
+		return t.byHandle[h], true
+	}
+	j, ok := t.jobs[e.Job]
+	return j, ok
 }
 
 // Job returns the state of the job named id (the latest to arrive under that
@@ -126,12 +145,18 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		if j, dup := t.jobs[e.Job]; dup && !j.Ended {
 			return nil, false, fmt.Errorf("job %q arrives twice", e.Job)
 		}
+		j := &JobState{ID: e.Job, Model: e.Model, Index: t.Arrivals, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS, AloneS: e.AloneS}
 		t.Arrivals++
-		j := &JobState{ID: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS, AloneS: e.AloneS}
 		t.jobs[e.Job] = j
+		if h := e.Handle; h > 0 && h <= maxHandle {
+			if h >= len(t.byHandle) {
+				t.byHandle = append(t.byHandle, make([]*JobState, h+1-len(t.byHandle))...)
+			}
+			t.byHandle[h] = j
+		}
 		return j, false, nil
 	}
-	j, ok := t.jobs[e.Job]
+	j, ok := t.find(&e)
 	if !ok {
 		return nil, false, fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
 	}

@@ -65,7 +65,6 @@ type MemSample struct {
 type Recorder struct {
 	log   RunLog
 	track *eventlog.Tracker
-	jobs  map[string]*JobTrace
 	slots map[int]int   // open lane -> slot
 	used  []bool        // slot in use
 	gpus  map[int][]int // lane -> its GPUs
@@ -74,7 +73,7 @@ type Recorder struct {
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{track: eventlog.NewTracker(), jobs: map[string]*JobTrace{}, slots: map[int]int{}, gpus: map[int][]int{}}
+	return &Recorder{track: eventlog.NewTracker(), slots: map[int]int{}, gpus: map[int][]int{}}
 }
 
 // ReadLog reads an event log file (gzip when its name ends in .gz). A cut-off last
@@ -181,11 +180,10 @@ func (r *Recorder) Emit(e eventlog.Event) {
 	case eventlog.Arrive:
 		j := &JobTrace{ID: e.Job, Model: e.Model, ArrivalS: e.T,
 			StartupFromS: e.T, StartupToS: e.T + e.StartupS, state: st}
-		r.jobs[e.Job] = j
 		r.log.Jobs = append(r.log.Jobs, j)
 		return
 	}
-	j := r.jobs[e.Job]
+	j := r.log.Jobs[st.Index] // the jobs are in the tracker's order of arrival
 	switch e.Kind {
 	case eventlog.Admit:
 		j.GPUs, r.gpus[e.Lane] = st.GPUs, st.GPUs

@@ -61,10 +61,14 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 		e.now = now
 		e.fastForwarded++
 		g.fresh = false
-		e.o.Sink.Emit(eventlog.IterEndEvent(now, w.Job, w.Lane, gpu))
+		if e.log {
+			e.emit(j, eventlog.IterEndEvent(now, w.Job, w.Lane, gpu))
+		}
 		j.done++
 		j.requestedAt = now
-		e.o.Sink.Emit(eventlog.StartEvent(now, core.Decision{Action: core.Start, Job: w.Job, Lane: w.Lane}, 0))
+		if e.log {
+			e.emit(j, eventlog.StartEvent(now, core.Decision{Action: core.Start, Job: w.Job, Lane: w.Lane}, 0))
+		}
 		w.Delay, w.Left = delay, max(j.iteration(j.done), 1)
 	}
 	return nil

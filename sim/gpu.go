@@ -136,8 +136,10 @@ func (g *GPU) Advance(dt time.Duration) {
 func (g *GPU) step(dt time.Duration) {
 	share := g.share
 	g.fresh = false
-	kept := g.running[:0]
-	for _, w := range g.running {
+	// The works that go on stay in place at the front of running: no pointer is
+	// rewritten (a write barrier while the GC runs) unless one before it finished.
+	n := 0
+	for i, w := range g.running {
 		switch {
 		case w.Delay > 0:
 			w.Delay -= min(dt, w.Delay)
@@ -151,12 +153,17 @@ func (g *GPU) step(dt time.Duration) {
 		}
 		if w.Delay <= 0 && w.Left == 0 {
 			g.finished = append(g.finished, w)
-		} else {
-			kept = append(kept, w)
+			continue
 		}
+		if n < i {
+			g.running[n] = w
+		}
+		n++
 	}
-	clear(g.running[len(kept):])
-	g.running = kept
+	for i := n; i < len(g.running); i++ {
+		g.running[i] = nil // a finished work is not kept alive by running
+	}
+	g.running = g.running[:n]
 }
 
 // Finished returns the iterations that ended since the last call, in the order

@@ -11,7 +11,6 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"time"
@@ -40,7 +39,9 @@ type Options struct {
 const maxTime = time.Duration(math.MaxInt64)
 
 type job struct {
-	spec     workload.Job
+	spec workload.Job
+	// handle is its events' Handle: its place in the trace, from 1.
+	handle   int
 	arrival  time.Duration
 	iterS    float64       // one iteration alone on this device, seconds
 	iter     time.Duration // the same, rounded to the clock
@@ -55,6 +56,10 @@ type job struct {
 	parts int
 	// requestedAt is when the pending iteration (inference: request) was asked for.
 	requestedAt time.Duration
+	// works are its iteration's parts on the device model, one per GPU of its lane,
+	// reused by every iteration: a job has one iteration in flight at a time, so
+	// the simulator's loop allocates nothing per iteration.
+	works []Work
 }
 
 type timer struct {
@@ -63,22 +68,48 @@ type timer struct {
 	job *job
 }
 
+// timers is a min-heap by (at, seq), a strict order: timers of the same instant
+// fire in the order they were set. It is typed, not a container/heap, which boxes
+// each timer pushed or popped in an interface (an allocation per inference request).
 type timers []timer
 
-func (t timers) Len() int { return len(t) }
-func (t timers) Less(i, j int) bool {
-	if t[i].at != t[j].at {
-		return t[i].at < t[j].at
+func (t timer) before(u timer) bool { return t.at < u.at || t.at == u.at && t.seq < u.seq }
+
+func (h *timers) push(x timer) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
 	}
-	return t[i].seq < t[j].seq
 }
-func (t timers) Swap(i, j int) { t[i], t[j] = t[j], t[i] }
-func (t *timers) Push(x any)   { *t = append(*t, x.(timer)) }
-func (t *timers) Pop() any {
-	old := *t
-	x := old[len(old)-1]
-	*t = old[:len(old)-1]
-	return x
+
+// pop removes and returns the earliest timer.
+func (h *timers) pop() timer {
+	s := *h
+	top, n := s[0], len(s)-1
+	s[0], s[n] = s[n], timer{}
+	s = s[:n]
+	for i := 0; ; {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && s[r].before(s[m]) {
+			m = r
+		}
+		if !s[m].before(s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
 
 type engine struct {
@@ -101,6 +132,13 @@ type engine struct {
 	// resident is, under suspend/resume, the job whose persistent memory is on the
 	// GPU in each lane.
 	resident map[int]*job
+	// asked is the job that asked for an iteration last. A decision is most often
+	// to start it (all but a few of salus100's under fifo or srtf), and comparing
+	// its name to the decision's, the very string the core was given, costs less
+	// than hashing it.
+	asked *job
+	// log is false when the events go nowhere (Discard): they are then not built.
+	log bool
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
@@ -133,7 +171,8 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 	if err != nil {
 		return err
 	}
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, noFastForward: noFF}
+	_, discard := o.Sink.(eventlog.Discard)
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF}
 	if ff != nil {
 		defer func() { *ff = e.fastForwarded }()
 	}
@@ -154,6 +193,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		if jobs[i], err = e.newJob(spec); err != nil {
 			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
 		}
+		jobs[i].handle = i + 1
 	}
 	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
 		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
@@ -211,7 +251,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 			}
 			// After the arrivals: a start-up of zero ends at the arrival itself.
 			for len(e.timers) > 0 && e.timers[0].at <= e.now {
-				tm := heap.Pop(&e.timers).(timer)
+				tm := e.timers.pop()
 				if err := e.request(tm.job); err != nil {
 					return err
 				}
@@ -315,10 +355,12 @@ func (j *job) aloneS() float64 {
 func (e *engine) arrive(j *job) error {
 	s := j.spec
 	e.jobs[s.ID] = j
-	p := s.Profile
-	e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Model: p.Model, JobKind: s.Kind,
-		Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
-		PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
+	if e.log {
+		p := s.Profile
+		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind,
+			Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
+			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
+	}
 	cj := s.CoreJob()
 	cj.Arrival, cj.Declared = e.now, j.declared
 	if err := e.sched.Arrive(e.now, cj); err != nil {
@@ -332,32 +374,47 @@ func (e *engine) arrive(j *job) error {
 	return nil
 }
 
+// emit sends j's event ev to the sink, with j's handle. Callers check e.log first,
+// so that no event is built for nothing.
+func (e *engine) emit(j *job, ev eventlog.Event) {
+	ev.Handle = j.handle
+	e.o.Sink.Emit(ev)
+}
+
 func (e *engine) after(d time.Duration, j *job) {
 	e.seq++
-	heap.Push(&e.timers, timer{at: e.now + d, seq: e.seq, job: j})
+	e.timers.push(timer{at: e.now + d, seq: e.seq, job: j})
 }
 
 // request asks for j's next iteration: its start-up (or, for inference, the pause
 // before its next request) is over.
 func (e *engine) request(j *job) error {
 	j.requestedAt = e.now
+	e.asked = j
 	return e.sched.Request(e.now, j.spec.ID)
 }
 
 func (e *engine) apply(ds []core.Decision) error {
 	for _, d := range ds {
-		j := e.jobs[d.Job]
+		j := e.asked
+		if j == nil || j.spec.ID != d.Job {
+			j = e.jobs[d.Job]
+		}
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
-			e.o.Sink.Emit(eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
+			if e.log {
+				e.emit(j, eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
+			}
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.startup, j)
 			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
-			e.o.Sink.Emit(eventlog.StartEvent(e.now, d, copied))
+			if e.log {
+				e.emit(j, eventlog.StartEvent(e.now, d, copied))
+			}
 			delay, err := core.Seconds(e.o.Device.CopyS(copied))
 			if err != nil {
 				return fmt.Errorf("job %s: copying %.0f MiB: %w", d.Job, copied, err)
@@ -369,8 +426,14 @@ func (e *engine) apply(ds []core.Decision) error {
 				delay += e.switchCost
 			}
 			j.parts = len(d.GPUs)
-			for _, g := range d.GPUs {
-				e.gpus[g].Start(&Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: j.iteration(j.done), Demand: j.spec.Profile.Demand, job: j})
+			if len(j.works) != len(d.GPUs) {
+				j.works = make([]Work, len(d.GPUs))
+			}
+			left := j.iteration(j.done)
+			for i, g := range d.GPUs {
+				// The job's last iteration has ended on every GPU: its works are free.
+				j.works[i] = Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: left, Demand: j.spec.Profile.Demand, job: j}
+				e.gpus[g].Start(&j.works[i])
 			}
 		}
 	}
@@ -392,6 +455,9 @@ func (e *engine) swapIn(j *job, lane int) float64 {
 }
 
 func (e *engine) memory(lane int) {
+	if !e.log {
+		return
+	}
 	var lanes []core.LaneInfo // the one lane, unless it closed: not every lane's snapshot
 	if info, open := e.sched.Lane(lane); open {
 		lanes = []core.LaneInfo{info}
@@ -402,13 +468,15 @@ func (e *engine) memory(lane int) {
 func (e *engine) iterationEnded(w *Work) error {
 	j := w.job
 	gpu := j.iteration(j.done)
-	e.o.Sink.Emit(eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
+	if e.log {
+		e.emit(j, eventlog.IterEndEvent(e.now, w.Job, w.Lane, gpu))
+	}
 	if err := e.sched.IterationEnd(e.now, w.Job, gpu); err != nil {
 		return err
 	}
 	j.done++
-	if j.spec.Kind == workload.Infer {
-		e.o.Sink.Emit(eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
+	if e.log && j.spec.Kind == workload.Infer {
+		e.emit(j, eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
 		if j.pause <= 0 {
@@ -418,7 +486,9 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.after(j.pause, j)
 		return e.sched.Yield(e.now, w.Job)
 	}
-	e.o.Sink.Emit(eventlog.EndEvent(e.now, w.Job, true, ""))
+	if e.log {
+		e.emit(j, eventlog.EndEvent(e.now, w.Job, true, ""))
+	}
 	e.left--
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out

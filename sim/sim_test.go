@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -237,6 +239,37 @@ func BenchmarkSimulateSalus100(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(iters)*float64(b.N)/b.Elapsed().Seconds(), "iterations/s")
+		})
+	}
+}
+
+// BenchmarkSimulateSalus100Metrics is the run of eval: every event goes to a
+// metrics.Collector, and no log is written. It reports the allocations per
+// simulated iteration, all of the run's together (set-up included).
+func BenchmarkSimulateSalus100Metrics(b *testing.B) {
+	trace, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 1})
+	iters := 0
+	for _, j := range trace.Jobs {
+		iters += j.Iterations
+	}
+	for _, name := range core.Names() {
+		b.Run(name, func(b *testing.B) {
+			pol, _ := core.Lookup(name)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				c := metrics.NewCollector()
+				if err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: c}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Result(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			n := float64(iters) * float64(b.N)
+			b.ReportMetric(n/b.Elapsed().Seconds(), "iterations/s")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/iteration")
 		})
 	}
 }
