@@ -72,3 +72,20 @@ func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64) {
 		}
 	}
 }
+
+// A KeyOrder's Less is exactly the order of its keys: the ready queues trust it.
+func TestKeyOrdersAgreeWithLess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	view := func() JobView {
+		return JobView{Seq: rng.IntN(50), Declared: time.Duration(rng.IntN(1000)), Attained: time.Duration(rng.IntN(1000)),
+			RequestSeq: uint64(rng.IntN(50)), Priority: rng.IntN(3)}
+	}
+	for _, o := range []KeyOrder{ByArrival{}, ByRequest{}, ByRemaining{}, ByAttained{}} {
+		for range 2000 {
+			a, b := view(), view()
+			if o.Less(a, b) != (o.Key(a) < o.Key(b)) {
+				t.Fatalf("%T: Less(%+v, %+v) = %v, keys %d and %d", o, a, b, o.Less(a, b), o.Key(a), o.Key(b))
+			}
+		}
+	}
+}

@@ -121,6 +121,14 @@ type Order interface {
 	Less(a, b JobView) bool
 }
 
+// KeyOrder is an Order by an integer key, smallest first: Less(a, b) is exactly
+// Key(a) < Key(b). A ready job's key does not change while it waits, so the
+// scheduler computes it once, when the job joins its lane's queue.
+type KeyOrder interface {
+	Order
+	Key(v JobView) int64
+}
+
 // OrderFunc makes a function an Order.
 type OrderFunc func(a, b JobView) bool
 
@@ -140,11 +148,15 @@ type (
 )
 
 var (
-	_ Order = ByArrival{}
-	_ Order = ByRequest{}
-	_ Order = ByRemaining{}
-	_ Order = ByAttained{}
-	_ Order = OrderFunc(nil)
+	_ Order    = ByArrival{}
+	_ Order    = ByRequest{}
+	_ Order    = ByRemaining{}
+	_ Order    = ByAttained{}
+	_ Order    = OrderFunc(nil)
+	_ KeyOrder = ByArrival{}
+	_ KeyOrder = ByRequest{}
+	_ KeyOrder = ByRemaining{}
+	_ KeyOrder = ByAttained{}
 )
 
 // Less implements Order.
@@ -158,3 +170,15 @@ func (ByRemaining) Less(a, b JobView) bool { return a.Remaining() < b.Remaining(
 
 // Less implements Order.
 func (ByAttained) Less(a, b JobView) bool { return a.Attained < b.Attained }
+
+// Key implements KeyOrder.
+func (ByArrival) Key(v JobView) int64 { return int64(v.Seq) }
+
+// Key implements KeyOrder.
+func (ByRequest) Key(v JobView) int64 { return int64(v.RequestSeq) }
+
+// Key implements KeyOrder.
+func (ByRemaining) Key(v JobView) int64 { return int64(v.Remaining()) }
+
+// Key implements KeyOrder.
+func (ByAttained) Key(v JobView) int64 { return int64(v.Attained) }

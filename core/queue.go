@@ -10,10 +10,21 @@ import "container/heap"
 type readyQueue struct {
 	jobs []*jobState
 	less func(a, b *jobState) bool
+	// key, for a KeyOrder: each job's key is computed once, as it joins.
+	key func(JobView) int64
 }
 
-func (q *readyQueue) Len() int           { return len(q.jobs) }
-func (q *readyQueue) Less(i, j int) bool { return q.less(q.jobs[i], q.jobs[j]) }
+func (q *readyQueue) Len() int { return len(q.jobs) }
+func (q *readyQueue) Less(i, j int) bool {
+	if q.key == nil {
+		return q.less(q.jobs[i], q.jobs[j])
+	}
+	a, b := q.jobs[i], q.jobs[j]
+	if a.readyKey != b.readyKey {
+		return a.readyKey < b.readyKey
+	}
+	return a.view.Seq < b.view.Seq
+}
 func (q *readyQueue) Swap(i, j int) {
 	q.jobs[i], q.jobs[j] = q.jobs[j], q.jobs[i]
 	q.jobs[i].readyAt, q.jobs[j].readyAt = i, j
@@ -33,7 +44,12 @@ func (q *readyQueue) Pop() any {
 }
 
 // add queues js.
-func (q *readyQueue) add(js *jobState) { heap.Push(q, js) }
+func (q *readyQueue) add(js *jobState) {
+	if q.key != nil {
+		js.readyKey = q.key(js.view)
+	}
+	heap.Push(q, js)
+}
 
 // take removes js, which must be queued.
 func (q *readyQueue) take(js *jobState) { heap.Remove(q, js.readyAt) }

@@ -82,7 +82,9 @@ type jobState struct {
 	// start-up ended before it was admitted): admission makes it ready at once.
 	wants bool
 	// readyAt is its index in its lane's ready queue; -1 when not queued.
-	readyAt int
+	// readyKey is its key there, under a KeyOrder.
+	readyAt  int
+	readyKey int64
 	// left: it left (its lane's and its class's lists drop it lazily).
 	left bool
 }
@@ -731,7 +733,11 @@ func (s *Scheduler) Feasible(j Job) error {
 
 // newLane is a lane not yet numbered nor added.
 func (s *Scheduler) newLane(size float64, gpus []int) *lane {
-	return &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less}}
+	l := &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less}}
+	if k, ok := s.policy.Order.(KeyOrder); ok {
+		l.ready.key = k.Key
+	}
+	return l
 }
 
 func (s *Scheduler) lane(id int) *lane {
