@@ -160,8 +160,9 @@ type Scheduler struct {
 	freed      bool    // memory was freed since the last admission
 	lanes      []*lane // by id
 	laneByID   map[int]*lane
-	dirty      []*lane // lanes that may have to start an iteration
-	needsAdmit bool    // memory was freed or a job arrived since the last admission
+	last       *jobState // the job find found last (nil after it left)
+	dirty      []*lane   // lanes that may have to start an iteration
+	needsAdmit bool      // memory was freed or a job arrived since the last admission
 	nextLane   int
 	arrivals   int
 	requests   uint64
@@ -352,6 +353,9 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 	}
 	delete(s.jobs, id)
 	js.left = true
+	if s.last == js {
+		s.last = nil
+	}
 	if js.phase == waiting {
 		// Its class and the arrival order drop it lazily. A mode that admits in
 		// order may now admit the job behind it.
@@ -520,9 +524,15 @@ func (s *Scheduler) tick(now time.Duration) error {
 }
 
 func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
-	js, ok := s.jobs[id]
-	if !ok {
-		return nil, fmt.Errorf("unknown job %q", id)
+	// The job of the last call comes back most (an iteration's end, then its
+	// request): compared by name, it costs no hashing.
+	js := s.last
+	if js == nil || js.job.ID != id {
+		var ok bool
+		if js, ok = s.jobs[id]; !ok {
+			return nil, fmt.Errorf("unknown job %q", id)
+		}
+		s.last = js
 	}
 	for _, p := range phases {
 		if js.phase == p {
