@@ -123,6 +123,37 @@ type Discard struct{}
 // Emit drops e.
 func (Discard) Emit(Event) {}
 
+// Boundary drops the boundary.
+func (Discard) Boundary(string, int, int, float64, float64) {}
+
+// BoundarySink is a Sink that takes an iteration boundary in one call: an
+// iteration of job ended at t after gpuS seconds of GPU time, and its next one
+// began at t in the same lane (no switch, nothing copied). It must do exactly
+// what the two events would. A simulator that runs a job's iterations back to
+// back calls it instead of building two events per iteration.
+type BoundarySink interface {
+	Sink
+	Boundary(job string, handle, lane int, t, gpuS float64)
+}
+
+// EmitBoundary sends a boundary to s: in one call when s takes it, else as the
+// IterEnd and IterStart events a one-by-one run writes.
+func EmitBoundary(s Sink, job string, handle, lane int, t, gpuS float64) {
+	if b, ok := s.(BoundarySink); ok {
+		b.Boundary(job, handle, lane, t, gpuS)
+		return
+	}
+	s.Emit(Event{T: t, Kind: IterEnd, Job: job, Handle: handle, Lane: lane, GPU: gpuS})
+	s.Emit(Event{T: t, Kind: IterStart, Job: job, Handle: handle, Lane: lane})
+}
+
+// Boundary forwards the boundary to each sink.
+func (s Sinks) Boundary(job string, handle, lane int, t, gpuS float64) {
+	for _, k := range s {
+		EmitBoundary(k, job, handle, lane, t, gpuS)
+	}
+}
+
 // Writer encodes events as JSON Lines. It is safe for concurrent use. The encoding
 // is written by hand: a simulated run logs millions of iterations, and
 // encoding/json would dominate its time.

@@ -93,11 +93,13 @@ const maxHandle = 1 << 24
 
 // find returns the job e is about: by its handle when it has one, by name
 // otherwise.
-func (t *Tracker) find(e *Event) (*JobState, bool) {
-	if h := e.Handle; h > 0 && h < len(t.byHandle) && t.byHandle[h] != nil {
-		return t.byHandle[h], true
+func (t *Tracker) find(e *Event) (*JobState, bool) { return t.findBy(e.Job, e.Handle) }
+
+func (t *Tracker) findBy(job string, handle int) (*JobState, bool) {
+	if handle > 0 && handle < len(t.byHandle) && t.byHandle[handle] != nil {
+		return t.byHandle[handle], true
 	}
-	j, ok := t.jobs[e.Job]
+	j, ok := t.jobs[job]
 	return j, ok
 }
 
@@ -178,20 +180,7 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 			j.ServiceS, j.Started = e.T, true
 		}
 	case IterStart:
-		if !j.Started {
-			j.ServiceS, j.Started = math.Max(j.ArrivalS, e.T-j.StartupS), true
-		}
-		if t.Running == 0 {
-			t.busySince = e.T
-		}
-		t.Running++
-		j.Running = true
-		for _, g := range j.GPUs {
-			if t.gpuRunning[g] == 0 {
-				t.gpuSince[g] = e.T
-			}
-			t.gpuRunning[g]++
-		}
+		t.start(j, e.T)
 	case IterEnd:
 		t.stop(j, e.T)
 		j.GPUS += e.GPU
@@ -204,6 +193,38 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		}
 	}
 	return j, wasRunning, nil
+}
+
+// start begins an iteration of j at time at.
+func (t *Tracker) start(j *JobState, at float64) {
+	if !j.Started {
+		j.ServiceS, j.Started = math.Max(j.ArrivalS, at-j.StartupS), true
+	}
+	if t.Running == 0 {
+		t.busySince = at
+	}
+	t.Running++
+	j.Running = true
+	for _, g := range j.GPUs {
+		if t.gpuRunning[g] == 0 {
+			t.gpuSince[g] = at
+		}
+		t.gpuRunning[g]++
+	}
+}
+
+// Boundary is Step on an IterEnd of job at time at, after gpu seconds of GPU
+// time, then on its IterStart at the same time: one iteration ended and the next
+// began at once in the same lane. It saves the building of the two events.
+func (t *Tracker) Boundary(job string, handle int, at, gpu float64) (*JobState, error) {
+	j, ok := t.findBy(job, handle)
+	if !ok {
+		return nil, fmt.Errorf("event %q for job %q, which never arrived", IterEnd, job)
+	}
+	t.stop(j, at)
+	j.GPUS += gpu
+	t.start(j, at)
+	return j, nil
 }
 
 // stop ends j's running iteration, if any, at time at.

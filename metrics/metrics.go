@@ -104,6 +104,17 @@ func NewCollector() *Collector {
 	return &Collector{track: eventlog.NewTracker(), lanes: map[int]float64{}, laneGPUs: map[int][]int{}, latencies: map[string][]float64{}}
 }
 
+// Boundary is an iteration boundary (eventlog.BoundarySink): the metrics need no
+// more of it than the tracker's bookkeeping.
+func (c *Collector) Boundary(job string, handle, lane int, t, gpuS float64) {
+	if c.err != nil {
+		return
+	}
+	if _, err := c.track.Boundary(job, handle, t, gpuS); err != nil {
+		c.err = err
+	}
+}
+
 // Emit takes one event. Events must come in time order.
 func (c *Collector) Emit(e eventlog.Event) {
 	if c.err != nil {

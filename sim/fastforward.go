@@ -3,7 +3,6 @@ package sim
 import (
 	"time"
 
-	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -62,13 +61,12 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 		e.fastForwarded++
 		g.fresh = false
 		if e.log {
-			e.emit(j, eventlog.IterEndEvent(now, w.Job, w.Lane, gpu))
+			// The iteration's end and the next one's start, as eventlog.IterEndEvent
+			// and StartEvent make them, in one call where the sink takes it.
+			eventlog.EmitBoundary(e.o.Sink, w.Job, j.handle, w.Lane, now.Seconds(), gpu.Seconds())
 		}
 		j.done++
 		j.requestedAt = now
-		if e.log {
-			e.emit(j, eventlog.StartEvent(now, core.Decision{Action: core.Start, Job: w.Job, Lane: w.Lane}, 0))
-		}
 		w.Delay, w.Left = delay, max(j.iteration(j.done), 1)
 	}
 	return nil

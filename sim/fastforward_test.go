@@ -3,11 +3,13 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -68,6 +70,39 @@ func BenchmarkFastForwardFIFO(b *testing.B) {
 	for range b.N {
 		if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice()}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// emitOnly hides a sink's Boundary: it gets the two events of each boundary.
+type emitOnly struct{ eventlog.Sink }
+
+// The metrics of a run are the same whether the collector takes the boundaries of
+// fast-forwarded iterations in one call or as their two events.
+func TestBoundariesGiveTheSameMetrics(t *testing.T) {
+	for _, ms := range registeredSchemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := randomTrace(5, 25)
+		resultOf := func(wrap bool) metrics.Result {
+			c := metrics.NewCollector()
+			var sink eventlog.Sink = c
+			if wrap {
+				sink = emitOnly{c}
+			}
+			if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: sink}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		if a, b := resultOf(false), resultOf(true); !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s/%s: metrics differ:\n%+v\n%+v", ms[0], ms[1], a, b)
 		}
 	}
 }
