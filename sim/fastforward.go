@@ -46,12 +46,15 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 		delay = e.iterOverhead
 	}
 	now := e.now
+	// The boundaries of the iteration in flight, as j.iteration rounds them: one
+	// rounding per iteration.
+	prev, cur := j.at(j.done), j.at(j.done+1)
 	for j.done+1 < j.spec.Iterations { // the last iteration takes the usual path
 		end := now + w.Delay + w.Left
 		if end >= next || end < now {
 			break
 		}
-		gpu := j.iteration(j.done)
+		gpu := max(cur-prev, 1)
 		ok, err := e.sched.Continue(end, w.Job, gpu)
 		if err != nil || !ok {
 			return err
@@ -67,7 +70,8 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 		}
 		j.done++
 		j.requestedAt = now
-		w.Delay, w.Left = delay, max(j.iteration(j.done), 1)
+		prev, cur = cur, j.at(j.done+1)
+		w.Delay, w.Left = delay, max(cur-prev, 1)
 	}
 	return nil
 }

@@ -337,10 +337,10 @@ func (e *engine) newJob(s workload.Job) (*job, error) {
 // iteration is the standalone time of j's k-th iteration (from 0). Each is rounded
 // so that the first k+1 together are within half a nanosecond of (k+1) x the
 // iteration time: rounding errors do not add up over a job's iterations.
-func (j *job) iteration(k int) time.Duration {
-	at := func(n int) time.Duration { return time.Duration(math.Round(float64(n) * j.iterS * 1e9)) }
-	return max(at(k+1)-at(k), 1)
-}
+func (j *job) iteration(k int) time.Duration { return max(j.at(k+1)-j.at(k), 1) }
+
+// at is when j's first n iterations, run back to back alone, are done.
+func (j *job) at(n int) time.Duration { return time.Duration(math.Round(float64(n) * j.iterS * 1e9)) }
 
 // aloneS is how long j takes alone on this device, arrival to end: its start-up,
 // its iterations and, for an inference job, the pauses between its requests.
