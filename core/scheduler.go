@@ -671,7 +671,10 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, o
 // on each, the policy's lane placement decides. A gang job gets a lane of its own
 // on each of the first GPUs in that order with room for it.
 func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
-	order := s.placeGPU.Order(j, gpus)
+	order := oneGPU
+	if len(gpus) > 1 {
+		order = s.placeGPU.Order(j, gpus)
+	}
 	if k := max(j.GPUs, 1); k > 1 {
 		var chosen []int
 		var size float64
@@ -711,6 +714,9 @@ func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
 	}
 	return nil, false
 }
+
+// oneGPU is the order of a node of one GPU.
+var oneGPU = []int{0}
 
 // Feasible returns an error when j could never be placed, even on empty GPUs: it
 // needs more GPUs than the node has, or more memory than enough of them hold.
