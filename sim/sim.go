@@ -39,7 +39,7 @@ type Options struct {
 const maxTime = time.Duration(math.MaxInt64)
 
 type job struct {
-	spec workload.Job
+	spec *workload.Job // in the trace: not copied
 	// handle is its events' Handle: its place in the trace, from 1.
 	handle   int
 	arrival  time.Duration
@@ -185,15 +185,19 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 	if e.switchCost, err = core.Seconds(o.Device.SwitchS); err != nil {
 		return fmt.Errorf("device: switch cost: %w", err)
 	}
-	jobs := make([]*job, len(t.Jobs))
-	for i, spec := range t.Jobs {
+	// Every job is checked before the run starts, but its record is made at its
+	// arrival and dropped at its end: memory follows the jobs alive, not the trace.
+	arrivals := make([]time.Duration, len(t.Jobs))
+	for i := range t.Jobs {
+		spec := &t.Jobs[i]
 		if err := sched.Feasible(spec.CoreJob()); err != nil {
 			return fmt.Errorf("trace %s: %w", t.Name, err)
 		}
-		if jobs[i], err = e.newJob(spec); err != nil {
+		j, err := e.newJob(spec)
+		if err != nil {
 			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
 		}
-		jobs[i].handle = i + 1
+		arrivals[i] = j.arrival
 	}
 	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
 		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
@@ -204,8 +208,8 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 	next := 0
 	for e.left > 0 {
 		nextArrival := maxTime
-		if next < len(jobs) {
-			nextArrival = jobs[next].arrival
+		if next < len(arrivals) {
+			nextArrival = arrivals[next]
 		}
 		if err := e.fastForward(nextArrival); err != nil {
 			return err
@@ -220,8 +224,8 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		} else {
 			at = maxTime
 		}
-		if next < len(jobs) {
-			at = min(at, jobs[next].arrival)
+		if next < len(arrivals) {
+			at = min(at, arrivals[next])
 		}
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
@@ -243,8 +247,10 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 					}
 				}
 			}
-			for next < len(jobs) && jobs[next].arrival <= e.now {
-				if err := e.arrive(jobs[next]); err != nil {
+			for next < len(arrivals) && arrivals[next] <= e.now {
+				j, _ := e.newJob(&t.Jobs[next]) // checked above
+				j.handle = next + 1
+				if err := e.arrive(j); err != nil {
 					return err
 				}
 				next++
@@ -302,7 +308,7 @@ func (e *engine) partEnded(w *Work) error {
 }
 
 // newJob converts a trace job's times to the clock of this device.
-func (e *engine) newJob(s workload.Job) (*job, error) {
+func (e *engine) newJob(s *workload.Job) (*job, error) {
 	j := &job{spec: s}
 	p := s.Profile
 	var err error
@@ -490,6 +496,7 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.emit(j, eventlog.EndEvent(e.now, w.Job, true, ""))
 	}
 	e.left--
+	delete(e.jobs, w.Job)
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
 	}
