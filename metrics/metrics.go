@@ -87,7 +87,7 @@ type Latency struct {
 // an eventlog.Tracker's; the collector adds what only the metrics need.
 type Collector struct {
 	track    *eventlog.Tracker
-	order    []JobResult
+	order    []*eventlog.JobState // the jobs that ended, in that order
 	lanes    map[int]float64
 	laneGPUs map[int][]int
 	memory   float64
@@ -163,13 +163,19 @@ func (c *Collector) Emit(e eventlog.Event) {
 	case eventlog.Served:
 		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
-		r := JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
-			EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost}
-		if j.AloneS > 0 && !j.Lost {
-			r.AloneS, r.Slowdown = j.AloneS, r.JCTS/j.AloneS
-		}
-		c.order = append(c.order, r)
+		// Its state no longer changes: its result is made from it when asked for.
+		c.order = append(c.order, j)
 	}
+}
+
+// result is the outcome of a job that ended.
+func result(j *eventlog.JobState) JobResult {
+	r := JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
+		EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost}
+	if j.AloneS > 0 && !j.Lost {
+		r.AloneS, r.Slowdown = j.AloneS, r.JCTS/j.AloneS
+	}
+	return r
 }
 
 // grow sizes the per-GPU figures to the GPUs the log has named so far.
@@ -195,7 +201,9 @@ func (c *Collector) Result() (Result, error) {
 	first, last := math.Inf(1), math.Inf(-1)
 	var jcts, slowdowns []float64
 	var sumQ float64
-	for _, r := range c.order {
+	res.Completion = make([]JobResult, 0, len(c.order))
+	for _, j := range c.order {
+		r := result(j)
 		res.Completion = append(res.Completion, r)
 		first = math.Min(first, r.ArrivalS)
 		last = math.Max(last, r.EndS)

@@ -122,8 +122,10 @@ func ReadTraceFile(path string, cat *Catalog) (*Trace, error) {
 // ParseTrace parses trace data; file names the source in errors. Rows become
 // jobs as they are read: memory holds the jobs, not the rows.
 func ParseTrace(data []byte, file, name string, cat *Catalog) (*Trace, error) {
-	t := &Trace{Name: name}
-	ids := map[string]int{}
+	// A job a line, at most: no regrowing of a list of a million jobs.
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	t := &Trace{Name: name, Jobs: make([]Job, 0, lines)}
+	ids := make(map[string]int, lines)
 	each := func(r row) error {
 		j, err := r.job(file, cat)
 		if err != nil {
