@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -127,7 +128,7 @@ func Figure(rs []Result) plots.Figure {
 	p.X.Label.Text = "jobs in the trace"
 	p.Y.Label.Text = "wall µs per job"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	p.Add(plotter.NewGrid())
@@ -148,7 +149,10 @@ func Figure(rs []Result) plots.Figure {
 			continue
 		}
 		line.Color, line.Width = plots.Colour(i), vg.Points(1.6)
-		points.Color, points.Shape = plots.Colour(i), draw.CircleGlyph{}
+		points.Color, points.Shape = plots.Colour(i), glyphs[i%len(glyphs)]
+		if i >= len(glyphs) {
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
 		p.Add(line, points)
 		p.Legend.Add(s, line, points)
 	}
@@ -162,4 +166,29 @@ func Figure(rs []Result) plots.Figure {
 		p.Y.Min, p.Y.Max = p.Y.Min/1.5, p.Y.Max*1.5
 	}
 	return plots.Single("bench-us-per-job", p.Title.Text, 16*vg.Centimeter, 11*vg.Centimeter, p)
+}
+
+// glyphs tell the lines apart where two colours are close.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}, draw.PyramidGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+// logTicks mark every 1..9 of each decade, labelling 1, 2 and 5 (gonum's label
+// the powers of ten only, often one or none on a chart).
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for d := math.Pow10(int(math.Floor(math.Log10(lo)))); d <= hi; d *= 10 {
+		for k := 1; k < 10; k++ {
+			v := d * float64(k)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if k == 1 || k == 2 || k == 5 {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
