@@ -30,13 +30,13 @@ func ChildRunner(command func(ctx context.Context, c Cell) *exec.Cmd) Runner {
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		cmd.WaitDelay = 5 * time.Second
 		err := cmd.Run()
-		if ctx.Err() != nil {
+		switch {
+		case err == nil: // it ended, even if the deadline passed as it did
+		case ctx.Err() != nil:
 			return r, ctx.Err()
-		}
-		if cctx.Err() != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			return r, nil
-		}
-		if err != nil {
+		default:
 			msg := strings.TrimSpace(stderr.String())
 			if msg == "" {
 				msg = err.Error()

@@ -25,18 +25,11 @@ var columns = []string{"jobs", "scheme", "iterations", "events", "wall s", "iter
 // happened instead in the wall column.
 func cells(r Result) []string {
 	row := []string{strconv.Itoa(r.Jobs), r.Scheme}
-	switch r.Status {
-	case StatusOK:
+	if r.OK() {
 		return append(row, strconv.FormatInt(r.Iterations, 10), strconv.FormatInt(r.Events, 10), fmt.Sprintf("%.3f", r.WallS),
 			si(r.ItersPerS), si(r.EventsPerS), fmt.Sprintf("%.1f", r.USPerJob), mib(r.MaxRSSMiB), fmt.Sprintf("%.0f", r.AllocMiB))
-	case StatusTimedOut:
-		row = append(row, "", "", "over "+seconds(r.TimeoutS))
-	case StatusSkipped:
-		row = append(row, "", "", "skipped: "+r.Error)
-	default:
-		row = append(row, "", "", "failed: "+r.Error)
 	}
-	return append(row, "", "", "", "", "")
+	return append(row, "", "", r.Outcome(), "", "", "", "", "")
 }
 
 // seconds is a limit as people write it: 120s, 0.5s, 1ms.
@@ -63,6 +56,20 @@ func mib(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", x)
+}
+
+// Outcome is how the run ended, in a few words: its wall seconds, "over 120s",
+// "skipped: ..." or "failed: ...".
+func (r Result) Outcome() string {
+	switch r.Status {
+	case StatusOK:
+		return fmt.Sprintf("%.3fs", r.WallS)
+	case StatusTimedOut:
+		return "over " + seconds(r.TimeoutS)
+	case StatusSkipped:
+		return "skipped: " + r.Error
+	}
+	return "failed: " + r.Error
 }
 
 // Table writes the results as an aligned text table.

@@ -114,12 +114,11 @@ func (bf *benchFlags) run(cmd *cobra.Command) error {
 			return exec.CommandContext(ctx, exe, benchCellArgs(c)...)
 		}),
 		Progress: func(r bench.Result) {
-			what := r.Status
-			if r.OK() {
-				what = fmt.Sprintf("%.3fs", r.WallS)
-			}
-			fmt.Fprintf(stderr, "salus bench: %d jobs, %s: %s\n", r.Jobs, r.Scheme, what)
+			fmt.Fprintf(stderr, "salus bench: %d jobs, %s: %s\n", r.Jobs, r.Scheme, r.Outcome())
 		}})
+	if runErr != nil && ctx.Err() != nil {
+		runErr = fmt.Errorf("interrupted: the results are the runs that ended (rerun the larger --jobs alone to go on)")
+	}
 	if len(results) == 0 {
 		return runErr
 	}
