@@ -79,6 +79,21 @@ type flagCase struct {
 	refused string
 }
 
+// checkFlagCase runs salus with args, c's flag given, and wants it refused as c
+// says, or its output to differ from base's.
+func checkFlagCase(t *testing.T, c flagCase, args []string, base string) {
+	t.Helper()
+	out, err := run(t, args...)
+	switch {
+	case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
+		t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
+	case c.refused == "" && err != nil:
+		t.Errorf("salus %v: %v", args, err)
+	case c.refused == "" && out == base:
+		t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
+	}
+}
+
 // checkFlagCases runs the cases, and fails unless every flag of the command
 // (but help and deprecated aliases) has one.
 func checkFlagCases(t *testing.T, path []string, cases []flagCase) {
@@ -91,16 +106,7 @@ func checkFlagCases(t *testing.T, path []string, cases []flagCase) {
 			t.Errorf("salus %v %v: %v", path, c.base, err)
 			continue
 		}
-		args := append(append(append([]string(nil), path...), c.base...), c.args...)
-		out, err := run(t, args...)
-		switch {
-		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
-			t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
-		case c.refused == "" && err != nil:
-			t.Errorf("salus %v: %v", args, err)
-		case c.refused == "" && out == base:
-			t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
-		}
+		checkFlagCase(t, c, append(append(append([]string(nil), path...), c.base...), c.args...), base)
 	}
 	cmd, _, err := newRoot().Find(path)
 	if err != nil {

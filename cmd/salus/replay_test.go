@@ -50,20 +50,7 @@ func TestReplayPrintsTheSimulatorBeside(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Log("\n" + out)
-	i := strings.Index(out, "The simulator on the same trace")
-	if i < 0 {
-		t.Fatalf("no comparison with the simulator:\n%s", out)
-	}
-	var row []string
-	for _, line := range strings.Split(out[i:], "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == "pack" {
-			row = f
-		}
-	}
-	// scheme, then sim and live-vs-sim for makespan, average and p95 JCT, then the order.
-	if len(row) < 8 {
-		t.Fatalf("no pack row in the comparison:\n%s", out[i:])
-	}
+	row, i := packComparison(t, out)
 	if sim, _ := strconv.ParseFloat(row[1], 64); sim < 3.2 || sim > 3.5 {
 		t.Errorf("simulated makespan %s min, want about 3.35 (three resnet50/50 sharing the GPU)", row[1])
 	}
@@ -109,19 +96,7 @@ func TestReplayOnTwoGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	i := strings.Index(out, "The simulator on the same trace")
-	if i < 0 {
-		t.Fatalf("no comparison with the simulator:\n%s", out)
-	}
-	var row []string
-	for _, line := range strings.Split(out[i:], "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == "pack" {
-			row = f
-		}
-	}
-	if len(row) < 8 {
-		t.Fatalf("no pack row in the comparison:\n%s", out[i:])
-	}
+	row, i := packComparison(t, out)
 	if sim, _ := strconv.ParseFloat(row[1], 64); sim > 3 {
 		t.Errorf("simulated makespan %s min on two GPUs; want well below one GPU's 3.35", row[1])
 	}
@@ -147,4 +122,24 @@ func TestReplayNodeRefused(t *testing.T) {
 			t.Errorf("replay %s: %v; want %q", args, err, want)
 		}
 	}
+}
+
+// packComparison finds, in replay's output, the pack row of the comparison with
+// the simulator (scheme, then sim and live-vs-sim for makespan, average and p95
+// JCT, then the order) and where the comparison starts.
+func packComparison(t *testing.T, out string) (row []string, at int) {
+	t.Helper()
+	at = strings.Index(out, "The simulator on the same trace")
+	if at < 0 {
+		t.Fatalf("no comparison with the simulator:\n%s", out)
+	}
+	for _, line := range strings.Split(out[at:], "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "pack" {
+			row = f
+		}
+	}
+	if len(row) < 8 {
+		t.Fatalf("no pack row in the comparison:\n%s", out[at:])
+	}
+	return row, at
 }

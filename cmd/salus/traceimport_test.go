@@ -145,16 +145,7 @@ func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
 	covered := map[string]bool{"skip-bad": true}
 	for _, c := range cases {
 		covered[c.flag] = true
-		args := append(append(append([]string(nil), base...), c.args...), fixture)
-		out, err := run(t, args...)
-		switch {
-		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "--"+c.flag)):
-			t.Errorf("salus %v: error %v, want one naming --%s with %q", args, err, c.flag, c.refused)
-		case c.refused == "" && err != nil:
-			t.Errorf("salus %v: %v", args, err)
-		case c.refused == "" && out == baseOut:
-			t.Errorf("salus %v printed the same as without %v: --%s does nothing", args, c.args, c.flag)
-		}
+		checkFlagCase(t, c, append(append(append([]string(nil), base...), c.args...), fixture), baseOut)
 	}
 	if _, err := run(t, append(base, bad)...); err == nil {
 		t.Error("a malformed row should fail the import")
