@@ -40,6 +40,8 @@ type Grid struct {
 	// load divides its arrival times.
 	Traces   []string `json:"traces,omitempty"`
 	Resample string   `json:"resample,omitempty"`
+	// Shard, when set, is the share of the runs this sweep does (shard.go).
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.
@@ -117,19 +119,22 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 	return cells
 }
 
-// Tasks lists every cell at every seed, less those already done.
+// Tasks lists every cell at every seed (those of the grid's shard, when it has
+// one), less those already done.
 func (g Grid) Tasks(cells []Cell, done []Sample) []Task {
 	skip := map[string]bool{}
 	for _, s := range done {
 		skip[Task{Cell: s.Cell, Seed: s.Seed}.key()] = true
 	}
 	var tasks []Task
+	k := 0
 	for _, c := range cells {
 		for _, seed := range g.Seeds {
 			t := Task{Cell: c, Seed: seed}
-			if !skip[t.key()] {
+			if g.Shard.has(k) && !skip[t.key()] {
 				tasks = append(tasks, t)
 			}
+			k++
 		}
 	}
 	return tasks

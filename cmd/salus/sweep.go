@@ -34,6 +34,7 @@ func newSweepCmd() *cobra.Command {
 		out     string
 		resume  string
 		workers int
+		shard   string
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -55,12 +56,17 @@ arrivals times a factor drawn from [0.5, 1.5)) or none (the file as it is; one
 seed only). The default is bootstrap with several seeds, none with one.
 
 Finished runs are appended to DIR/samples.jsonl as they complete: Ctrl-C keeps
-and reports them, and --resume DIR runs only what is missing.`,
+and reports them, and --resume DIR runs only what is missing.
+
+On a cluster, --shard I/N runs the I-th of N shares of the grid's runs (run k, in
+grid order, is shard k mod N's), for instance as a Kubernetes Indexed Job
+(deploy/sweep-indexed-job.yaml: I from JOB_COMPLETION_INDEX); salus sweep merge
+then combines the shards' directories into the outputs of one sweep.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -98,6 +104,13 @@ and reports them, and --resume DIR runs only what is missing.`,
 			if g.GPUs == 1 {
 				g.GPUs = 0 // one GPU: the grid file reads as before
 			}
+			if shard != "" {
+				sh, err := sweep.ParseShard(shard)
+				if err != nil {
+					return fmt.Errorf("--shard: %w", err)
+				}
+				g.Shard = sh
+			}
 			if err := sweep.Check(g); err != nil {
 				return err
 			}
@@ -118,6 +131,8 @@ and reports them, and --resume DIR runs only what is missing.`,
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
+	f.StringVar(&shard, "shard", "", "I/N: run the I-th of N shares of the grid's runs (0 <= I < N); salus sweep merge combines the shards")
+	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
 }
 
@@ -190,27 +205,74 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 	}
 	all := append(done, samples...)
 	interrupted := errors.Is(runErr, context.Canceled)
-	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted, Cells: sweep.SummarizeCells(cells, all)}
+	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted}
+	if err := writeSweep(cmd, out, &res, cells, all); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
+		len(all), len(samples), time.Since(start).Seconds(), workers, sweep.CSVFile, sweep.JSONFile, out)
+	if g.Shard != nil {
+		fmt.Fprintf(w, "shard %s of the grid: combine the shards' directories with salus sweep merge\n", g.Shard)
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: %d of %d runs done and kept; continue with: salus sweep --resume %s", len(all), planned, out)
+	}
+	return nil
+}
+
+// writeSweep summarizes the samples of cells into res and writes sweep.json,
+// sweep.csv, the plots and index.html to out, then prints the table.
+func writeSweep(cmd *cobra.Command, out string, res *sweep.Result, cells []sweep.Cell, all []sweep.Sample) error {
+	res.Cells = sweep.SummarizeCells(cells, all)
 	res.Recommendations = sweep.Recommend(res.Cells, all)
-	if err := sweep.WriteResults(out, res); err != nil {
+	if err := sweep.WriteResults(out, *res); err != nil {
 		return err
 	}
 	plotted, err := sweep.Plot(out, res.Cells)
 	if err != nil {
 		return err
 	}
-	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: res, Plots: plotted,
+	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: *res, Plots: plotted,
 		Args: append([]string{"salus"}, os.Args[1:]...), Version: moduleVersion()}); err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
-	printSweep(w, res)
-	fmt.Fprintf(w, "\n%d runs (%d this time, %.1f s, %d workers); wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
-		len(all), len(samples), time.Since(start).Seconds(), workers, sweep.CSVFile, sweep.JSONFile, out)
-	if interrupted {
-		return fmt.Errorf("interrupted: %d of %d runs done and kept; continue with: salus sweep --resume %s", len(all), planned, out)
-	}
+	printSweep(cmd.OutOrStdout(), *res)
 	return nil
+}
+
+// newSweepMergeCmd is salus sweep merge: the shards of a sweep, as one.
+func newSweepMergeCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge DIR...",
+		Short: "Combine the directories of a sweep's shards (sweep --shard I/N) into the outputs of one sweep",
+		Long: `Read the directories that salus sweep --shard I/N wrote for each shard of one grid, check
+that they hold the same grid and, together, every run of it, and write to --out what one
+salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and index.html.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			g, all, err := sweep.Merge(dirs, sweep.Applicable)
+			if err != nil {
+				return err
+			}
+			if err := createOut(out); err != nil {
+				return err
+			}
+			if err := sweep.WriteGrid(out, g); err != nil {
+				return err
+			}
+			res := sweep.Result{Grid: g, Runs: len(all), Planned: len(all)}
+			if err := writeSweep(cmd, out, &res, g.Cells(sweep.Applicable), all); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\n%d runs from %d directories; wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
+				len(all), len(dirs), sweep.CSVFile, sweep.JSONFile, out)
+			return nil
+		},
+	}
+	addOutFlag(cmd.Flags(), &out, "sweep-merged", "directory for the merged sweep's outputs")
+	return cmd
 }
 
 func printSweep(w io.Writer, r sweep.Result) {
