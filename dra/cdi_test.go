@@ -81,7 +81,7 @@ func TestCDISpec(t *testing.T) {
 		env = append(env, e.(string))
 	}
 	want := []string{
-		"SALUS_SOCKET=" + ContainerSocket,
+		"SALUS_ADDR=" + ContainerSocket,
 		"SALUS_TOKEN_FILE=" + ContainerToken,
 		"SALUS_GPU=3",
 		"SALUS_DECLARED_S=90.5",
