@@ -52,9 +52,8 @@ var readOnlyBind = []string{"ro", "nosuid", "nodev", "bind"}
 // CDISpec is the CDI spec (JSON) for an allocated claim: one device, named by
 // the claim's UID, whose edits mount the daemon's socket and token file
 // read-only into the container and set the environment a salus client reads:
-// SALUS_ADDR and SALUS_TOKEN_FILE (their paths inside the container, which the
-// Python client reads),
-// SALUS_GPU (the GPU's physical index), SALUS_DECLARED_S, SALUS_PRIORITY,
+// SALUS_ADDR and SALUS_TOKEN_FILE (their paths inside the container; the Python
+// client reads both), SALUS_GPU (the GPU's physical index), SALUS_DECLARED_S, SALUS_PRIORITY,
 // SALUS_PERSISTENT_MIB, SALUS_EPHEMERAL_MIB and SALUS_GPUS when the
 // configuration gives them, and CUDA_VISIBLE_DEVICES with CUDA_DEVICE_ORDER so
 // that CUDA numbers the GPUs as the daemon does. It refuses a claim whose memory
