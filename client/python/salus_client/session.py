@@ -29,6 +29,7 @@ without it (iterations run ungated); the default raises :class:`DaemonGone`.
 
 import atexit
 import math
+import os
 import signal
 import sys
 import threading
@@ -105,6 +106,11 @@ class Session:
       stays there rather than be split across two, with a warning). The client says which GPU on stderr. Nothing is done
       when the daemon emulates the GPU or does not name one. Create the Session before
       touching CUDA (even ``torch.cuda.is_available()``), so that the mask applies.
+    - Not given, ``total_time``, ``persistent``, ``ephemeral``, ``priority`` and ``gpus``
+      are read from ``$SALUS_DECLARED_S``, ``$SALUS_PERSISTENT_MIB``, ``$SALUS_EPHEMERAL_MIB``,
+      ``$SALUS_PRIORITY`` and ``$SALUS_GPUS`` when set (a Kubernetes claim's configuration
+      puts them there), as the address comes from ``$SALUS_ADDR`` and the token from
+      ``$SALUS_TOKEN_FILE``.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -125,6 +131,13 @@ class Session:
         if on_daemon_gone not in ("stop", "continue"):
             raise ValueError("on_daemon_gone=%r: use \"stop\" or \"continue\"" % (on_daemon_gone,))
         self.name = str(name)
+        # Figures not given come from the environment, where a Kubernetes claim's
+        # configuration puts them (the CDI edits of package dra, docs/kubernetes.md).
+        total_time = _from_env(total_time, "SALUS_DECLARED_S", float)
+        persistent = _from_env(persistent, "SALUS_PERSISTENT_MIB", float)
+        ephemeral = _from_env(ephemeral, "SALUS_EPHEMERAL_MIB", float)
+        priority = _from_env(priority, "SALUS_PRIORITY", int)
+        gpus = _from_env(gpus, "SALUS_GPUS", int)
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
             raise ValueError("Session %r: gpus=%r: give how many GPUs the job needs at once (1, or more "
                              "for a gang)" % (self.name, gpus))
@@ -617,6 +630,21 @@ def measurement(durations, peak_mib=0.0, persistent_mib=0.0):
 
 def _num(x):
     return None if x is None else float(x)
+
+
+def _from_env(value, var, kind):
+    """value, or when it is None the environment variable var read as kind (float or
+    int); None when that is not set either."""
+    if value is not None:
+        return value
+    text = os.environ.get(var, "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError("$%s=%r is not a %s: fix or unset it (or give the figure to Session)"
+                         % (var, text, "whole number" if kind is int else "number"))
 
 
 # -- process hooks -------------------------------------------------------------

@@ -151,3 +151,30 @@ class GPUTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EnvironmentTest(unittest.TestCase):
+    """A Kubernetes claim's configuration reaches the session through the environment."""
+
+    def setUp(self):
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+
+    def test_figures_not_given_come_from_the_environment(self):
+        os.environ.update({"SALUS_DECLARED_S": "120", "SALUS_PERSISTENT_MIB": "900", "SALUS_EPHEMERAL_MIB": "300",
+                           "SALUS_PRIORITY": "2"})
+        d = FakeDaemon(gpus=[0]).start()
+        self.addCleanup(d.stop)
+        with contextlib.redirect_stderr(io.StringIO()), mock.patch.dict(sys.modules, {"torch": None}):
+            s = salus_client.Session(name="k", address=d.address, priority=5)
+        self.addCleanup(s.close)
+        req = d.requests("k", "open")[0]
+        self.assertEqual((req["declared_s"], req["persistent_mib"], req["ephemeral_mib"]), (120, 900, 300))
+        self.assertEqual(req["priority"], 5, "a figure given wins over the environment")
+
+    def test_a_bad_variable_is_named(self):
+        os.environ["SALUS_PERSISTENT_MIB"] = "lots"
+        with self.assertRaisesRegex(ValueError, r"\$SALUS_PERSISTENT_MIB='lots' is not a number"):
+            salus_client.Session(name="k", ephemeral=1, address="/nonexistent")
