@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/dra"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -38,6 +39,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 			switch head.Kind {
 			case "Job":
 				obj = &batchv1.Job{}
+			case "DaemonSet":
+				obj = &appsv1.DaemonSet{}
 			case "Pod":
 				obj = &corev1.Pod{}
 			case "DeviceClass":
