@@ -224,12 +224,18 @@ type sinkFunc func(eventlog.Event)
 
 func (f sinkFunc) Emit(e eventlog.Event) { f(e) }
 
-func BenchmarkSimulateSalus100(b *testing.B) {
+// salus100 is the generated salus100 trace of seed 1 and its iterations.
+func salus100() (*workload.Trace, int) {
 	trace, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 1})
 	iters := 0
 	for _, j := range trace.Jobs {
 		iters += j.Iterations
 	}
+	return trace, iters
+}
+
+func BenchmarkSimulateSalus100(b *testing.B) {
+	trace, iters := salus100()
 	for _, name := range core.Names() {
 		b.Run(name, func(b *testing.B) {
 			pol, _ := core.Lookup(name)
@@ -247,11 +253,7 @@ func BenchmarkSimulateSalus100(b *testing.B) {
 // metrics.Collector, and no log is written. It reports the allocations per
 // simulated iteration, all of the run's together (set-up included).
 func BenchmarkSimulateSalus100Metrics(b *testing.B) {
-	trace, _ := workload.Generate(workload.Default(), workload.GenOptions{Seed: 1})
-	iters := 0
-	for _, j := range trace.Jobs {
-		iters += j.Iterations
-	}
+	trace, iters := salus100()
 	for _, name := range core.Names() {
 		b.Run(name, func(b *testing.B) {
 			pol, _ := core.Lookup(name)
