@@ -85,6 +85,9 @@ type Bound struct {
 	AloneMakespanS float64 `json:"alone_makespan_s"`
 	// GPUs is how many GPUs the machine's speed stands for.
 	GPUs int `json:"gpus"`
+	// AloneOnly is set when the bounds come from the jobs' times alone, without
+	// their GPU work (Alone: an event log does not give the jobs' demands).
+	AloneOnly bool `json:"alone_only,omitempty"`
 }
 
 // Job is what the bounds need of one job, its times on the device.
@@ -166,6 +169,23 @@ func Compute(jobs []Job, gpus int) (Bound, error) {
 	b.AvgJCTS = math.Max(b.WorkAvgJCTS, b.AloneAvgJCTS)
 	b.MakespanS = math.Max(b.WorkMakespanS, b.AloneMakespanS)
 	return b, nil
+}
+
+// Alone returns the bounds that the jobs' arrivals and times alone give by
+// themselves (fact 1): the average time alone, and the latest arrival plus time
+// alone, less the first arrival. It is what an event log allows, which gives each
+// job's time alone but not its demand: the work bounds are then not known.
+func Alone(arrivalS, aloneS []float64) (Bound, error) {
+	if len(arrivalS) == 0 || len(arrivalS) != len(aloneS) {
+		return Bound{}, fmt.Errorf("%d arrivals and %d times alone: a bound needs one of each per job, at least one job", len(arrivalS), len(aloneS))
+	}
+	jobs := make([]Job, len(arrivalS))
+	for i := range jobs {
+		jobs[i] = Job{ArrivalS: arrivalS[i], ReleaseS: arrivalS[i], AloneS: aloneS[i]}
+	}
+	b, err := Compute(jobs, 1)
+	b.WorkAvgJCTS, b.WorkMakespanS, b.GPUs, b.AloneOnly = 0, 0, 0, true
+	return b, err
 }
 
 // SRPT simulates preemptive shortest-remaining-processing-time first on one

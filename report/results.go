@@ -138,11 +138,15 @@ func boundTable(r *eval.Report) (table, bool) {
 		return table{}, false
 	}
 	m := func(s float64) string { return fmt.Sprintf("%.1f", s/60) }
+	work, workSpan := m(b.WorkAvgJCTS), m(b.WorkMakespanS)
+	if b.AloneOnly { // from an event log, which gives no demands
+		work, workSpan = "-", "-"
+	}
 	return table{Caption: "lower bound on this trace and device (no scheme can beat it; see README, Lower bound)",
 		Head: []string{"figure", "bound (min)", "SRPT on the GPU work (min)", "jobs alone (min)"},
 		Rows: [][]string{
-			{"average JCT", m(b.AvgJCTS), m(b.WorkAvgJCTS), m(b.AloneAvgJCTS)},
-			{"makespan", m(b.MakespanS), m(b.WorkMakespanS), m(b.AloneMakespanS)},
+			{"average JCT", m(b.AvgJCTS), work, m(b.AloneAvgJCTS)},
+			{"makespan", m(b.MakespanS), workSpan, m(b.AloneMakespanS)},
 		}}, true
 }
 
