@@ -194,3 +194,17 @@ func TestErrors(t *testing.T) {
 		t.Error("no GPUs: want an error")
 	}
 }
+
+// TestAlone: the bound of times alone only, as an event log allows.
+func TestAlone(t *testing.T) {
+	b, err := Alone([]float64{10, 0}, []float64{5, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(b.AvgJCTS, 4) || !near(b.MakespanS, 15) || !b.AloneOnly || b.WorkAvgJCTS != 0 {
+		t.Errorf("bound %+v: want average 4 s, makespan 15 s (10 + 5 - 0), alone only", b)
+	}
+	if _, err := Alone([]float64{1}, nil); err == nil {
+		t.Error("mismatched lists: want an error")
+	}
+}
