@@ -1,7 +1,9 @@
 // Package metrics computes a run's results from its event log, whichever engine
 // wrote it: makespan, average and p95 job completion time, queuing, GPU busy time,
 // inference latency, each job's slowdown against running alone and the fairness of
-// the slowdowns (Jain's index, the worst one). It is the only place these are computed; it reads events and
+// the slowdowns (Jain's index, the worst one), and, given the jobs' priorities
+// (SetClasses), each priority class's completion times, waits, latencies and
+// throughput. It is the only place these are computed; it reads events and
 // never schedules.
 package metrics
 
