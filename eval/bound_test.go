@@ -62,7 +62,8 @@ func boundTrace(seed uint64, jobs int, gap float64, infer bool, maxGang int) *wo
 }
 
 // TestNoSchemeBeatsTheBound runs every registered scheme on random traces (seeds,
-// loads, one GPU and several with gangs, inference jobs, overheads) and checks
+// loads, one GPU and several with gangs and every GPU placement, inference jobs,
+// overheads) and checks
 // that none has an average JCT or a makespan below the trace's lower bound.
 func TestNoSchemeBeatsTheBound(t *testing.T) {
 	// A float tolerance: the simulator rounds each phase to the nanosecond.
@@ -82,6 +83,9 @@ func TestNoSchemeBeatsTheBound(t *testing.T) {
 			tr := boundTrace(seed, 20, c.gap, c.infer, c.gpus)
 			dev := device.DefaultDevice()
 			dev.GPUs = c.gpus
+			// Each GPU placement in turn, over the seeds.
+			placements := core.GPUPlacementNames()
+			dev.GPUPlacement = placements[int(seed)%len(placements)]
 			dev.IterOverheadS = float64(seed%2) * 0.001
 			dev.SwitchS = float64(seed%3) * 0.002
 			b, err := bound.Of(tr, dev)
@@ -106,5 +110,5 @@ func TestNoSchemeBeatsTheBound(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d runs of %d schemes checked; the closest to the bound: average JCT %.3fx, makespan %.3fx", ran, len(schemes), minJCT, minMakespan)
+	t.Logf("%d runs of %d schemes checked; the closest to the bound: average JCT %.6fx, makespan %.6fx", ran, len(schemes), minJCT, minMakespan)
 }
