@@ -79,7 +79,13 @@ func (s *Server) ReserveClaim(uid, name string, gpu int, memoryMiB float64) (Cla
 	if len(s.claims) >= MaxClaims {
 		return ClaimReply{}, errorf(protocol.CodeRejected, "claim %s: the daemon holds %d claims, its most: release some", label, MaxClaims)
 	}
-	s.claims[uid] = &claim{uid: uid, name: name, gpu: g, mib: memoryMiB}
+	c := &claim{uid: uid, name: name, gpu: g, mib: memoryMiB}
+	s.claims[uid] = c
+	for _, ss := range s.sessions { // one resumed after a restart, before its claim came back
+		if ss.claim == uid {
+			c.session = ss.id
+		}
+	}
 	s.logger.Info("claim reserved", "claim", uid, "name", name, "gpu", gpu, "memory_mib", memoryMiB)
 	return ClaimReply{MemoryMiB: memoryMiB, GPUFreeMiB: capacity - held - memoryMiB}, nil
 }
@@ -119,6 +125,19 @@ func (s *Server) ReleaseClaim(uid string) (existed bool, session string, err err
 		}
 	}
 	return true, session, nil
+}
+
+// linkClaim records that ss, resumed after a restart, runs under claim uid: the
+// claim's release ends it, whether the driver asserted the claim before the
+// resume or does so after. Under s.mu.
+func (s *Server) linkClaim(ss *Session, uid string) {
+	if uid == "" {
+		return
+	}
+	ss.claim = uid
+	if c := s.claims[uid]; c != nil && c.session == "" {
+		c.session = ss.id
+	}
 }
 
 // claimFor checks an open that names a claim, under s.mu: the claim must be

@@ -3,10 +3,14 @@ package server_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/server"
 )
@@ -94,5 +98,67 @@ func TestReserveClaimChecks(t *testing.T) {
 	// A job larger than its claim is refused, naming both.
 	if _, err := client.Open(ctx, d.addr, client.Options{Job: "big", PersistentMiB: 6000, EphemeralMiB: 4000, DeclaredS: 1, Claim: "uid-1"}); err == nil || !strings.Contains(err.Error(), "more than the 8000 MiB of claim ns/one") {
 		t.Errorf("a job larger than its claim: %v", err)
+	}
+}
+
+// After a restart a recovered session goes back to the GPU it held (its process
+// has memory there), and the claim it resumes under ends it when released,
+// whether the driver asserts the claim again before the resume or after.
+func TestRecoveredSessionKeepsItsGPUAndClaim(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	file, err := eventlog.OpenAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.SetFlushEach(true)
+	a := start(t, "pack", 14000, func(c *server.Config) { twoGPUs("")(c); c.Log = file })
+	ctx := context.Background()
+	if _, err := a.ReserveClaim("uid-b", "ns/b", 5, 4000); err != nil {
+		t.Fatal(err)
+	}
+	first, err := client.Open(ctx, a.addr, client.Options{Job: "first", PersistentMiB: 500, EphemeralMiB: 500, DeclaredS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := client.Open(ctx, a.addr, client.Options{Job: "b", PersistentMiB: 500, EphemeralMiB: 500, DeclaredS: 1, Claim: "uid-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GPUs[0] != 2 || b.GPUs[0] != 5 {
+		t.Fatalf("first on %v, b on %v: want 2 and 5", first.GPUs, b.GPUs)
+	}
+	first.Close(true)
+	// The crash: the log as a kill -9 leaves it (a shutdown would log b lost).
+	crashed := filepath.Join(t.TempDir(), "crashed.jsonl")
+	snapshot, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crashed, snapshot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.Shutdown()
+	file.Close()
+
+	// Alone after the restart, least-loaded would choose GPU 2 for b.
+	j, err := server.ReadJournal(crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, "pack", 14000, func(c *server.Config) { twoGPUs("")(c); c.Recover, c.RecoverWindow = j, time.Minute })
+	s := d.Sessions()
+	if len(s) != 1 || s[0].Job != "b" || len(s[0].Gpus) != 1 || s[0].Gpus[0] != 5 {
+		t.Fatalf("recovered sessions %v: want b on GPU 5, where it was", s)
+	}
+	raw := rawConn(t, d)
+	if rep := raw.call(`{"op":"open","id":1,"version":1,"job":"b","resume":true,"persistent_mib":500,"ephemeral_mib":500,"claim":"uid-b"}`); rep["ok"] != true {
+		t.Fatalf("resume b: %v", rep)
+	}
+	// The driver asserts the claim after the resume (its resync).
+	if _, err := d.ReserveClaim("uid-b", "ns/b", 5, 4000); err != nil {
+		t.Fatal(err)
+	}
+	if existed, ended, err := d.ReleaseClaim("uid-b"); err != nil || !existed || ended != "b" {
+		t.Errorf("release after restart = %v, %q, %v; want it to end b", existed, ended, err)
 	}
 }

@@ -608,6 +608,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		switch {
 		case req.Resume && old.unclaimed:
 			s.resume(old, ss, &out)
+			s.linkClaim(old, req.Claim)
 			s.unlockRun(out)
 			s.logger.Info("session resumed after restart", "job", req.Job, "transport", transport,
 				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting)
