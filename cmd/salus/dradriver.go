@@ -187,7 +187,7 @@ func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
 		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes client: %w (give --kubeconfig outside a cluster)", err)
+		return nil, fmt.Errorf("the Kubernetes client: %w (give --kubeconfig outside a cluster)", err)
 	}
 	return kubernetes.NewForConfig(cfg)
 }
