@@ -39,6 +39,9 @@ type Policy struct {
 	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool
+	// Defrag splits and merges Salus lanes at iteration boundaries (defrag.go);
+	// it acts only with the SalusLanes placement.
+	Defrag bool
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
 	Sharing
 }
@@ -51,6 +54,10 @@ var policyRegistry = map[string]func() Policy{
 	"pack": Pack,
 	"fair": Fair,
 	"fcfs": FCFS,
+	// Beyond Salus's four (las.go, defrag.go).
+	"las":         Las,
+	"srtf-pack":   SRTFPack,
+	"pack-defrag": PackDefrag,
 }
 
 // RegisterPolicy adds a policy by its name. It panics when the name is taken:
