@@ -39,9 +39,9 @@ type Policy struct {
 	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool
-	// Defrag splits and merges Salus lanes at iteration boundaries (defrag.go);
+	// Defrag splits or merges Salus lanes at iteration boundaries (defrag.go);
 	// it acts only with the SalusLanes placement.
-	Defrag bool
+	Defrag Defragmentation
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
 	Sharing
 }
@@ -58,6 +58,7 @@ var policyRegistry = map[string]func() Policy{
 	"las":         Las,
 	"srtf-pack":   SRTFPack,
 	"pack-defrag": PackDefrag,
+	"pack-merge":  PackMerge,
 }
 
 // RegisterPolicy adds a policy by its name. It panics when the name is taken:

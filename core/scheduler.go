@@ -399,14 +399,14 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 		return out, err
 	}
 	defrag := s.defragOn()
-	if defrag {
+	if defrag && s.policy.Defrag.Split {
 		out = s.split(out)
 	}
 	if s.needsAdmit {
 		s.needsAdmit = false
 		out = s.admit(out)
 	}
-	if defrag && s.nWaiting > 0 {
+	if defrag && s.policy.Defrag.Merge && s.nWaiting > 0 {
 		out = s.merge(out)
 	}
 	if len(s.dirty) == 0 {
