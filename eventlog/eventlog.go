@@ -31,14 +31,14 @@ const (
 	IterStart = "iter_start" // an iteration started (Prev: the job the lane ran before, on a switch)
 	IterEnd   = "iter_end"   // an iteration ended (GPU: GPU time it received, seconds)
 	Memory    = "memory"     // a lane's memory after a change
+	Served    = "served"     // an inference request was served (Latency: seconds)
+	Finish    = "finish"     // a job finished all its iterations
+	Lost      = "lost"       // a job left without finishing (crash, lease expired)
 	// Defrag is a split or merge of lanes (Reason: "split" or "merge"; Lane and
 	// LaneMiB: the lane that stayed or took the others, and its new size; Jobs: how
 	// many jobs changed lane). The lanes' new memory follows in memory events,
 	// those that shrank or closed first.
 	Defrag = "defrag"
-	Served    = "served"     // an inference request was served (Latency: seconds)
-	Finish    = "finish"     // a job finished all its iterations
-	Lost      = "lost"       // a job left without finishing (crash, lease expired)
 	// Measured is what a client reported it measured (iteration time, peak and
 	// persistent memory): logged as the client's word, never used to schedule.
 	Measured = "measured"
