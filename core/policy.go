@@ -59,6 +59,8 @@ var policyRegistry = map[string]func() Policy{
 	"srtf-pack":   SRTFPack,
 	"pack-defrag": PackDefrag,
 	"pack-merge":  PackMerge,
+	// srtf-pack-defrag: srtf-pack with pack-defrag's splits.
+	"srtf-pack-defrag": SRTFPackDefrag,
 }
 
 // RegisterPolicy adds a policy by its name. It panics when the name is taken:
