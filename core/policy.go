@@ -54,7 +54,7 @@ var policyRegistry = map[string]func() Policy{
 	"pack": Pack,
 	"fair": Fair,
 	"fcfs": FCFS,
-	// Beyond Salus's four (las.go, defrag.go).
+	// Beyond Salus's four (las.go, srtfpack.go, defrag.go).
 	"las":         Las,
 	"srtf-pack":   SRTFPack,
 	"pack-defrag": PackDefrag,

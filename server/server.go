@@ -1001,17 +1001,22 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 }
 
 // regroup carries out a split or merge of lanes (pack-defrag): the sessions that
-// changed lane take their new one; it is logged with the lanes' memory.
+// changed lane take their new one, those of a lane that changed size its size;
+// it is logged with the lanes' memory.
 func (s *Server) regroup(now time.Duration, d core.Decision) {
 	r := d.Regroup
 	for i, id := range r.Jobs {
 		if ss := s.sessions[id]; ss != nil {
-			ss.lane, ss.laneMiB = d.Lane, d.LaneSize
+			ss.lane = d.Lane
 			if r.Kind == "split" {
 				ss.lane = r.Lanes[i]
-				if info, open := s.sched.Lane(ss.lane); open {
-					ss.laneMiB = info.Size
-				}
+			}
+		}
+	}
+	for _, ss := range s.sessions {
+		if slices.Contains(r.Changed, ss.lane) && ss.phase != pWaiting {
+			if info, open := s.sched.Lane(ss.lane); open {
+				ss.laneMiB = info.Size
 			}
 		}
 	}
