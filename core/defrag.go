@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // Lane defragmentation (Policy.Defrag: pack-defrag splits, pack-merge splits and
 // merges), for Salus lanes (SalusLanes): lanes are
@@ -135,7 +132,7 @@ func (s *Scheduler) split(out []Decision) []Decision {
 			s.nextLane++
 			s.lanes = append(s.lanes, n)
 			s.laneByID[n.id] = n
-			s.move(js, l, n)
+			s.transfer(js, l, n)
 			d.Regroup.Jobs = append(d.Regroup.Jobs, js.job.ID)
 			d.Regroup.Lanes = append(d.Regroup.Lanes, n.id)
 			d.Regroup.Changed = append(d.Regroup.Changed, n.id)
@@ -169,9 +166,10 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 			var moved []*jobState
 			b.each(func(js *jobState) { moved = append(moved, js) })
 			for _, js := range moved {
-				s.move(js, b, a)
+				s.transfer(js, b, a)
 				d.Regroup.Jobs = append(d.Regroup.Jobs, js.job.ID)
 			}
+			b.reset(nil)
 			a.size += b.size
 			d.Regroup.Lanes = []int{b.id}
 			d.Regroup.Changed = []int{b.id}
@@ -185,7 +183,9 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 		s.freed = true
 		out = s.admit(out)
 		if w.phase == waiting {
-			panic(fmt.Sprintf("core: job %q does not fit the lane merged for it", w.job.ID))
+			// It fits the merged lane, so admission placed it; should a placement
+			// decide otherwise, stop rather than merge without end.
+			return out
 		}
 	}
 	return out
@@ -227,8 +227,9 @@ func (s *Scheduler) bestMerge(j Job) (a, b *lane, grow float64, ok bool) {
 	return a, b, grow, ok
 }
 
-// move takes js from lane from to lane to, with its place in the ready queue.
-func (s *Scheduler) move(js *jobState, from, to *lane) {
+// transfer gives js to lane to, with its place in the ready queue; the caller
+// takes it out of from's jobs (reset).
+func (s *Scheduler) transfer(js *jobState, from, to *lane) {
 	if js.readyAt >= 0 {
 		from.ready.take(js)
 		to.ready.add(js)
@@ -236,15 +237,6 @@ func (s *Scheduler) move(js *jobState, from, to *lane) {
 	}
 	if from.last == js {
 		from.last = nil
-	}
-	if from != to && from.live > 0 {
-		var rest []*jobState
-		from.each(func(o *jobState) {
-			if o != js {
-				rest = append(rest, o)
-			}
-		})
-		from.reset(rest)
 	}
 	to.join(js)
 	js.lane = to
