@@ -44,6 +44,8 @@ func (a Action) String() string {
 		return "admit"
 	case Start:
 		return "start"
+	case Defrag:
+		return "defrag"
 	}
 	return fmt.Sprintf("action(%d)", int(a))
 }
@@ -61,6 +63,8 @@ type Decision struct {
 	// GPUs are the indices of the GPUs the lane is on: one, or all of a gang job's.
 	// Shared with the scheduler: do not modify.
 	GPUs []int
+	// Regroup is what a Defrag did (defrag.go); nil for the other actions.
+	Regroup *Regroup
 }
 
 type jobPhase int
@@ -398,9 +402,16 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 	if err := s.tick(now); err != nil {
 		return out, err
 	}
+	defrag := s.defragOn()
+	if defrag && s.policy.Defrag.Split {
+		out = s.split(out)
+	}
 	if s.needsAdmit {
 		s.needsAdmit = false
 		out = s.admit(out)
+	}
+	if defrag && s.policy.Defrag.Merge && s.nWaiting > 0 {
+		out = s.merge(out)
 	}
 	if len(s.dirty) == 0 {
 		return out, nil

@@ -61,6 +61,9 @@ type Result struct {
 	JainSlowdown    float64 `json:"jain_slowdown,omitempty"`
 	MaxSlowdown     float64 `json:"max_slowdown,omitempty"`
 	SlowdownUnknown int     `json:"slowdown_unknown,omitempty"`
+	// Defrags counts the lane splits and merges (defrag events): zero unless the
+	// policy defragments its lanes.
+	Defrags int `json:"defrags,omitempty"`
 	// Completion lists the jobs in the order they finished.
 	Completion []JobResult `json:"-"`
 	// Latency summarizes served inference requests per model.
@@ -101,6 +104,7 @@ type Collector struct {
 	gpuMem, gpuPeak []float64
 	gpuJobs         []int
 	latencies       map[string][]float64
+	defrags         int
 	err             error
 	// Per priority class, when SetClasses was called: each job's priority, each
 	// class's waits and latencies, and where each job's iterations stand.
@@ -174,6 +178,8 @@ func (c *Collector) Emit(e eventlog.Event) {
 			c.gpuMem[g] += delta
 			c.gpuPeak[g] = math.Max(c.gpuPeak[g], c.gpuMem[g])
 		}
+	case eventlog.Defrag:
+		c.defrags++
 	case eventlog.Served:
 		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
@@ -205,7 +211,7 @@ func (c *Collector) Result() (Result, error) {
 	if c.err != nil {
 		return Result{}, c.err
 	}
-	res := Result{Jobs: c.track.Arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	res := Result{Jobs: c.track.Arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}, Defrags: c.defrags}
 	if missing := c.track.Unended(); len(missing) > 0 {
 		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.track.Arrivals, missing[0])
 	}

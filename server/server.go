@@ -956,6 +956,10 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		return
 	}
 	for _, d := range ds {
+		if d.Action == core.Defrag {
+			s.regroup(now, d)
+			continue
+		}
 		ss := s.sessions[d.Job]
 		if ss == nil {
 			s.logger.Error("core decided for a job the server does not know", "job", d.Job, "action", d.Action)
@@ -1016,6 +1020,32 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				*out = append(*out, func() { f(rep, nil) })
 			}
 		}
+	}
+}
+
+// regroup carries out a split or merge of lanes (pack-defrag): the sessions that
+// changed lane take their new one, those of a lane that changed size its size;
+// it is logged with the lanes' memory.
+func (s *Server) regroup(now time.Duration, d core.Decision) {
+	r := d.Regroup
+	for i, id := range r.Jobs {
+		if ss := s.sessions[id]; ss != nil {
+			ss.lane = d.Lane
+			if r.Kind == "split" {
+				ss.lane = r.Lanes[i]
+			}
+		}
+	}
+	for _, ss := range s.sessions {
+		if slices.Contains(r.Changed, ss.lane) && ss.phase != pWaiting {
+			if info, open := s.sched.Lane(ss.lane); open {
+				ss.laneMiB = info.Size
+			}
+		}
+	}
+	s.log.Emit(eventlog.DefragEvent(now, d))
+	for _, id := range r.Changed {
+		s.emitMemory(now, id)
 	}
 }
 
