@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	oci "github.com/opencontainers/runtime-spec/specs-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	"sigs.k8s.io/yaml"
+	"tags.cncf.io/container-device-interface/pkg/cdi"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/dra"
@@ -242,6 +245,23 @@ func TestPrepareAndUnprepare(t *testing.T) {
 	}
 	if spec.CDIVersion != dra.CDIVersion || spec.Kind != "gpu.salus.dev/claim" || len(spec.Devices) != 1 || spec.Devices[0].Name != "0b7e-uid-1" {
 		t.Fatalf("CDI spec: %s", raw)
+	}
+	// The CDI library the runtimes use reads and validates it, and applies the
+	// device's edits to a container.
+	parsed, err := cdi.ReadSpec(filepath.Join(r.cdiDir, "gpu.salus.dev-0b7e-uid-1.json"), 0)
+	if err != nil {
+		t.Fatalf("the CDI library refuses the spec: %v", err)
+	}
+	dev := parsed.GetDevice("0b7e-uid-1")
+	if dev == nil || dev.GetQualifiedName() != "gpu.salus.dev/claim=0b7e-uid-1" {
+		t.Fatalf("the CDI library finds no device gpu.salus.dev/claim=0b7e-uid-1 in the spec")
+	}
+	container := &oci.Spec{Process: &oci.Process{}}
+	if err := dev.ApplyEdits(container); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(container.Process.Env, "SALUS_CLAIM=0b7e-uid-1") || len(container.Mounts) != 2 || container.Mounts[1].Destination != dra.ContainerToken {
+		t.Errorf("the edits applied to a container: env %q, mounts %+v", container.Process.Env, container.Mounts)
 	}
 	env := strings.Join(spec.Devices[0].ContainerEdits.Env, " ")
 	for _, want := range []string{"SALUS_CLAIM=0b7e-uid-1", "SALUS_GPU=1", "CUDA_VISIBLE_DEVICES=1", "SALUS_DECLARED_S=600", "SALUS_PERSISTENT_MIB=2000"} {
