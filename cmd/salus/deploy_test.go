@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"slices"
@@ -125,31 +124,5 @@ func TestChartDriverArgumentsParse(t *testing.T) {
 		if err != nil {
 			t.Errorf("the chart's driver (%s): %v", name, err)
 		}
-	}
-}
-
-// The kind end-to-end test's pods run salus worker with flags it has.
-func TestE2EWorkerArgumentsParse(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/e2e/claims.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := 0
-	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
-		var head struct{ Kind string }
-		if err := yaml.Unmarshal(doc, &head); err != nil || head.Kind != "Pod" {
-			continue
-		}
-		var pod corev1.Pod
-		if err := yaml.UnmarshalStrict(doc, &pod); err != nil {
-			t.Fatal(err)
-		}
-		pods++
-		for _, c := range pod.Spec.Containers {
-			mustParse(t, "deploy/e2e/claims.yaml, pod "+pod.Name, "worker", c.Args)
-		}
-	}
-	if pods != 2 {
-		t.Errorf("%d pods in deploy/e2e/claims.yaml, want 2", pods)
 	}
 }

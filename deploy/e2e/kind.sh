@@ -8,15 +8,18 @@
 #
 # It checks, in order, and stops at the first failure (printing the cluster's
 # pods, events, slices and the daemon's and driver's logs):
-#   1. the image builds with deploy/Dockerfile;
+#   1. the image builds with deploy/Dockerfile (and the test's Python client
+#      image with deploy/e2e/Dockerfile);
 #   2. a kind cluster (a control plane and a worker) runs Kubernetes 1.34 or
 #      newer, where Dynamic Resource Allocation is GA;
 #   3. the chart installs with deploy/e2e/values-kind.yaml and its DaemonSet
 #      becomes ready (the daemon answers salus get stats);
 #   4. the driver publishes a ResourceSlice of driver gpu.salus.dev with the
 #      devices gpu-0 and gpu-1 for the worker node;
-#   5. a pod with the example's 6 GiB claim runs salus worker (50 emulated
-#      resnet50 iterations) through the socket the claim mounts, and succeeds;
+#   5. a pod with the example's 6 GiB claim runs a training loop with the
+#      Python client (deploy/e2e/train.py: 50 emulated resnet50 iterations)
+#      through the socket the claim mounts, sending the claim's UID, and
+#      succeeds;
 #   6. the daemon saw its session: its log names the job, and its journal on
 #      the node (/var/lib/salus/journal.jsonl) has the job's finish event;
 #   7. a pod whose claim asks for 200 GiB (more than any GPU) gets a
@@ -43,6 +46,7 @@ TIMEOUT=${TIMEOUT:-180}
 KEEP=${KEEP:-0}
 
 IMAGE=salus:e2e        # deploy/e2e/values-kind.yaml's image
+CLIENT_IMAGE=salus-e2e-client:e2e # deploy/e2e/claims.yaml's pods
 HOST_IMAGE=busybox:1.37 # the chart's hostSetup.image
 NS=salus-system
 E2E_NS=salus-e2e
@@ -109,6 +113,8 @@ wait_for() {
 # 1. The image.
 log "building $IMAGE with deploy/Dockerfile"
 docker build -f deploy/Dockerfile -t "$IMAGE" .
+log "building $CLIENT_IMAGE with deploy/e2e/Dockerfile"
+docker build -f deploy/e2e/Dockerfile -t "$CLIENT_IMAGE" .
 docker pull --quiet "$HOST_IMAGE" >/dev/null
 
 # 2. The cluster.
@@ -136,7 +142,7 @@ minor=${minor%%.*}
 [[ $version == v1.* && $minor =~ ^[0-9]+$ ]] || fail "cannot read the Kubernetes version from $version"
 ((minor >= 34)) || fail "Kubernetes $version: DRA (resource.k8s.io/v1) needs 1.34 or newer: set KIND_NODE_IMAGE"
 log "Kubernetes $version"
-kind load docker-image "$IMAGE" "$HOST_IMAGE" --name "$CLUSTER"
+kind load docker-image "$IMAGE" "$CLIENT_IMAGE" "$HOST_IMAGE" --name "$CLUSTER"
 
 # 3. The chart.
 log "installing the chart (daemon emulating GPUs, DRA driver)"
@@ -170,12 +176,18 @@ train_done() {
 wait_for "$TIMEOUT" "success of pod e2e-train" train_done
 k logs -n "$E2E_NS" e2e-train | tail -n 5
 k get resourceclaims -n "$E2E_NS"
+claim=$(k get resourceclaims -n "$E2E_NS" -o jsonpath='{.items[0].metadata.uid}')
+k logs -n "$E2E_NS" e2e-train | grep -q "claim $claim," ||
+	fail "the training pod did not get its claim's UID ($claim) in SALUS_CLAIM"
 
 # 6. The daemon saw the session.
 node=$(k get pod -n "$E2E_NS" e2e-train -o jsonpath='{.spec.nodeName}')
 daemon=$(k get pods -n "$NS" -l app.kubernetes.io/name=salus --field-selector "spec.nodeName=$node" -o name)
 [[ -n $daemon ]] || fail "no daemon pod on node $node"
-k logs -n "$NS" "$daemon" -c serve | grep 'session finished' | grep -q 'job=e2e-train' ||
+serve_log=$(k logs -n "$NS" "$daemon" -c serve)
+grep 'claim reserved' <<<"$serve_log" | grep -q "claim=$claim" ||
+	fail "the daemon's log on $node has no 'claim reserved' of claim $claim (the driver's prepare)"
+grep 'session finished' <<<"$serve_log" | grep -q 'job=e2e-train' ||
 	fail "the daemon's log on $node has no 'session finished' of job e2e-train"
 docker exec "$node" cat /var/lib/salus/journal.jsonl | grep '"job":"e2e-train"' | grep -q '"ev":"finish"' ||
 	fail "the daemon's journal on $node has no finish event of e2e-train"
