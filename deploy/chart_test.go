@@ -407,3 +407,31 @@ func TestE2EClaims(t *testing.T) {
 		}
 	}
 }
+
+// Values the chart does not have, or of the wrong kind, are refused by its
+// schema (values.schema.json) with an error naming the value, as helm install
+// refuses them, rather than rendered into a DaemonSet that fails on the nodes.
+func TestChartRefusesBadValues(t *testing.T) {
+	for _, c := range []struct {
+		values map[string]any
+		names  string
+	}{
+		{map[string]any{"emulated": "p100"}, "emulated"},
+		{map[string]any{"gpus": "0;1"}, "gpus"},
+		{map[string]any{"gpus": 0}, "gpus"},
+		{map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
+		{map[string]any{"kubeletDir": "var/lib/kubelet"}, "kubeletDir"},
+		{map[string]any{"validatingAdmissionPolicy": "yes"}, "validatingAdmissionPolicy"},
+		{map[string]any{"resources": map[string]any{"serve": map[string]any{}}}, "serve"},
+	} {
+		_, err := helmchart.Render(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.names) {
+			t.Errorf("values %v: error %v, want one naming %s", c.values, err, c.names)
+		}
+	}
+	for _, ok := range []map[string]any{{"gpus": 4}, {"gpus": "0,1,3"}, {"gpus": "0:16384,1:40960"}, {"image": map[string]any{"tag": 1.2}}} {
+		if _, err := helmchart.Render(ok); err != nil {
+			t.Errorf("values %v: %v", ok, err)
+		}
+	}
+}
