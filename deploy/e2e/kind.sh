@@ -157,7 +157,9 @@ worker="$CLUSTER-worker"
 slice_devices() {
 	k get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="'"$DRIVER"'")]}{.spec.nodeName}{":"}{range .spec.devices[*]}{.name}{","}{end}{"\n"}{end}'
 }
-has_slice() { slice_devices | grep -qx "$worker:gpu-0,gpu-1,"; }
+# (grep reads all its input here: with pipefail, grep -q could end the
+# pipeline's writer early and fail it.)
+has_slice() { slice_devices | grep -x "$worker:gpu-0,gpu-1," >/dev/null; }
 log "waiting for the ResourceSlice of $worker"
 wait_for "$TIMEOUT" "ResourceSlice of $DRIVER with gpu-0 and gpu-1 on $worker" has_slice
 slice_devices
@@ -174,10 +176,13 @@ train_done() {
 	[[ $p == Succeeded ]]
 }
 wait_for "$TIMEOUT" "success of pod e2e-train" train_done
-k logs -n "$E2E_NS" e2e-train | tail -n 5
-k get resourceclaims -n "$E2E_NS"
-claim=$(k get resourceclaims -n "$E2E_NS" -o jsonpath='{.items[0].metadata.uid}')
-k logs -n "$E2E_NS" e2e-train | grep -q "claim $claim," ||
+train_log=$(k logs -n "$E2E_NS" e2e-train)
+tail -n 5 <<<"$train_log"
+claim_name=$(k get pod -n "$E2E_NS" e2e-train -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+[[ -n $claim_name ]] || fail "pod e2e-train has no generated ResourceClaim"
+k get resourceclaim -n "$E2E_NS" "$claim_name"
+claim=$(k get resourceclaim -n "$E2E_NS" "$claim_name" -o jsonpath='{.metadata.uid}')
+grep -q "claim $claim," <<<"$train_log" ||
 	fail "the training pod did not get its claim's UID ($claim) in SALUS_CLAIM"
 
 # 6. The daemon saw the session.
@@ -185,11 +190,12 @@ node=$(k get pod -n "$E2E_NS" e2e-train -o jsonpath='{.spec.nodeName}')
 daemon=$(k get pods -n "$NS" -l app.kubernetes.io/name=salus --field-selector "spec.nodeName=$node" -o name)
 [[ -n $daemon ]] || fail "no daemon pod on node $node"
 serve_log=$(k logs -n "$NS" "$daemon" -c serve)
-grep 'claim reserved' <<<"$serve_log" | grep -q "claim=$claim" ||
+grep 'claim reserved' <<<"$serve_log" | grep "claim=$claim" >/dev/null ||
 	fail "the daemon's log on $node has no 'claim reserved' of claim $claim (the driver's prepare)"
-grep 'session finished' <<<"$serve_log" | grep -q 'job=e2e-train' ||
+grep 'session finished' <<<"$serve_log" | grep 'job=e2e-train' >/dev/null ||
 	fail "the daemon's log on $node has no 'session finished' of job e2e-train"
-docker exec "$node" cat /var/lib/salus/journal.jsonl | grep '"job":"e2e-train"' | grep -q '"ev":"finish"' ||
+journal=$(docker exec "$node" cat /var/lib/salus/journal.jsonl)
+grep '"job":"e2e-train"' <<<"$journal" | grep '"ev":"finish"' >/dev/null ||
 	fail "the daemon's journal on $node has no finish event of e2e-train"
 log "the daemon on $node logged the session and journaled its finish"
 
