@@ -1,15 +1,86 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 
+	"github.com/salusgo/salus/deploy/helmchart"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
-// The DaemonSet's salus serve arguments are flags salus serve has, with values
-// its flag parser takes.
+// parseArgs parses a container's arguments (a salus subcommand, then its
+// flags) with that subcommand's own flag set, as the binary in the image would;
+// found is false when salus has no such subcommand.
+func parseArgs(args []string) (found bool, err error) {
+	if len(args) == 0 {
+		return false, fmt.Errorf("no arguments: want a salus subcommand")
+	}
+	cmd, _, err := newRoot().Find(args[:1])
+	if err != nil || cmd.Name() != args[0] {
+		return false, nil
+	}
+	if err := cmd.ParseFlags(args[1:]); err != nil {
+		return true, fmt.Errorf("salus %s %v: %w", args[0], args[1:], err)
+	}
+	rest := cmd.Flags().Args()
+	if cmd.Args == nil && len(rest) > 0 {
+		return true, fmt.Errorf("salus %s takes no arguments but flags, and was given %q", args[0], rest)
+	}
+	if err := cmd.ValidateArgs(rest); err != nil {
+		return true, fmt.Errorf("salus %s %q: %w", args[0], rest, err)
+	}
+	for _, a := range rest {
+		if len(cmd.ValidArgs) > 0 && !slices.Contains(cmd.ValidArgs, a) {
+			return true, fmt.Errorf("salus %s %s: give one of %q", args[0], a, cmd.ValidArgs)
+		}
+	}
+	return true, nil
+}
+
+// mustParse fails the test unless args are a salus subcommand named want with
+// flags it has and values its flag parser takes.
+func mustParse(t *testing.T, where, want string, args []string) {
+	t.Helper()
+	if len(args) == 0 || args[0] != want {
+		t.Errorf("%s runs %q, want salus %s", where, args, want)
+		return
+	}
+	found, err := parseArgs(args)
+	if !found {
+		t.Errorf("%s: salus has no command %q", where, want)
+	} else if err != nil {
+		t.Errorf("%s: %v", where, err)
+	}
+}
+
+// probeArgs are the salus arguments of a container's exec readiness probe.
+func probeArgs(t *testing.T, c corev1.Container) []string {
+	t.Helper()
+	p := c.ReadinessProbe
+	if p == nil || p.Exec == nil || len(p.Exec.Command) < 2 || p.Exec.Command[0] != "/usr/local/bin/salus" {
+		t.Fatalf("container %s: readiness probe %+v, want an exec of /usr/local/bin/salus", c.Name, p)
+	}
+	return p.Exec.Command[1:]
+}
+
+// chartValues are the value sets the chart is checked with: its defaults and
+// the kind end-to-end test's.
+func chartValues(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	kind, err := helmchart.ReadValues("../../deploy/e2e/values-kind.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]map[string]any{"defaults": nil, "kind": kind}
+}
+
+// The DaemonSet's salus serve arguments, and its readiness probe's salus get,
+// are flags those commands have, with values their flag parsers take: in
+// deploy/daemonset.yaml and in the chart's DaemonSet.
 func TestDaemonSetArgumentsParse(t *testing.T) {
 	data, err := os.ReadFile("../../deploy/daemonset.yaml")
 	if err != nil {
@@ -19,15 +90,39 @@ func TestDaemonSetArgumentsParse(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
 		t.Fatal(err)
 	}
-	args := ds.Spec.Template.Spec.Containers[0].Args
-	if len(args) < 2 || args[0] != "serve" {
-		t.Fatalf("the container runs %v, want salus serve", args)
+	serve := ds.Spec.Template.Spec.Containers[0]
+	mustParse(t, "deploy/daemonset.yaml", "serve", serve.Args)
+	mustParse(t, "deploy/daemonset.yaml's readiness probe", "get", probeArgs(t, serve))
+
+	for name, values := range chartValues(t) {
+		chart, err := helmchart.DaemonSet(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := helmchart.Container(&chart.Spec.Template.Spec, helmchart.Daemon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustParse(t, "the chart's daemon ("+name+")", "serve", c.Args)
+		mustParse(t, "the chart's readiness probe ("+name+")", "get", probeArgs(t, *c))
 	}
-	serve, _, err := newRoot().Find([]string{"serve"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.ParseFlags(args[1:]); err != nil {
-		t.Errorf("salus serve %v: %v", args[1:], err)
+}
+
+// The chart's driver container runs salus dra-driver with flags it has. Until
+// salus has that command the test is skipped; helmchart.DriverArgs gives the
+// rendered arguments.
+func TestChartDriverArgumentsParse(t *testing.T) {
+	for name, values := range chartValues(t) {
+		args, err := helmchart.DriverArgs(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := parseArgs(args)
+		if !found {
+			t.Skipf("salus has no command %q yet: the chart's driver arguments %q are checked once it has", args[0], args)
+		}
+		if err != nil {
+			t.Errorf("the chart's driver (%s): %v", name, err)
+		}
 	}
 }
