@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/core"
@@ -84,4 +85,34 @@ func TestAdmissionFigures(t *testing.T) {
 			r.Mean, r.Low, r.High, better, passed, waitP, waitA)
 	}
 	fmt.Fprintln(os.Stderr)
+}
+
+// A grid with admissions runs each cell under each order, and the order changes
+// srtf's result under load; an unknown order is refused.
+func TestSweepComparesAdmissions(t *testing.T) {
+	g := Grid{Policies: []string{"srtf"}, Modes: []string{DefaultMode}, Seeds: []int64{1}, Loads: []float64{4},
+		CapacitiesMiB: []float64{14336}, Device: "p100", Jobs: 100, Admissions: []string{core.AdmitByArrival, core.AdmitByPolicy}}
+	if err := Check(g); err != nil {
+		t.Fatal(err)
+	}
+	cells := g.Cells(Applicable)
+	if len(cells) != 2 || cells[0].ModeName() != "salus/admit-arrival" || cells[1].ModeName() != "salus/admit-policy" {
+		t.Fatalf("cells %v: want srtf under arrival and policy admission", cells)
+	}
+	run := SimRunner(g)
+	a, err := run(cells[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := run(cells[1], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a["avg_jct_s"] == p["avg_jct_s"] {
+		t.Errorf("srtf at load 4: average JCT %v under both orders of admission", a["avg_jct_s"])
+	}
+	g.Admissions = []string{"sideways"}
+	if err := Check(g); err == nil || !strings.Contains(err.Error(), "choose arrival or policy") {
+		t.Errorf("admission sideways: %v", err)
+	}
 }
