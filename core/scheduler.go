@@ -268,7 +268,8 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 // received attained GPU time over iterations iterations: a daemon rebuilding its
 // sessions from its event log after a restart. Like an arrival, it waits for
 // admission; policies see its arrival and attained time as they were, so fair and
-// srtf order it as before the restart. Restoring jobs in their arrival order keeps
+// srtf order it as before the restart (its starvation clock, under policy-ordered
+// admission, starts anew at now). Restoring jobs in their arrival order keeps
 // ties (which go to the earlier arrival) as they were.
 func (s *Scheduler) Restore(now time.Duration, j Job, attained time.Duration, iterations int) error {
 	if attained < 0 || iterations < 0 {
