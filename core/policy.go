@@ -39,12 +39,12 @@ type Policy struct {
 	Placement Placement
 	// Order orders the ready jobs of one lane.
 	Order Order
-	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
-	// then declare one (the daemon refuses or estimates a missing one).
-	UsesDeclared bool
 	// Admission is the order waiting jobs are admitted in (admission.go); Compose
 	// sets it from ModeParams.
 	Admission Admission
+	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
+	// then declare one (the daemon refuses or estimates a missing one).
+	UsesDeclared bool
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
 	Sharing
 }
