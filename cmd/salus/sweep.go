@@ -293,6 +293,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 		return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean*scale, prec, s.CI95*scale)
 	}
 	for _, c := range r.Cells {
+		c.Mode = c.ModeName() // with the order of admission, when the grid compares them
 		runs := fmt.Sprint(c.Runs)
 		if c.Failed > 0 {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
@@ -301,7 +302,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 		if traces {
 			fmt.Fprintf(tw, "%s\t", sweep.TraceName(c.Trace))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.ModeName(), c.Load, c.CapacityMiB/1024, runs,
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
 			ci(m["avg_jct_s"], 1.0/60, 1), ci(m["p95_jct_s"], 1.0/60, 1), ci(m["makespan_s"], 1.0/60, 0),
 			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%", ci(m["jain_slowdown"], 1, 3), ci(m["max_slowdown"], 1, 1))
 	}
