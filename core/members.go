@@ -81,11 +81,13 @@ func (l *lane) biggest() *jobState {
 	return nil
 }
 
-// waitClass is the waiting jobs of one memory need, in the order of admission
-// (Scheduler.admitLess: arrival order unless priorities or the policy's order say
-// otherwise). A lane placement sees a job's memory and GPU count only, and memory
-// only shrinks while jobs are admitted: one refusal stands for the whole class
-// until memory is freed, so admission tries each class once, not each job.
+// waitClass is the waiting jobs of one memory need, in arrival order. A lane
+// placement sees a job's memory and GPU count only, and memory only shrinks while
+// jobs are admitted: one refusal stands for the whole class until memory is freed,
+// so admission tries each class once, not each job.
+//
+// Arrival order, that is, unless priorities or the policy's order (admission.go)
+// say otherwise: the jobs are a heap in the order of Scheduler.admitLess.
 type waitClass struct {
 	jobHeap // may hold jobs that were admitted or left
 	key     classKey
