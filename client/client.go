@@ -55,6 +55,10 @@ type Options struct {
 	// on that many GPUs of the daemon's node. 0 or 1 is one; more than the
 	// daemon has is refused.
 	GPUs int `json:"gpus,omitempty"`
+	// Claim is the Kubernetes claim (its UID) the job runs under: what the DRA
+	// driver's CDI edits put in SALUS_CLAIM. The daemon then places the job on
+	// the claim's GPU, within the claim's memory.
+	Claim string `json:"claim,omitempty"`
 
 	// Reconnect is how long the client tries to reconnect when the connection
 	// drops without a word from the daemon: it dials again with backoff (50 ms,
@@ -251,7 +255,7 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
 		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
 		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
-		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs})
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs, Claim: o.Claim})
 	if err != nil {
 		return err
 	}

@@ -156,9 +156,24 @@ func TestKeyOrdersAgreeWithLess(t *testing.T) {
 		return JobView{Seq: rng.IntN(50), Declared: time.Duration(rng.IntN(1000)), Attained: time.Duration(rng.IntN(1000)),
 			RequestSeq: uint64(rng.IntN(50)), Priority: rng.IntN(3)}
 	}
-	for _, o := range []KeyOrder{ByArrival{}, ByRequest{}, ByRemaining{}, ByAttained{}} {
+	// Attained times across LAS's thresholds (0 to 20 min), on the edges too.
+	lasView := func() JobView {
+		v := view()
+		switch rng.IntN(3) {
+		case 0:
+			v.Attained = time.Duration(rng.Int64N(int64(20 * time.Minute)))
+		case 1:
+			v.Attained = []time.Duration{0, 30 * time.Second, 2 * time.Minute, 8 * time.Minute}[rng.IntN(4)] - time.Duration(rng.IntN(2))
+		}
+		return v
+	}
+	for _, o := range []KeyOrder{ByArrival{}, ByRequest{}, ByRemaining{}, ByAttained{}, DefaultLAS()} {
+		gen := view
+		if _, las := o.(LAS); las {
+			gen = lasView
+		}
 		for range 2000 {
-			a, b := view(), view()
+			a, b := gen(), gen()
 			if o.Less(a, b) != (o.Key(a) < o.Key(b)) {
 				t.Fatalf("%T: Less(%+v, %+v) = %v, keys %d and %d", o, a, b, o.Less(a, b), o.Key(a), o.Key(b))
 			}

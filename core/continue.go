@@ -25,7 +25,8 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	if now < s.now {
 		return false, fmt.Errorf("time went backwards: %v after %v", now, s.now)
 	}
-	if s.needsAdmit || len(s.dirty) > 0 {
+	// Under defragmentation, any boundary may split or merge lanes.
+	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
 		return false, nil
 	}
 	l := js.lane

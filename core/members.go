@@ -1,6 +1,9 @@
 package core
 
-import "container/heap"
+import (
+	"container/heap"
+	"fmt"
+)
 
 // A lane's jobs, kept so that joining and leaving cost O(1) amortized however many
 // jobs a lane holds (suspend/resume keeps every admitted job in one lane): jobs
@@ -82,8 +85,8 @@ func (l *lane) biggest() *jobState {
 }
 
 // waitClass is the waiting jobs of one memory need, in arrival order. A lane
-// placement sees a job's memory and GPU count only, and memory only shrinks while
-// jobs are admitted: one refusal stands for the whole class until memory is freed,
+// placement sees a job's memory, GPU count and pinned GPUs only (all in the
+// class's key), and memory only shrinks while jobs are admitted: one refusal stands for the whole class until memory is freed,
 // so admission tries each class once, not each job.
 //
 // Arrival order, that is, unless priorities or the policy's order (admission.go)
@@ -98,9 +101,16 @@ type waitClass struct {
 type classKey struct {
 	persistent, ephemeral float64
 	gpus                  int
+	pinned                string // the GPUs a pinned job may go to
 }
 
-func keyOf(j Job) classKey { return classKey{j.Persistent, j.Ephemeral, max(j.GPUs, 1)} }
+func keyOf(j Job) classKey {
+	k := classKey{persistent: j.Persistent, ephemeral: j.Ephemeral, gpus: max(j.GPUs, 1)}
+	if len(j.Pinned) > 0 {
+		k.pinned = fmt.Sprint(j.Pinned)
+	}
+	return k
+}
 
 // front is the class's first waiting job in the order of admission; nil when it
 // has none.

@@ -45,6 +45,9 @@ type Policy struct {
 	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool
+	// Defrag splits or merges Salus lanes at iteration boundaries (defrag.go);
+	// it acts only with the SalusLanes placement.
+	Defrag Defragmentation
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
 	Sharing
 }
@@ -57,6 +60,13 @@ var policyRegistry = map[string]func() Policy{
 	"pack": Pack,
 	"fair": Fair,
 	"fcfs": FCFS,
+	// Beyond Salus's four (las.go, srtfpack.go, defrag.go).
+	"las":         Las,
+	"srtf-pack":   SRTFPack,
+	"pack-defrag": PackDefrag,
+	"pack-merge":  PackMerge,
+	// srtf-pack-defrag: srtf-pack with pack-defrag's splits.
+	"srtf-pack-defrag": SRTFPackDefrag,
 }
 
 // RegisterPolicy adds a policy by its name. It panics when the name is taken:

@@ -21,6 +21,10 @@ type Job struct {
 	Priority int
 	// GPUs is how many GPUs the job needs at once; 0 or 1 is one.
 	GPUs int
+	// Pinned, when not empty, is the GPUs (the node's indices) the job may go to,
+	// and the only ones: a Kubernetes claim was allocated one device of the node,
+	// and the job's process sees that GPU alone.
+	Pinned []int
 }
 
 // Action is the kind of a decision.
@@ -40,6 +44,8 @@ func (a Action) String() string {
 		return "admit"
 	case Start:
 		return "start"
+	case Defrag:
+		return "defrag"
 	}
 	return fmt.Sprintf("action(%d)", int(a))
 }
@@ -57,6 +63,8 @@ type Decision struct {
 	// GPUs are the indices of the GPUs the lane is on: one, or all of a gang job's.
 	// Shared with the scheduler: do not modify.
 	GPUs []int
+	// Regroup is what a Defrag did (defrag.go); nil for the other actions.
+	Regroup *Regroup
 }
 
 type jobPhase int
@@ -400,9 +408,16 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 	if err := s.tick(now); err != nil {
 		return out, err
 	}
+	defrag := s.defragOn()
+	if defrag && s.policy.Defrag.Split {
+		out = s.split(out)
+	}
 	if s.needsAdmit {
 		s.needsAdmit = false
 		out = s.admit(out)
+	}
+	if defrag && s.policy.Defrag.Merge && s.nWaiting > 0 {
+		out = s.merge(out)
 	}
 	if len(s.dirty) == 0 {
 		return out, nil
@@ -687,6 +702,9 @@ func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
 	order := oneGPU
 	if len(gpus) > 1 {
 		order = s.placeGPU.Order(j, gpus)
+		if len(j.Pinned) > 0 {
+			order = slices.DeleteFunc(slices.Clone(order), func(g int) bool { return !slices.Contains(j.Pinned, g) })
+		}
 	}
 	if k := max(j.GPUs, 1); k > 1 {
 		var chosen []int
@@ -738,8 +756,21 @@ func (s *Scheduler) Feasible(j Job) error {
 	if k > len(s.gpus) {
 		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, len(s.gpus), k)
 	}
+	gpus := s.gpus
+	if len(j.Pinned) > 0 {
+		gpus = nil
+		for _, g := range j.Pinned {
+			if g < 0 || g >= len(s.gpus) {
+				return fmt.Errorf("job %q is pinned to GPU %d but the node's GPUs are 0 to %d", j.ID, g, len(s.gpus)-1)
+			}
+			gpus = append(gpus, s.gpus[g])
+		}
+		if k > len(gpus) {
+			return fmt.Errorf("job %q needs %d GPUs at once but is pinned to %d", j.ID, k, len(gpus))
+		}
+	}
 	fit, tried := 0, map[float64]error{}
-	for _, c := range s.gpus {
+	for _, c := range gpus {
 		err, seen := tried[c]
 		if !seen {
 			err = s.policy.Placement.Feasible(j, c)
@@ -752,7 +783,7 @@ func (s *Scheduler) Feasible(j Job) error {
 	if fit >= k {
 		return nil
 	}
-	for _, c := range s.gpus {
+	for _, c := range gpus {
 		if err := tried[c]; err != nil && (k == 1 || fit == 0) {
 			return err
 		}

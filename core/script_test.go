@@ -203,6 +203,20 @@ func formatDecision(d Decision) string {
 			s += " after=" + d.Previous
 		}
 		return s + formatGPUs(d.GPUs)
+	case Defrag:
+		r := d.Regroup
+		s := fmt.Sprintf("%s lane=%d size=%g", r.Kind, d.Lane, d.LaneSize)
+		for i, id := range r.Jobs {
+			if r.Kind == "split" {
+				s += fmt.Sprintf(" %s->lane=%d", id, r.Lanes[i])
+			} else {
+				s += " " + id
+			}
+		}
+		if r.Kind == "merge" && len(r.Lanes) > 0 {
+			s += fmt.Sprintf(" from=%d", r.Lanes[0])
+		}
+		return s + formatGPUs(d.GPUs)
 	}
 	return d.Action.String()
 }

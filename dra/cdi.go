@@ -81,6 +81,7 @@ func CDISpec(claimUID string, gpu GPU, socket, tokenPath string, cfg ClaimConfig
 		"SALUS_ADDR=" + ContainerSocket,
 		"SALUS_TOKEN_FILE=" + ContainerToken,
 		"SALUS_GPU=" + idx,
+		"SALUS_CLAIM=" + claimUID, // the session names its claim: the daemon pins it to this GPU
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	if cfg.DeclaredS > 0 {

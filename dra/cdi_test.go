@@ -84,6 +84,7 @@ func TestCDISpec(t *testing.T) {
 		"SALUS_ADDR=" + ContainerSocket,
 		"SALUS_TOKEN_FILE=" + ContainerToken,
 		"SALUS_GPU=3",
+		"SALUS_CLAIM=" + uid,
 		"SALUS_DECLARED_S=90.5",
 		"SALUS_PERSISTENT_MIB=1500",
 		"SALUS_EPHEMERAL_MIB=4000",

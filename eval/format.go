@@ -24,21 +24,26 @@ func (r *Report) Table(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\tJain (slowdowns)\tworst slowdown\t")
+	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\tavg JCT vs bound\tmakespan vs bound\tJain (slowdowns)\tworst slowdown\t")
 	var failed []Run
 	unknown := 0
 	for _, run := range r.Runs {
 		if run.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
+			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
 			failed = append(failed, run)
 			continue
 		}
 		unknown += run.SlowdownUnknown
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t\n", run.Scheme, run.Mode,
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Scheme, run.Mode,
 			run.MakespanS/60, run.AvgQueuingS/60, run.AvgJCTS/60, run.P95JCTS/60, run.GPUBusy*100,
-			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup), jain(run.JainSlowdown), ratio(run.MaxSlowdown))
+			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup), ratio(run.JCTVsBound), ratio(run.MakespanVsBound),
+			jain(run.JainSlowdown), ratio(run.MaxSlowdown))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	r.boundLine(w)
+	if err := r.classTable(w); err != nil {
 		return err
 	}
 	for _, run := range failed {
@@ -102,11 +107,17 @@ func writeJSON(w io.Writer, v any) error {
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"suite", "engine", "trace", "seed", "scheme", "policy", "mode", "jobs", "makespan_s", "avg_jct_s", "p95_jct_s",
-		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo", "error", "jain_slowdown", "max_slowdown"})
+		"avg_queuing_s", "gpu_busy", "avg_jct_speedup_vs_fifo", "makespan_speedup_vs_fifo", "error", "jain_slowdown", "max_slowdown",
+		"avg_jct_vs_bound", "makespan_vs_bound", "bound_avg_jct_s", "bound_makespan_s"})
+	var bAvg, bSpan string
+	if r.Bound != nil {
+		bAvg, bSpan = num(r.Bound.AvgJCTS), num(r.Bound.MakespanS)
+	}
 	for _, run := range r.Runs {
 		cw.Write([]string{r.Suite, r.Engine, r.Trace.Name, strconv.FormatInt(r.Trace.Seed, 10), run.Scheme, run.Policy, run.Mode,
 			strconv.Itoa(run.Jobs), num(run.MakespanS), num(run.AvgJCTS), num(run.P95JCTS), num(run.AvgQueuingS),
-			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup), run.Error, num(run.JainSlowdown), num(run.MaxSlowdown)})
+			num(run.GPUBusy), num(run.JCTSpeedup), num(run.MakespanSpeedup), run.Error, num(run.JainSlowdown), num(run.MaxSlowdown),
+			num(run.JCTVsBound), num(run.MakespanVsBound), bAvg, bSpan})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/salusgo/salus/bound"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -56,6 +57,10 @@ type Run struct {
 	// Ratios to the fifo run of the same report (fifo / this: above 1 is better).
 	JCTSpeedup      float64 `json:"avg_jct_speedup_vs_fifo,omitempty"`
 	MakespanSpeedup float64 `json:"makespan_speedup_vs_fifo,omitempty"`
+	// Ratios to the trace's lower bounds (Report.Bound: this over the bound, at
+	// least 1 in the simulator); 0 when there is no bound or the run lost jobs.
+	JCTVsBound      float64 `json:"avg_jct_vs_bound,omitempty"`
+	MakespanVsBound float64 `json:"makespan_vs_bound,omitempty"`
 	// Log is the event log's path, when one was written.
 	Log string `json:"log,omitempty"`
 	// Error says why the run failed; its figures are then zero. The other runs of
@@ -92,6 +97,9 @@ type Report struct {
 	// Recommendation says which scheme is best on which metric, and by how much
 	// (Recommend); empty with fewer than two runs.
 	Recommendation string `json:"recommendation,omitempty"`
+	// Bound is the trace's lower bounds on this device (SetBound); nil when not
+	// computed.
+	Bound *bound.Bound `json:"bound,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -165,6 +173,9 @@ func Training(o TrainingOptions) (*Report, error) {
 		}
 	}
 	rep.compareToFIFO()
+	// A trace with no bound (a job too wide for the device) has failed runs too:
+	// their errors say why.
+	_ = rep.SetBound(o.Trace)
 	rep.Recommendation = rep.Recommend()
 	return rep, err
 }
@@ -213,6 +224,9 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 		return Run{}, err
 	}
 	c := metrics.NewCollector()
+	if prio := priorities(t); prio != nil {
+		c.SetClasses(prio)
+	}
 	var sink eventlog.Sink = c
 	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
 	var file *eventlog.File

@@ -72,3 +72,16 @@ func EndEvent(now time.Duration, job string, finished bool, reason string) Event
 	}
 	return Event{T: now.Seconds(), Kind: Lost, Job: job, Reason: reason}
 }
+
+// DefragEvent is the event of a Defrag decision at now (a split or merge of
+// lanes). The caller logs the memory of d.Regroup.Changed after it, in that order.
+func DefragEvent(now time.Duration, d core.Decision) Event {
+	ev := Event{T: now.Seconds(), Kind: Defrag, Lane: d.Lane, LaneMiB: d.LaneSize}
+	if r := d.Regroup; r != nil {
+		ev.Reason, ev.Jobs = r.Kind, len(r.Jobs)
+	}
+	if len(d.GPUs) > 0 {
+		ev.GPUIndex = d.GPUs[0]
+	}
+	return ev
+}

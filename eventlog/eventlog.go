@@ -34,6 +34,11 @@ const (
 	Served    = "served"     // an inference request was served (Latency: seconds)
 	Finish    = "finish"     // a job finished all its iterations
 	Lost      = "lost"       // a job left without finishing (crash, lease expired)
+	// Defrag is a split or merge of lanes (Reason: "split" or "merge"; Lane and
+	// LaneMiB: the lane that stayed or took the others, and its new size; Jobs: how
+	// many jobs changed lane). The lanes' new memory follows in memory events,
+	// those that shrank or closed first.
+	Defrag = "defrag"
 	// Measured is what a client reported it measured (iteration time, peak and
 	// persistent memory): logged as the client's word, never used to schedule.
 	Measured = "measured"
@@ -267,7 +272,7 @@ func Append(b []byte, e Event) []byte {
 
 func hasLane(kind string) bool {
 	switch kind {
-	case Admit, IterStart, IterEnd, Memory:
+	case Admit, IterStart, IterEnd, Memory, Defrag:
 		return true
 	}
 	return false

@@ -21,6 +21,7 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		{T: 3.000001, Kind: IterStart, Job: "j1", Lane: 2, Prev: "j0"},
 		{T: 4, Kind: IterEnd, Job: "j1", Lane: 0, GPU: 0.1},
 		{T: 5, Kind: Lost, Job: "j1", Reason: "lease expired: no call for 3s"},
+		{T: 6, Kind: Defrag, Lane: 0, LaneMiB: 7455, Reason: "split", Jobs: 1},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

@@ -139,7 +139,7 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 			}
 		}
 		return nil, false, nil
-	case Memory:
+	case Memory, Defrag:
 		return nil, false, nil
 	case Arrive:
 		// A name may come again once its job ended (a daemon's log runs on across

@@ -1,7 +1,9 @@
 // Package metrics computes a run's results from its event log, whichever engine
 // wrote it: makespan, average and p95 job completion time, queuing, GPU busy time,
 // inference latency, each job's slowdown against running alone and the fairness of
-// the slowdowns (Jain's index, the worst one). It is the only place these are computed; it reads events and
+// the slowdowns (Jain's index, the worst one), and, given the jobs' priorities
+// (SetClasses), each priority class's completion times, waits, latencies and
+// throughput. It is the only place these are computed; it reads events and
 // never schedules.
 package metrics
 
@@ -59,10 +61,16 @@ type Result struct {
 	JainSlowdown    float64 `json:"jain_slowdown,omitempty"`
 	MaxSlowdown     float64 `json:"max_slowdown,omitempty"`
 	SlowdownUnknown int     `json:"slowdown_unknown,omitempty"`
+	// Defrags counts the lane splits and merges (defrag events): zero unless the
+	// policy defragments its lanes.
+	Defrags int `json:"defrags,omitempty"`
 	// Completion lists the jobs in the order they finished.
 	Completion []JobResult `json:"-"`
 	// Latency summarizes served inference requests per model.
 	Latency map[string]Latency `json:"-"`
+	// Classes are the figures of each priority class, most urgent first, when the
+	// collector was given the jobs' priorities (SetClasses); nil otherwise.
+	Classes []ClassResult `json:"classes,omitempty"`
 }
 
 // GPUResult is what one GPU of a node did over a run.
@@ -96,7 +104,13 @@ type Collector struct {
 	gpuMem, gpuPeak []float64
 	gpuJobs         []int
 	latencies       map[string][]float64
+	defrags         int
 	err             error
+	// Per priority class, when SetClasses was called: each job's priority, each
+	// class's waits and latencies, and where each job's iterations stand.
+	priority map[string]int
+	classes  map[int]*classState
+	waiting  map[*eventlog.JobState]*jobWait
 }
 
 // NewCollector returns an empty collector.
@@ -110,9 +124,12 @@ func (c *Collector) Boundary(job string, handle, lane int, t, gpuS float64) {
 	if c.err != nil {
 		return
 	}
-	if _, err := c.track.Boundary(job, handle, t, gpuS); err != nil {
+	j, err := c.track.Boundary(job, handle, t, gpuS)
+	if err != nil {
 		c.err = err
+		return
 	}
+	c.classBoundary(j, t)
 }
 
 // Emit takes one event. Events must come in time order.
@@ -125,6 +142,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 		c.err = err
 		return
 	}
+	c.classEvent(e, j)
 	switch e.Kind {
 	case eventlog.Run:
 		// After the first, a daemon that restarted on the same log after a crash: its
@@ -160,6 +178,8 @@ func (c *Collector) Emit(e eventlog.Event) {
 			c.gpuMem[g] += delta
 			c.gpuPeak[g] = math.Max(c.gpuPeak[g], c.gpuMem[g])
 		}
+	case eventlog.Defrag:
+		c.defrags++
 	case eventlog.Served:
 		c.latencies[j.Model] = append(c.latencies[j.Model], e.Latency)
 	case eventlog.Finish, eventlog.Lost:
@@ -191,7 +211,7 @@ func (c *Collector) Result() (Result, error) {
 	if c.err != nil {
 		return Result{}, c.err
 	}
-	res := Result{Jobs: c.track.Arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}}
+	res := Result{Jobs: c.track.Arrivals, PeakMemoryMiB: c.peakMem, Latency: map[string]Latency{}, Defrags: c.defrags}
 	if missing := c.track.Unended(); len(missing) > 0 {
 		return res, fmt.Errorf("%d of %d jobs never finished (first: %s): the run was cut short", len(missing), c.track.Arrivals, missing[0])
 	}
@@ -251,6 +271,7 @@ func (c *Collector) Result() (Result, error) {
 		res.AvgQueuingS = sumQ / float64(n)
 	}
 	res.Latency = SummarizeLatency(c.latencies)
+	res.Classes = c.classResults(res.Completion)
 	return res, nil
 }
 

@@ -164,3 +164,39 @@ func TestAJobNameComesAgain(t *testing.T) {
 		t.Errorf("arrives twice: %v", err)
 	}
 }
+
+// A split's lanes are memory like any other, and each defrag event counts once.
+func TestDefragsAreCounted(t *testing.T) {
+	log := `{"t":0,"ev":"arrive","job":"a"}
+{"t":0,"ev":"arrive","job":"b"}
+{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":300}
+{"t":0,"ev":"memory","lane":0,"lane_mib":300,"jobs":1}
+{"t":0,"ev":"admit","job":"b","lane":0,"lane_mib":300}
+{"t":0,"ev":"memory","lane":0,"lane_mib":300,"jobs":2}
+{"t":1,"ev":"defrag","lane":0,"lane_mib":200,"reason":"split","jobs":1}
+{"t":1,"ev":"memory","lane":0,"lane_mib":200,"jobs":1}
+{"t":1,"ev":"memory","lane":1,"lane_mib":250,"jobs":1}
+{"t":1,"ev":"iter_start","job":"a","lane":0}
+{"t":1,"ev":"iter_start","job":"b","lane":1}
+{"t":2,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}
+{"t":2,"ev":"finish","job":"a"}
+{"t":2,"ev":"memory","lane":0,"jobs":0}
+{"t":3,"ev":"iter_end","job":"b","lane":1,"gpu_s":2}
+{"t":3,"ev":"finish","job":"b"}
+{"t":3,"ev":"memory","lane":1,"jobs":0}
+`
+	c := NewCollector()
+	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Defrags != 1 {
+		t.Errorf("defrags = %d, want 1", r.Defrags)
+	}
+	if r.PeakMemoryMiB != 450 {
+		t.Errorf("peak memory %v MiB, want 450 (the split lanes together)", r.PeakMemoryMiB)
+	}
+}

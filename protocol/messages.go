@@ -41,6 +41,9 @@ type Request struct {
 	BatchSize int `json:"batch_size,omitempty"`
 	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one.
 	GPUs int `json:"gpus,omitempty"`
+	// Claim is the Kubernetes claim (its UID) the job runs under (open; optional):
+	// the DRA driver's SALUS_CLAIM.
+	Claim string `json:"claim,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`

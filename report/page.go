@@ -59,6 +59,8 @@ var columns = map[string]column{
 	"peak_memory_mib":          {"peak memory (GiB)", 1.0 / 1024, "", 1},
 	"avg_jct_speedup_vs_fifo":  {"avg JCT vs fifo", 1, "x", 2},
 	"makespan_speedup_vs_fifo": {"makespan vs fifo", 1, "x", 2},
+	"avg_jct_vs_bound":         {"avg JCT vs bound", 1, "x", 2},
+	"makespan_vs_bound":        {"makespan vs bound", 1, "x", 2},
 	"improvement":              {"improvement", 1, "x", 2},
 	"gpus_needed":              {"GPUs needed", 1, "", 0},
 	"jain_slowdown":            {"Jain (slowdowns)", 1, "", 3},

@@ -86,6 +86,12 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 		if t, ok := perGPUTable(r); ok {
 			sec.Tables = append(sec.Tables, t)
 		}
+		if t, ok := boundTable(r); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
+		if t, ok := classTable(r); ok {
+			sec.Tables = append(sec.Tables, t)
+		}
 		figs = trainingFigures(r, prefix, logs)
 		if r.Recommendation != "" {
 			sec.Recommendations = []string{r.Recommendation}
@@ -124,6 +130,32 @@ func perGPUTable(r *eval.Report) (table, bool) {
 	return t, len(t.Rows) > 0
 }
 
+// boundTable shows the trace's lower bounds, which the runs' "vs bound" columns
+// divide by, and their two parts.
+func boundTable(r *eval.Report) (table, bool) {
+	b := r.Bound
+	if b == nil {
+		return table{}, false
+	}
+	m := func(s float64) string { return fmt.Sprintf("%.1f", s/60) }
+	work, workSpan := m(b.WorkAvgJCTS), m(b.WorkMakespanS)
+	if b.AloneOnly { // from an event log, which gives no demands
+		work, workSpan = "-", "-"
+	}
+	return table{Caption: "lower bound on this trace and device (no scheme can beat it; see README, Lower bound)",
+		Head: []string{"figure", "bound (min)", "SRPT on the GPU work (min)", "jobs alone (min)"},
+		Rows: [][]string{
+			{"average JCT", m(b.AvgJCTS), work, m(b.AloneAvgJCTS)},
+			{"makespan", m(b.MakespanS), workSpan, m(b.AloneMakespanS)},
+		}}, true
+}
+
+// classTable is the runs' per-priority figures, when a run had several classes.
+func classTable(r *eval.Report) (table, bool) {
+	head, rows := r.ClassRows()
+	return table{Caption: eval.ClassCaption, Head: head, Rows: rows}, len(rows) > 0
+}
+
 // genericTables shows a result's fields: "engine" names the engine; the runs (a
 // list of structs) are a table; other lists of structs are tables; structs and
 // the scalar fields are parameter tables; "paper" is left to the headlines.
@@ -138,6 +170,7 @@ func genericTables(res eval.Result, sec *suiteSection) {
 		switch {
 		case f.name == "suite", f.name == "paper" && len(res.Headlines()) > 0: // the headlines' table shows the paper's figures
 		case f.name == "recommendation": // a paragraph of its own
+		case f.name == "bound": // a table of its own (boundTable)
 		case f.name == "engine" && f.v.Kind() == reflect.String:
 			sec.Engine = f.v.String()
 		case f.v.Kind() == reflect.Slice:

@@ -33,6 +33,7 @@ var sweepMetrics = []struct {
 	{"avg_jct_s", "avg JCT (min)", 1.0 / 60, 1}, {"p95_jct_s", "p95 JCT (min)", 1.0 / 60, 1},
 	{"makespan_s", "makespan (min)", 1.0 / 60, 0}, {"avg_queuing_s", "avg queuing (min)", 1.0 / 60, 1},
 	{"gpu_busy", "GPU busy (%)", 100, 0}, {"jain_slowdown", "Jain (slowdowns)", 1, 3}, {"max_slowdown", "worst slowdown", 1, 1},
+	{"avg_jct_vs_bound", "avg JCT vs bound", 1, 2}, {"makespan_vs_bound", "makespan vs bound", 1, 2},
 }
 
 // WriteSweep writes DIR/index.html for a sweep: the cells' means with their 95%

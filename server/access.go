@@ -122,6 +122,8 @@ var adminOnly = map[string]bool{
 	salusv1connect.AdminServiceListSessionsProcedure: true,
 	salusv1connect.AdminServiceEvictSessionProcedure: true,
 	salusv1connect.AdminServiceDrainProcedure:        true,
+	salusv1connect.AdminServiceReserveClaimProcedure: true,
+	salusv1connect.AdminServiceReleaseClaimProcedure: true,
 }
 
 // authenticate finds what the caller of procedure may do: the better of what its

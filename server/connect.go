@@ -285,7 +285,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
-		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus)},
+		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus), Claim: m.Claim},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -394,6 +394,23 @@ func (a *connectAPI) Drain(ctx context.Context, req *connect.Request[salusv1.Dra
 	return connect.NewResponse(&salusv1.DrainResponse{Draining: !req.Msg.Resume, Refused: int32(refused), Sessions: int32(sessions)}), nil
 }
 
+func (a *connectAPI) ReserveClaim(ctx context.Context, req *connect.Request[salusv1.ReserveClaimRequest]) (*connect.Response[salusv1.ReserveClaimResponse], error) {
+	m := req.Msg
+	r, err := a.s.ReserveClaim(m.Claim, m.Name, int(m.Gpu), m.MemoryMib)
+	if err != nil {
+		return nil, connectErr(err)
+	}
+	return connect.NewResponse(&salusv1.ReserveClaimResponse{Existed: r.Existed, MemoryMib: r.MemoryMiB, GpuFreeMib: r.GPUFreeMiB}), nil
+}
+
+func (a *connectAPI) ReleaseClaim(ctx context.Context, req *connect.Request[salusv1.ReleaseClaimRequest]) (*connect.Response[salusv1.ReleaseClaimResponse], error) {
+	existed, session, err := a.s.ReleaseClaim(req.Msg.Claim)
+	if err != nil {
+		return nil, connectErr(err)
+	}
+	return connect.NewResponse(&salusv1.ReleaseClaimResponse{Existed: existed, Session: session}), nil
+}
+
 func (a *connectAPI) ListLanes(ctx context.Context, req *connect.Request[salusv1.ListLanesRequest]) (*connect.Response[salusv1.ListLanesResponse], error) {
 	s := a.s
 	s.mu.Lock()
@@ -417,7 +434,7 @@ func (a *connectAPI) GetStats(ctx context.Context, req *connect.Request[salusv1.
 func (a *connectAPI) GetPolicy(ctx context.Context, req *connect.Request[salusv1.GetPolicyRequest]) (*connect.Response[salusv1.GetPolicyResponse], error) {
 	p := a.s.cfg.Policy
 	return connect.NewResponse(&salusv1.GetPolicyResponse{Name: p.Name, Description: p.Description, StartupOnGpu: p.StartupOnGPU,
-		CapacityMib: a.s.cfg.CapacityMiB, Available: core.Names(), Gpus: int32(len(a.s.gpus)), GpuPlacement: a.s.sched.GPUPlacement().Name()}), nil
+		CapacityMib: a.s.cfg.CapacityMiB, Available: core.Names(), Gpus: int32(len(a.s.gpus)), GpuPlacement: a.s.sched.GPUPlacement().Name(), Device: a.s.cfg.Device}), nil
 }
 
 // Sessions lists the open sessions, by arrival.

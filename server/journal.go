@@ -47,7 +47,10 @@ type RecoveredSession struct {
 	AttainedS         float64
 	// GPUs is how many GPUs the job needs at once (0: one).
 	GPUs int
-	seq  int
+	// OnGPUs are the node's GPUs (core indices) it was admitted to, if it was:
+	// its process holds memory there, so it is restored onto them.
+	OnGPUs []int
+	seq    int
 }
 
 // NewJournal returns an empty journal.
@@ -62,6 +65,13 @@ func (j *Journal) Emit(e eventlog.Event) {
 		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
 			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
 			PlannedIterations: e.Iterations, GPUs: e.GPUs, seq: j.seq}
+	case eventlog.Admit:
+		if r := j.open[e.Job]; r != nil {
+			r.OnGPUs = []int{e.GPUIndex}
+			if len(e.Gang) > 0 {
+				r.OnGPUs = slices.Clone(e.Gang)
+			}
+		}
 	case eventlog.IterEnd:
 		if r := j.open[e.Job]; r != nil {
 			r.Iterations++
@@ -162,7 +172,7 @@ func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
 		return core.Job{}, fmt.Errorf("attained time: %v", err)
 	}
 	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
-		Declared: declared, GPUs: r.GPUs}, nil
+		Declared: declared, GPUs: r.GPUs, Pinned: r.OnGPUs}, nil
 }
 
 // loseUnclaimed loses the recovered sessions no client resumed.

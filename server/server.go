@@ -93,6 +93,9 @@ const MaxGPUs = 1024
 // Config sets up a Server.
 type Config struct {
 	Policy core.Policy
+	// Device names the GPU model the daemon schedules for (salus serve --device):
+	// the DRA driver publishes it.
+	Device string
 	// CapacityMiB is the usable memory of each GPU that does not give its own.
 	CapacityMiB float64
 	// GPUs are the GPUs of the node the daemon schedules, each with its own lanes;
@@ -207,6 +210,9 @@ type OpenRequest struct {
 	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one. More
 	// than the node has is refused.
 	GPUs int
+	// Claim is the Kubernetes claim (UID) the job runs under, reserved by the DRA
+	// driver (claims.go): the job goes to the claim's GPU, within its memory.
+	Claim string
 }
 
 // OpenReply says where the job was admitted.
@@ -310,6 +316,8 @@ type Session struct {
 
 	// ended counts the iterations that ended in this session (measured.go).
 	ended int
+	// claim is the Kubernetes claim the session runs under (claims.go); "" none.
+	claim string
 }
 
 // ID returns the session id (the job name).
@@ -336,6 +344,7 @@ type Server struct {
 	sched    *core.Scheduler
 	emu      *emulator // nil: no emulation
 	sessions map[string]*Session
+	claims   map[string]*claim // by UID (claims.go)
 	closing  bool
 	draining bool
 	stats    struct{ iterations, finished, lost, switches int64 }
@@ -389,6 +398,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Log, logger: cfg.Logger, start: time.Now(), gpus: gpus,
 		sched:      sched,
 		sessions:   map[string]*Session{},
+		claims:     map[string]*claim{},
 		stopReaper: make(chan struct{}),
 		reaperDone: make(chan struct{}),
 		idlerDone:  make(chan struct{}),
@@ -598,6 +608,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		switch {
 		case req.Resume && old.unclaimed:
 			s.resume(old, ss, &out)
+			s.linkClaim(old, req.Claim)
 			s.unlockRun(out)
 			s.logger.Info("session resumed after restart", "job", req.Job, "transport", transport,
 				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting)
@@ -613,14 +624,23 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(protocol.CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
+	pinned, err := s.claimFor(req)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority,
-		GPUs: req.GPUs}
+		GPUs: req.GPUs, Pinned: pinned}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(protocol.CodeRejected, "open: %v", err)
 	}
 	s.sessions[req.Job] = ss
+	if req.Claim != "" {
+		ss.claim = req.Claim
+		s.claims[req.Claim].session = req.Job
+	}
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs)})
@@ -890,6 +910,9 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 	ss.phase = pGone
 	ss.gen++
 	delete(s.sessions, ss.id)
+	if c := s.claims[ss.claim]; c != nil && c.session == ss.id {
+		c.session = ""
+	}
 	if ss.grace != nil {
 		ss.grace.Stop()
 	}
@@ -933,6 +956,10 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 		return
 	}
 	for _, d := range ds {
+		if d.Action == core.Defrag {
+			s.regroup(now, d)
+			continue
+		}
 		ss := s.sessions[d.Job]
 		if ss == nil {
 			s.logger.Error("core decided for a job the server does not know", "job", d.Job, "action", d.Action)
@@ -993,6 +1020,32 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				*out = append(*out, func() { f(rep, nil) })
 			}
 		}
+	}
+}
+
+// regroup carries out a split or merge of lanes (pack-defrag): the sessions that
+// changed lane take their new one, those of a lane that changed size its size;
+// it is logged with the lanes' memory.
+func (s *Server) regroup(now time.Duration, d core.Decision) {
+	r := d.Regroup
+	for i, id := range r.Jobs {
+		if ss := s.sessions[id]; ss != nil {
+			ss.lane = d.Lane
+			if r.Kind == "split" {
+				ss.lane = r.Lanes[i]
+			}
+		}
+	}
+	for _, ss := range s.sessions {
+		if slices.Contains(r.Changed, ss.lane) && ss.phase != pWaiting {
+			if info, open := s.sched.Lane(ss.lane); open {
+				ss.laneMiB = info.Size
+			}
+		}
+	}
+	s.log.Emit(eventlog.DefragEvent(now, d))
+	for _, id := range r.Changed {
+		s.emitMemory(now, id)
 	}
 }
 

@@ -170,7 +170,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 
 // checkStrings refuses strings that are not valid UTF-8, whatever the transport.
 func checkStrings(req OpenRequest) error {
-	for _, f := range []struct{ name, v string }{{"job", req.Job}, {"model", req.Model}, {"kind", req.Kind}} {
+	for _, f := range []struct{ name, v string }{{"job", req.Job}, {"model", req.Model}, {"kind", req.Kind}, {"claim", req.Claim}} {
 		if !utf8.ValidString(f.v) {
 			return errorf(protocol.CodeBadRequest, "open: field %s %q is not valid UTF-8: send strings as UTF-8", f.name, bytes.ToValidUTF8([]byte(f.v), []byte("\uFFFD")))
 		}

@@ -416,6 +416,15 @@ func (e *engine) apply(ds []core.Decision) error {
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.startup, j)
 			}
+		case core.Defrag:
+			// Lanes split or merged: only the accounting changed, nothing moves on
+			// the device (no job was running in them).
+			if e.log {
+				e.o.Sink.Emit(eventlog.DefragEvent(e.now, d))
+				for _, id := range d.Regroup.Changed {
+					e.memory(id)
+				}
+			}
 		case core.Start:
 			copied := e.swapIn(j, d.Lane)
 			if e.log {

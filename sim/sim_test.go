@@ -65,6 +65,9 @@ func (c *checker) Emit(e eventlog.Event) {
 		} else {
 			c.lanes[e.Lane] = e.LaneMiB
 		}
+		if _, known := c.laneGPUs[e.Lane]; !known {
+			c.laneGPUs[e.Lane] = []int{e.GPUIndex} // a lane split off: opened by no admission
+		}
 		if e.PersistentMiB+e.EphemeralMiB > e.LaneMiB+1e-6 {
 			t.Fatalf("lane %d holds %.1f MiB in %.1f", e.Lane, e.PersistentMiB+e.EphemeralMiB, e.LaneMiB)
 		}
@@ -98,6 +101,11 @@ func (c *checker) Emit(e eventlog.Event) {
 					}
 				}
 			}
+		}
+	case eventlog.Defrag:
+		// Only a lane with no iteration in flight is split or merged.
+		if other, busy := c.busyLanes[e.Lane]; busy {
+			t.Fatalf("lane %d is regrouped (%s) while %s runs in it", e.Lane, e.Reason, other)
 		}
 	case eventlog.IterStart:
 		if other, busy := c.busyLanes[e.Lane]; busy {

@@ -12,13 +12,15 @@ var metricLabel = map[string]struct {
 	name, axis string
 	scale      float64
 }{
-	"avg_jct_s":     {"average JCT", "minutes", 1.0 / 60},
-	"p95_jct_s":     {"p95 JCT", "minutes", 1.0 / 60},
-	"makespan_s":    {"makespan", "minutes", 1.0 / 60},
-	"avg_queuing_s": {"average queuing", "minutes", 1.0 / 60},
-	"gpu_busy":      {"GPU busy", "% of the makespan", 100},
-	"jain_slowdown": {"Jain's index of slowdowns", "1 = every job slowed alike", 1},
-	"max_slowdown":  {"worst slowdown", "JCT / time alone", 1},
+	"avg_jct_s":         {"average JCT", "minutes", 1.0 / 60},
+	"p95_jct_s":         {"p95 JCT", "minutes", 1.0 / 60},
+	"makespan_s":        {"makespan", "minutes", 1.0 / 60},
+	"avg_queuing_s":     {"average queuing", "minutes", 1.0 / 60},
+	"gpu_busy":          {"GPU busy", "% of the makespan", 100},
+	"jain_slowdown":     {"Jain's index of slowdowns", "1 = every job slowed alike", 1},
+	"max_slowdown":      {"worst slowdown", "JCT / time alone", 1},
+	"avg_jct_vs_bound":  {"average JCT over its lower bound", "x the bound", 1},
+	"makespan_vs_bound": {"makespan over its lower bound", "x the bound", 1},
 }
 
 // Plot writes sweep-METRIC.png and .svg into dir for each metric: the metric

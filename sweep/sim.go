@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/salusgo/salus/bound"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
@@ -18,7 +19,8 @@ import (
 const DefaultMode = "default"
 
 // Metrics are the names of the metrics a simulated run reports, in table order.
-var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy", "jain_slowdown", "max_slowdown"}
+var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy", "jain_slowdown", "max_slowdown",
+	"avg_jct_vs_bound", "makespan_vs_bound"}
 
 // resolve returns the scheme to run for a policy and sharing mode: "default" is
 // the policy's own mode (fifo: exclusive, the others: salus lanes); any other mode
@@ -173,6 +175,10 @@ func SimRunner(g Grid) Runner {
 			"avg_queuing_s": r.AvgQueuingS, "gpu_busy": r.GPUBusy}
 		if r.JainSlowdown > 0 {
 			m["jain_slowdown"], m["max_slowdown"] = r.JainSlowdown, r.MaxSlowdown
+		}
+		// The run's ratios to the lower bounds of its trace (package bound).
+		if b, err := bound.Of(t, dev); err == nil {
+			m["avg_jct_vs_bound"], m["makespan_vs_bound"] = bound.Ratio(r.AvgJCTS, b.AvgJCTS), bound.Ratio(r.MakespanS, b.MakespanS)
 		}
 		return m, nil
 	}

@@ -250,8 +250,10 @@ func reportFromLog(path string) (*eval.Report, error) {
 	if head.GPUs > 1 {
 		dev.GPUs, dev.GPUPlacement = head.GPUs, head.GPUPlacement
 	}
-	return &eval.Report{Suite: "report", Engine: engine, Trace: eval.TraceInfo{Name: name, Jobs: res.Jobs, Seed: head.Seed},
-		Device: dev, Runs: []eval.Run{{Scheme: scheme, Policy: policy, Mode: head.Mode, Result: res, Log: path}}}, nil
+	rep := &eval.Report{Suite: "report", Engine: engine, Trace: eval.TraceInfo{Name: name, Jobs: res.Jobs, Seed: head.Seed},
+		Device: dev, Runs: []eval.Run{{Scheme: scheme, Policy: policy, Mode: head.Mode, Result: res, Log: path}}}
+	rep.SetAloneBound()
+	return rep, nil
 }
 
 var errStop = errors.New("stop")

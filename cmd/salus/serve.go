@@ -263,7 +263,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if err != nil {
 				return err
 			}
-			cfg := server.Config{Policy: p, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
+			cfg := server.Config{Policy: p, Device: dev.Name, CapacityMiB: dev.CapacityMiB, Grace: sf.grace, Lease: sf.lease,
 				Models: catalogModels(cat), Logger: logger, Emulate: emulated, GPUs: gpus, GPUPlacement: gpuPlacement}
 			if err := lf.apply(&cfg); err != nil {
 				return err

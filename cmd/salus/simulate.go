@@ -54,13 +54,16 @@ policies.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
+			info := eval.NewTraceInfo(trace)
+			if tf.file == "" {
+				info.Seed = tf.seed
+			}
+			rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: info,
+				Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
+			// The run went through, so the trace fits the device: a bound exists.
+			_ = rep.SetBound(trace)
+			run = rep.Runs[0]
 			if of.format != "table" {
-				info := eval.NewTraceInfo(trace)
-				if tf.file == "" {
-					info.Seed = tf.seed
-				}
-				rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: info,
-					Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
 				return printReport(w, rep, of.format)
 			}
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
@@ -69,6 +72,10 @@ policies.`,
 			if run.JainSlowdown > 0 {
 				fmt.Fprintf(w, "Jain slowdown %10.3f   (Jain's index of the jobs' slowdowns; 1: all slowed alike)\nworst slowdown%10.2f x\n",
 					run.JainSlowdown, run.MaxSlowdown)
+			}
+			if b := rep.Bound; b != nil {
+				fmt.Fprintf(w, "JCT bound     %10.1f min   (lower bound on the average JCT: this run is %.2fx it)\nmakespan bound%10.1f min   (lower bound on the makespan: this run is %.2fx it)\n",
+					b.AvgJCTS/60, run.JCTVsBound, b.MakespanS/60, run.MakespanVsBound)
 			}
 			for _, g := range run.PerGPU {
 				fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)

@@ -285,7 +285,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 	if traces {
 		fmt.Fprint(tw, "trace\t")
 	}
-	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\tJain (slowdowns)\tworst slowdown\t")
+	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\tJain (slowdowns)\tworst slowdown\tavg JCT vs bound\tmakespan vs bound\t")
 	ci := func(s sweep.Stat, scale float64, prec int) string {
 		if s.N == 0 {
 			return "-"
@@ -302,9 +302,10 @@ func printSweep(w io.Writer, r sweep.Result) {
 		if traces {
 			fmt.Fprintf(tw, "%s\t", sweep.TraceName(c.Trace))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
 			ci(m["avg_jct_s"], 1.0/60, 1), ci(m["p95_jct_s"], 1.0/60, 1), ci(m["makespan_s"], 1.0/60, 0),
-			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%", ci(m["jain_slowdown"], 1, 3), ci(m["max_slowdown"], 1, 1))
+			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%", ci(m["jain_slowdown"], 1, 3), ci(m["max_slowdown"], 1, 1),
+			ci(m["avg_jct_vs_bound"], 1, 2), ci(m["makespan_vs_bound"], 1, 2))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nmean ± half width of the 95% confidence interval across seeds (Student's t)")

@@ -109,7 +109,11 @@ type OpenSessionRequest struct {
 	// How many GPUs the job needs at once (a gang: one session on that many GPUs
 	// of the node); 0 or 1 is one. More than the daemon has is refused.
 	// Fields added by the multi-GPU work are numbered from 30.
-	Gpus          int32 `protobuf:"varint,30,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	Gpus int32 `protobuf:"varint,30,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	// The Kubernetes claim (its UID) the job runs under, as the DRA driver's
+	// CDI edits give it (SALUS_CLAIM): the job goes to the claim's GPU only, and
+	// its memory must fit in the claim's. Refused when the claim is not reserved.
+	Claim         string `protobuf:"bytes,31,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +237,13 @@ func (x *OpenSessionRequest) GetGpus() int32 {
 		return x.Gpus
 	}
 	return 0
+}
+
+func (x *OpenSessionRequest) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
 }
 
 type OpenSessionResponse struct {
@@ -1446,6 +1457,7 @@ type GetPolicyResponse struct {
 	Available     []string               `protobuf:"bytes,5,rep,name=available,proto3" json:"available,omitempty"`
 	Gpus          int32                  `protobuf:"varint,30,opt,name=gpus,proto3" json:"gpus,omitempty"`                                    // GPUs of the node
 	GpuPlacement  string                 `protobuf:"bytes,31,opt,name=gpu_placement,json=gpuPlacement,proto3" json:"gpu_placement,omitempty"` // how a job's GPU is chosen: least-loaded, first-fit, best-fit
+	Device        string                 `protobuf:"bytes,32,opt,name=device,proto3" json:"device,omitempty"`                                 // the GPU model the daemon schedules for (salus serve --device)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1525,6 +1537,13 @@ func (x *GetPolicyResponse) GetGpus() int32 {
 func (x *GetPolicyResponse) GetGpuPlacement() string {
 	if x != nil {
 		return x.GpuPlacement
+	}
+	return ""
+}
+
+func (x *GetPolicyResponse) GetDevice() string {
+	if x != nil {
+		return x.Device
 	}
 	return ""
 }
@@ -1677,6 +1696,230 @@ func (x *DrainRequest) GetResume() bool {
 	return false
 }
 
+type ReserveClaimRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Claim         string                 `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"`                            // the claim's UID
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`                              // namespace/name, for messages and the daemon's log
+	Gpu           int32                  `protobuf:"varint,3,opt,name=gpu,proto3" json:"gpu,omitempty"`                               // the allocated device's GPU (physical index, salus serve --gpus)
+	MemoryMib     float64                `protobuf:"fixed64,4,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"` // the memory the claim was granted; 0: the whole GPU
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveClaimRequest) Reset() {
+	*x = ReserveClaimRequest{}
+	mi := &file_salus_v1_salus_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveClaimRequest) ProtoMessage() {}
+
+func (x *ReserveClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveClaimRequest.ProtoReflect.Descriptor instead.
+func (*ReserveClaimRequest) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ReserveClaimRequest) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
+}
+
+func (x *ReserveClaimRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReserveClaimRequest) GetGpu() int32 {
+	if x != nil {
+		return x.Gpu
+	}
+	return 0
+}
+
+func (x *ReserveClaimRequest) GetMemoryMib() float64 {
+	if x != nil {
+		return x.MemoryMib
+	}
+	return 0
+}
+
+type ReserveClaimResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Existed       bool                   `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`                            // the claim was already reserved, as asked (a retry)
+	MemoryMib     float64                `protobuf:"fixed64,2,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"`      // the memory reserved
+	GpuFreeMib    float64                `protobuf:"fixed64,3,opt,name=gpu_free_mib,json=gpuFreeMib,proto3" json:"gpu_free_mib,omitempty"` // the GPU's memory no claim holds, after this one
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveClaimResponse) Reset() {
+	*x = ReserveClaimResponse{}
+	mi := &file_salus_v1_salus_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveClaimResponse) ProtoMessage() {}
+
+func (x *ReserveClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveClaimResponse.ProtoReflect.Descriptor instead.
+func (*ReserveClaimResponse) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ReserveClaimResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
+}
+
+func (x *ReserveClaimResponse) GetMemoryMib() float64 {
+	if x != nil {
+		return x.MemoryMib
+	}
+	return 0
+}
+
+func (x *ReserveClaimResponse) GetGpuFreeMib() float64 {
+	if x != nil {
+		return x.GpuFreeMib
+	}
+	return 0
+}
+
+type ReleaseClaimRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Claim         string                 `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"` // the claim's UID
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseClaimRequest) Reset() {
+	*x = ReleaseClaimRequest{}
+	mi := &file_salus_v1_salus_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseClaimRequest) ProtoMessage() {}
+
+func (x *ReleaseClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseClaimRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseClaimRequest) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ReleaseClaimRequest) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
+}
+
+type ReleaseClaimResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Existed       bool                   `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"` // the claim was reserved
+	Session       string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`  // the session it ended, if one was open
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseClaimResponse) Reset() {
+	*x = ReleaseClaimResponse{}
+	mi := &file_salus_v1_salus_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseClaimResponse) ProtoMessage() {}
+
+func (x *ReleaseClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseClaimResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseClaimResponse) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ReleaseClaimResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
+}
+
+func (x *ReleaseClaimResponse) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
 type DrainResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Draining      bool                   `protobuf:"varint,1,opt,name=draining,proto3" json:"draining,omitempty"`
@@ -1688,7 +1931,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[24]
+	mi := &file_salus_v1_salus_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1943,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[24]
+	mi := &file_salus_v1_salus_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1956,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{24}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DrainResponse) GetDraining() bool {
@@ -1741,7 +1984,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\x82\x03\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\x98\x03\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -1759,7 +2002,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	" \x01(\x01R\x05iterS\x12\x16\n" +
 	"\x06demand\x18\v \x01(\x01R\x06demand\x12\x16\n" +
 	"\x06resume\x18\f \x01(\bR\x06resume\x12\x12\n" +
-	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\"\xb8\x02\n" +
+	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\x12\x14\n" +
+	"\x05claim\x18\x1f \x01(\tR\x05claim\"\xb8\x02\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
@@ -1850,7 +2094,7 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x04lost\x18\x06 \x01(\x03R\x04lost\x12\x1a\n" +
 	"\bswitches\x18\a \x01(\x03R\bswitches\x12\x1a\n" +
 	"\bdraining\x18\x14 \x01(\bR\bdraining\"\x12\n" +
-	"\x10GetPolicyRequest\"\xe9\x01\n" +
+	"\x10GetPolicyRequest\"\x81\x02\n" +
 	"\x11GetPolicyResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12$\n" +
@@ -1858,7 +2102,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\fcapacity_mib\x18\x04 \x01(\x01R\vcapacityMib\x12\x1c\n" +
 	"\tavailable\x18\x05 \x03(\tR\tavailable\x12\x12\n" +
 	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\x12#\n" +
-	"\rgpu_placement\x18\x1f \x01(\tR\fgpuPlacement\"?\n" +
+	"\rgpu_placement\x18\x1f \x01(\tR\fgpuPlacement\x12\x16\n" +
+	"\x06device\x18  \x01(\tR\x06device\"?\n" +
 	"\x13EvictSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"I\n" +
@@ -1866,7 +2111,24 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x19\n" +
 	"\bfree_mib\x18\x02 \x01(\x01R\afreeMib\"&\n" +
 	"\fDrainRequest\x12\x16\n" +
-	"\x06resume\x18\x01 \x01(\bR\x06resume\"a\n" +
+	"\x06resume\x18\x01 \x01(\bR\x06resume\"p\n" +
+	"\x13ReserveClaimRequest\x12\x14\n" +
+	"\x05claim\x18\x01 \x01(\tR\x05claim\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03gpu\x18\x03 \x01(\x05R\x03gpu\x12\x1d\n" +
+	"\n" +
+	"memory_mib\x18\x04 \x01(\x01R\tmemoryMib\"q\n" +
+	"\x14ReserveClaimResponse\x12\x18\n" +
+	"\aexisted\x18\x01 \x01(\bR\aexisted\x12\x1d\n" +
+	"\n" +
+	"memory_mib\x18\x02 \x01(\x01R\tmemoryMib\x12 \n" +
+	"\fgpu_free_mib\x18\x03 \x01(\x01R\n" +
+	"gpuFreeMib\"+\n" +
+	"\x13ReleaseClaimRequest\x12\x14\n" +
+	"\x05claim\x18\x01 \x01(\tR\x05claim\"J\n" +
+	"\x14ReleaseClaimResponse\x12\x18\n" +
+	"\aexisted\x18\x01 \x01(\bR\aexisted\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\"a\n" +
 	"\rDrainResponse\x12\x1a\n" +
 	"\bdraining\x18\x01 \x01(\bR\bdraining\x12\x18\n" +
 	"\arefused\x18\x02 \x01(\x05R\arefused\x12\x1a\n" +
@@ -1880,14 +2142,16 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x0eBeginIteration\x12\x1f.salus.v1.BeginIterationRequest\x1a .salus.v1.BeginIterationResponse\x12M\n" +
 	"\fEndIteration\x12\x1d.salus.v1.EndIterationRequest\x1a\x1e.salus.v1.EndIterationResponse\x12M\n" +
 	"\fCloseSession\x12\x1d.salus.v1.CloseSessionRequest\x1a\x1e.salus.v1.CloseSessionResponse\x12D\n" +
-	"\tHeartbeat\x12\x1a.salus.v1.HeartbeatRequest\x1a\x1b.salus.v1.HeartbeatResponse2\xb5\x03\n" +
+	"\tHeartbeat\x12\x1a.salus.v1.HeartbeatRequest\x1a\x1b.salus.v1.HeartbeatResponse2\xd3\x04\n" +
 	"\fAdminService\x12M\n" +
 	"\fListSessions\x12\x1d.salus.v1.ListSessionsRequest\x1a\x1e.salus.v1.ListSessionsResponse\x12D\n" +
 	"\tListLanes\x12\x1a.salus.v1.ListLanesRequest\x1a\x1b.salus.v1.ListLanesResponse\x12A\n" +
 	"\bGetStats\x12\x19.salus.v1.GetStatsRequest\x1a\x1a.salus.v1.GetStatsResponse\x12D\n" +
 	"\tGetPolicy\x12\x1a.salus.v1.GetPolicyRequest\x1a\x1b.salus.v1.GetPolicyResponse\x12M\n" +
 	"\fEvictSession\x12\x1d.salus.v1.EvictSessionRequest\x1a\x1e.salus.v1.EvictSessionResponse\x128\n" +
-	"\x05Drain\x12\x16.salus.v1.DrainRequest\x1a\x17.salus.v1.DrainResponseB/Z-github.com/salusgo/salus/api/salus/v1;salusv1b\x06proto3"
+	"\x05Drain\x12\x16.salus.v1.DrainRequest\x1a\x17.salus.v1.DrainResponse\x12M\n" +
+	"\fReserveClaim\x12\x1d.salus.v1.ReserveClaimRequest\x1a\x1e.salus.v1.ReserveClaimResponse\x12M\n" +
+	"\fReleaseClaim\x12\x1d.salus.v1.ReleaseClaimRequest\x1a\x1e.salus.v1.ReleaseClaimResponseB/Z-github.com/salusgo/salus/api/salus/v1;salusv1b\x06proto3"
 
 var (
 	file_salus_v1_salus_proto_rawDescOnce sync.Once
@@ -1902,7 +2166,7 @@ func file_salus_v1_salus_proto_rawDescGZIP() []byte {
 }
 
 var file_salus_v1_salus_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_salus_v1_salus_proto_goTypes = []any{
 	(JobKind)(0),                   // 0: salus.v1.JobKind
 	(*OpenSessionRequest)(nil),     // 1: salus.v1.OpenSessionRequest
@@ -1929,7 +2193,11 @@ var file_salus_v1_salus_proto_goTypes = []any{
 	(*EvictSessionRequest)(nil),    // 22: salus.v1.EvictSessionRequest
 	(*EvictSessionResponse)(nil),   // 23: salus.v1.EvictSessionResponse
 	(*DrainRequest)(nil),           // 24: salus.v1.DrainRequest
-	(*DrainResponse)(nil),          // 25: salus.v1.DrainResponse
+	(*ReserveClaimRequest)(nil),    // 25: salus.v1.ReserveClaimRequest
+	(*ReserveClaimResponse)(nil),   // 26: salus.v1.ReserveClaimResponse
+	(*ReleaseClaimRequest)(nil),    // 27: salus.v1.ReleaseClaimRequest
+	(*ReleaseClaimResponse)(nil),   // 28: salus.v1.ReleaseClaimResponse
+	(*DrainResponse)(nil),          // 29: salus.v1.DrainResponse
 }
 var file_salus_v1_salus_proto_depIdxs = []int32{
 	0,  // 0: salus.v1.OpenSessionRequest.kind:type_name -> salus.v1.JobKind
@@ -1947,19 +2215,23 @@ var file_salus_v1_salus_proto_depIdxs = []int32{
 	20, // 12: salus.v1.AdminService.GetPolicy:input_type -> salus.v1.GetPolicyRequest
 	22, // 13: salus.v1.AdminService.EvictSession:input_type -> salus.v1.EvictSessionRequest
 	24, // 14: salus.v1.AdminService.Drain:input_type -> salus.v1.DrainRequest
-	2,  // 15: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
-	4,  // 16: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
-	6,  // 17: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
-	8,  // 18: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
-	10, // 19: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
-	13, // 20: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
-	17, // 21: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
-	19, // 22: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
-	21, // 23: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
-	23, // 24: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
-	25, // 25: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
-	15, // [15:26] is the sub-list for method output_type
-	4,  // [4:15] is the sub-list for method input_type
+	25, // 15: salus.v1.AdminService.ReserveClaim:input_type -> salus.v1.ReserveClaimRequest
+	27, // 16: salus.v1.AdminService.ReleaseClaim:input_type -> salus.v1.ReleaseClaimRequest
+	2,  // 17: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
+	4,  // 18: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
+	6,  // 19: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
+	8,  // 20: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
+	10, // 21: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
+	13, // 22: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
+	17, // 23: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
+	19, // 24: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
+	21, // 25: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
+	23, // 26: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
+	29, // 27: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
+	26, // 28: salus.v1.AdminService.ReserveClaim:output_type -> salus.v1.ReserveClaimResponse
+	28, // 29: salus.v1.AdminService.ReleaseClaim:output_type -> salus.v1.ReleaseClaimResponse
+	17, // [17:30] is the sub-list for method output_type
+	4,  // [4:17] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1976,7 +2248,7 @@ func file_salus_v1_salus_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_salus_v1_salus_proto_rawDesc), len(file_salus_v1_salus_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -110,7 +110,8 @@ class Session:
       are read from ``$SALUS_DECLARED_S``, ``$SALUS_PERSISTENT_MIB``, ``$SALUS_EPHEMERAL_MIB``,
       ``$SALUS_PRIORITY`` and ``$SALUS_GPUS`` when set (a Kubernetes claim's configuration
       puts them there), as the address comes from ``$SALUS_ADDR`` and the token from
-      ``$SALUS_TOKEN_FILE``.
+      ``$SALUS_TOKEN_FILE``. ``$SALUS_CLAIM`` (the claim's UID) is sent with the open: the
+      daemon then runs the job on the claim's GPU, within the claim's memory.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -148,7 +149,8 @@ class Session:
             iterations=iterations, startup_s=_num(startup),
             batch_size=None if batch_size is None else int(batch_size),
             token=resolve_token(token, token_file),
-            gpus=gpus if gpus is not None and gpus > 1 else None)
+            gpus=gpus if gpus is not None and gpus > 1 else None,
+            claim=os.environ.get("SALUS_CLAIM") or None)
         declared = persistent is not None or ephemeral is not None or model is not None
         # Asking torch whether CUDA is there may start CUDA, after which the GPU the
         # daemon gives cannot be masked: with memory declared, ask after the open, and

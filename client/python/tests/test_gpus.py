@@ -164,7 +164,7 @@ class EnvironmentTest(unittest.TestCase):
 
     def test_figures_not_given_come_from_the_environment(self):
         os.environ.update({"SALUS_DECLARED_S": "120", "SALUS_PERSISTENT_MIB": "900", "SALUS_EPHEMERAL_MIB": "300",
-                           "SALUS_PRIORITY": "2"})
+                           "SALUS_PRIORITY": "2", "SALUS_CLAIM": "uid-1"})
         d = FakeDaemon(gpus=[0]).start()
         self.addCleanup(d.stop)
         with contextlib.redirect_stderr(io.StringIO()), mock.patch.dict(sys.modules, {"torch": None}):
@@ -173,6 +173,7 @@ class EnvironmentTest(unittest.TestCase):
         req = d.requests("k", "open")[0]
         self.assertEqual((req["declared_s"], req["persistent_mib"], req["ephemeral_mib"]), (120, 900, 300))
         self.assertEqual(req["priority"], 5, "a figure given wins over the environment")
+        self.assertEqual(req["claim"], "uid-1")
 
     def test_a_bad_variable_is_named(self):
         os.environ["SALUS_PERSISTENT_MIB"] = "lots"

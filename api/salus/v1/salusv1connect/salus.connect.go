@@ -80,6 +80,12 @@ const (
 	AdminServiceEvictSessionProcedure = "/salus.v1.AdminService/EvictSession"
 	// AdminServiceDrainProcedure is the fully-qualified name of the AdminService's Drain RPC.
 	AdminServiceDrainProcedure = "/salus.v1.AdminService/Drain"
+	// AdminServiceReserveClaimProcedure is the fully-qualified name of the AdminService's ReserveClaim
+	// RPC.
+	AdminServiceReserveClaimProcedure = "/salus.v1.AdminService/ReserveClaim"
+	// AdminServiceReleaseClaimProcedure is the fully-qualified name of the AdminService's ReleaseClaim
+	// RPC.
+	AdminServiceReleaseClaimProcedure = "/salus.v1.AdminService/ReleaseClaim"
 )
 
 // SchedulerServiceClient is a client for the salus.v1.SchedulerService service.
@@ -280,6 +286,17 @@ type AdminServiceClient interface {
 	// are refused (code draining), admitted jobs carry on to their end. With
 	// resume, the daemon admits again. Admin only.
 	Drain(context.Context, *connect.Request[v1.DrainRequest]) (*connect.Response[v1.DrainResponse], error)
+	// ReserveClaim holds a Kubernetes claim's share of one GPU: the DRA driver
+	// calls it when the kubelet prepares the claim. A session that names the claim
+	// (OpenSessionRequest.claim) then runs on that GPU only, within that memory.
+	// Reserving a claim again with the same GPU and memory is a no-op (the kubelet
+	// retries). Refused (code rejected) when the claim asks for more memory than
+	// the GPU has, or than its other claims leave. Admin only.
+	ReserveClaim(context.Context, *connect.Request[v1.ReserveClaimRequest]) (*connect.Response[v1.ReserveClaimResponse], error)
+	// ReleaseClaim drops a claim's reservation (the pod is gone) and ends its
+	// session, if one is open (code evicted). Releasing an unknown claim is a
+	// no-op. Admin only.
+	ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the salus.v1.AdminService service. By default, it
@@ -329,6 +346,18 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("Drain")),
 			connect.WithClientOptions(opts...),
 		),
+		reserveClaim: connect.NewClient[v1.ReserveClaimRequest, v1.ReserveClaimResponse](
+			httpClient,
+			baseURL+AdminServiceReserveClaimProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ReserveClaim")),
+			connect.WithClientOptions(opts...),
+		),
+		releaseClaim: connect.NewClient[v1.ReleaseClaimRequest, v1.ReleaseClaimResponse](
+			httpClient,
+			baseURL+AdminServiceReleaseClaimProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ReleaseClaim")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -340,6 +369,8 @@ type adminServiceClient struct {
 	getPolicy    *connect.Client[v1.GetPolicyRequest, v1.GetPolicyResponse]
 	evictSession *connect.Client[v1.EvictSessionRequest, v1.EvictSessionResponse]
 	drain        *connect.Client[v1.DrainRequest, v1.DrainResponse]
+	reserveClaim *connect.Client[v1.ReserveClaimRequest, v1.ReserveClaimResponse]
+	releaseClaim *connect.Client[v1.ReleaseClaimRequest, v1.ReleaseClaimResponse]
 }
 
 // ListSessions calls salus.v1.AdminService.ListSessions.
@@ -372,6 +403,16 @@ func (c *adminServiceClient) Drain(ctx context.Context, req *connect.Request[v1.
 	return c.drain.CallUnary(ctx, req)
 }
 
+// ReserveClaim calls salus.v1.AdminService.ReserveClaim.
+func (c *adminServiceClient) ReserveClaim(ctx context.Context, req *connect.Request[v1.ReserveClaimRequest]) (*connect.Response[v1.ReserveClaimResponse], error) {
+	return c.reserveClaim.CallUnary(ctx, req)
+}
+
+// ReleaseClaim calls salus.v1.AdminService.ReleaseClaim.
+func (c *adminServiceClient) ReleaseClaim(ctx context.Context, req *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error) {
+	return c.releaseClaim.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the salus.v1.AdminService service.
 type AdminServiceHandler interface {
 	// ListSessions lists the open sessions. Admin only.
@@ -386,6 +427,17 @@ type AdminServiceHandler interface {
 	// are refused (code draining), admitted jobs carry on to their end. With
 	// resume, the daemon admits again. Admin only.
 	Drain(context.Context, *connect.Request[v1.DrainRequest]) (*connect.Response[v1.DrainResponse], error)
+	// ReserveClaim holds a Kubernetes claim's share of one GPU: the DRA driver
+	// calls it when the kubelet prepares the claim. A session that names the claim
+	// (OpenSessionRequest.claim) then runs on that GPU only, within that memory.
+	// Reserving a claim again with the same GPU and memory is a no-op (the kubelet
+	// retries). Refused (code rejected) when the claim asks for more memory than
+	// the GPU has, or than its other claims leave. Admin only.
+	ReserveClaim(context.Context, *connect.Request[v1.ReserveClaimRequest]) (*connect.Response[v1.ReserveClaimResponse], error)
+	// ReleaseClaim drops a claim's reservation (the pod is gone) and ends its
+	// session, if one is open (code evicted). Releasing an unknown claim is a
+	// no-op. Admin only.
+	ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -431,6 +483,18 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("Drain")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceReserveClaimHandler := connect.NewUnaryHandler(
+		AdminServiceReserveClaimProcedure,
+		svc.ReserveClaim,
+		connect.WithSchema(adminServiceMethods.ByName("ReserveClaim")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceReleaseClaimHandler := connect.NewUnaryHandler(
+		AdminServiceReleaseClaimProcedure,
+		svc.ReleaseClaim,
+		connect.WithSchema(adminServiceMethods.ByName("ReleaseClaim")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/salus.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceListSessionsProcedure:
@@ -445,6 +509,10 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceEvictSessionHandler.ServeHTTP(w, r)
 		case AdminServiceDrainProcedure:
 			adminServiceDrainHandler.ServeHTTP(w, r)
+		case AdminServiceReserveClaimProcedure:
+			adminServiceReserveClaimHandler.ServeHTTP(w, r)
+		case AdminServiceReleaseClaimProcedure:
+			adminServiceReleaseClaimHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -476,4 +544,12 @@ func (UnimplementedAdminServiceHandler) EvictSession(context.Context, *connect.R
 
 func (UnimplementedAdminServiceHandler) Drain(context.Context, *connect.Request[v1.DrainRequest]) (*connect.Response[v1.DrainResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("salus.v1.AdminService.Drain is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ReserveClaim(context.Context, *connect.Request[v1.ReserveClaimRequest]) (*connect.Response[v1.ReserveClaimResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("salus.v1.AdminService.ReserveClaim is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("salus.v1.AdminService.ReleaseClaim is not implemented"))
 }

@@ -1,0 +1,24 @@
+package core
+
+// SRTFPack is srtf over several lanes: Salus lanes side by side as pack admits
+// them, and within each lane the ready job with the least remaining declared GPU
+// time first at every iteration boundary.
+func SRTFPack() Policy {
+	return Policy{
+		Name:         "srtf-pack",
+		Description:  "Salus lanes, run side by side as pack; shortest remaining declared GPU time first within a lane",
+		Mode:         "salus",
+		Placement:    SalusLanes{},
+		Order:        ByRemaining{},
+		UsesDeclared: true,
+	}
+}
+
+// SRTFPackDefrag is srtf-pack with pack-defrag's lane splits (defrag.go, rule 1).
+func SRTFPackDefrag() Policy {
+	p := SRTFPack()
+	p.Name = "srtf-pack-defrag"
+	p.Description = "srtf-pack, with a lane split at an iteration boundary when its jobs could each have a lane of their own"
+	p.Defrag = Defragmentation{Split: true}
+	return p
+}

@@ -1,0 +1,317 @@
+// Package driver is the node's DRA kubelet plugin for the salus daemon: it
+// publishes the daemon's GPUs as a ResourceSlice, and when the kubelet prepares a
+// pod's claim it reserves the claim with the daemon (over the daemon's connect
+// API, with the admin token) and writes the CDI spec that hands the container the
+// daemon's socket, its token and the claim's figures; on unprepare it releases
+// the claim. The pure pieces (the slice, the claim configuration, the CDI spec)
+// are package dra's; this package adds the kubelet and daemon calls.
+//
+// Every prepared claim is also recorded in a small file under the plugin's data
+// directory, so that a restarted driver (or one that sees the daemon restart)
+// asserts its claims with the daemon again (Resync) and can release them later.
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+
+	"github.com/salusgo/salus/dra"
+)
+
+// Daemon is what the driver needs of the node daemon.
+type Daemon interface {
+	// GPUs lists the GPUs the daemon drives, with their usable memory.
+	GPUs(ctx context.Context) ([]dra.GPU, error)
+	// Reserve holds memoryMiB of the GPU (physical index) for the claim; the
+	// same reservation again is a no-op.
+	Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64) error
+	// Release drops the claim's reservation and ends its session; an unknown
+	// claim is no error.
+	Release(ctx context.Context, uid string) error
+}
+
+// Config says where the driver's files go and what containers are given.
+type Config struct {
+	Node   string // the node's name: the ResourceSlice's pool
+	Daemon Daemon
+	// CDIDir is where CDI specs are written (the runtime reads them): /var/run/cdi.
+	CDIDir string
+	// StateDir holds one record per prepared claim (the plugin's data directory).
+	StateDir string
+	// HostSocket and HostToken are the daemon's client socket and token file as
+	// the node sees them: the CDI edits mount them into the container.
+	HostSocket, HostToken string
+	Logger                *slog.Logger
+}
+
+// Driver implements kubeletplugin.DRAPlugin.
+type Driver struct {
+	cfg Config
+	log *slog.Logger
+
+	mu   sync.Mutex
+	gpus map[string]dra.GPU // by device name, from the daemon
+}
+
+var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
+
+// New makes a driver; call Refresh before the first prepare.
+func New(cfg Config) (*Driver, error) {
+	if cfg.Node == "" || cfg.Daemon == nil || cfg.CDIDir == "" || cfg.StateDir == "" {
+		return nil, errors.New("driver: give the node name, the daemon, the CDI directory and the state directory")
+	}
+	for _, p := range []string{cfg.HostSocket, cfg.HostToken} {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("driver: %q is not an absolute path: give the daemon's socket and token file as the node sees them", p)
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	for _, dir := range []string{cfg.CDIDir, cfg.StateDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("driver: %w", err)
+		}
+	}
+	return &Driver{cfg: cfg, log: cfg.Logger, gpus: map[string]dra.GPU{}}, nil
+}
+
+// Refresh asks the daemon for its GPUs and returns what to publish: one pool,
+// named after the node, of one slice with a device per GPU (dra.Slice).
+func (d *Driver) Refresh(ctx context.Context) (resourceslice.DriverResources, error) {
+	gpus, err := d.cfg.Daemon.GPUs(ctx)
+	if err != nil {
+		return resourceslice.DriverResources{}, fmt.Errorf("ask the daemon for its GPUs: %w", err)
+	}
+	byName := map[string]dra.GPU{}
+	for _, g := range gpus {
+		byName[dra.DeviceName(g.Index)] = g
+	}
+	d.mu.Lock()
+	d.gpus = byName
+	d.mu.Unlock()
+	slice := dra.Slice(d.cfg.Node, gpus, "", 0)
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
+		slice.Spec.Pool.Name: {Slices: []resourceslice.Slice{{Devices: slice.Spec.Devices}}},
+	}}, nil
+}
+
+// record is what the driver keeps of a prepared claim.
+type record struct {
+	UID       string  `json:"uid"`
+	Name      string  `json:"name"` // namespace/name
+	GPU       int     `json:"gpu"`
+	MemoryMiB float64 `json:"memoryMiB"`
+}
+
+// PrepareResourceClaims reserves each claim with the daemon and writes its CDI
+// spec. A claim that cannot be prepared gets its own error, which the kubelet
+// shows in the pod's events and retries; preparing a claim again is a no-op.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, c := range claims {
+		devices, err := d.prepare(ctx, c)
+		if err != nil {
+			d.log.Warn("claim not prepared", "claim", c.UID, "name", c.Namespace+"/"+c.Name, "err", err)
+			out[c.UID] = kubeletplugin.PrepareResult{Err: fmt.Errorf("gpu.salus.dev: claim %s/%s: %w", c.Namespace, c.Name, err)}
+			continue
+		}
+		out[c.UID] = kubeletplugin.PrepareResult{Devices: devices}
+	}
+	return out, nil
+}
+
+func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	if c.Status.Allocation == nil {
+		return nil, errors.New("the claim is not allocated")
+	}
+	var results []resourceapi.DeviceRequestAllocationResult
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Driver == dra.DriverName {
+			results = append(results, r)
+		}
+	}
+	switch len(results) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, fmt.Errorf("the claim was allocated %d GPUs: this driver gives a claim one GPU (a gang across claims is not supported yet); request one device", len(results))
+	}
+	res := results[0]
+	d.mu.Lock()
+	gpu, ok := d.gpus[res.Device]
+	d.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("device %s is not one of the daemon's GPUs on this node: the ResourceSlice is stale; the driver publishes it again", res.Device)
+	}
+	cfg, err := claimConfig(c, res.Request)
+	if err != nil {
+		return nil, err
+	}
+	granted := gpu.MemoryMiB
+	if q, ok := res.ConsumedCapacity[dra.CapMemory]; ok {
+		granted = float64(q.Value()) / (1 << 20)
+	}
+	if need := cfg.PersistentMiB + cfg.EphemeralMiB; need > granted {
+		if need > gpu.MemoryMiB {
+			return nil, dra.Fits(gpu, cfg)
+		}
+		return nil, fmt.Errorf("the claim's configuration needs %g MiB (persistentMiB %g + ephemeralMiB %g), more than the %g MiB of capacity %s it was granted: request more capacity, or lower them", need, cfg.PersistentMiB, cfg.EphemeralMiB, granted, dra.CapMemory)
+	}
+	rec := record{UID: string(c.UID), Name: c.Namespace + "/" + c.Name, GPU: gpu.Index, MemoryMiB: granted}
+	if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB); err != nil {
+		return nil, err
+	}
+	spec, err := dra.CDISpec(rec.UID, gpu, d.cfg.HostSocket, d.cfg.HostToken, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomically(d.cdiPath(rec.UID), spec); err != nil {
+		return nil, err
+	}
+	state, _ := json.Marshal(rec)
+	if err := writeAtomically(d.statePath(rec.UID), state); err != nil {
+		return nil, err
+	}
+	d.log.Info("claim prepared", "claim", rec.UID, "name", rec.Name, "gpu", rec.GPU, "memory_mib", rec.MemoryMiB)
+	return []kubeletplugin.Device{{
+		Requests:     []string{res.Request},
+		PoolName:     res.Pool,
+		DeviceName:   res.Device,
+		CDIDeviceIDs: []string{CDIDeviceID(rec.UID)},
+		ShareID:      res.ShareID,
+	}}, nil
+}
+
+// claimConfig is the claim's opaque configuration for this driver that applies
+// to request (the last one given wins, as Kubernetes orders them: class first,
+// then claim); none is the zero configuration.
+func claimConfig(c *resourceapi.ResourceClaim, request string) (dra.ClaimConfig, error) {
+	var cfg dra.ClaimConfig
+	for _, ac := range c.Status.Allocation.Devices.Config {
+		op := ac.Opaque
+		if op == nil || op.Driver != dra.DriverName {
+			continue
+		}
+		if len(ac.Requests) > 0 && !slices.Contains(ac.Requests, request) && !slices.Contains(ac.Requests, strings.Split(request, "/")[0]) {
+			continue
+		}
+		parsed, err := dra.ParseClaimConfig(op.Parameters.Raw)
+		if err != nil {
+			return dra.ClaimConfig{}, err
+		}
+		cfg = parsed
+	}
+	return cfg, nil
+}
+
+// CDIDeviceID is the CDI device of a prepared claim: gpu.salus.dev/claim=<uid>.
+func CDIDeviceID(uid string) string { return dra.CDIKind + "=" + uid }
+
+func (d *Driver) cdiPath(uid string) string {
+	return filepath.Join(d.cfg.CDIDir, dra.DriverName+"-"+uid+".json")
+}
+
+func (d *Driver) statePath(uid string) string {
+	return filepath.Join(d.cfg.StateDir, "claim-"+uid+".json")
+}
+
+// UnprepareResourceClaims releases each claim with the daemon (ending its
+// session) and removes its CDI spec and record. A claim not prepared is no error.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	out := make(map[types.UID]error, len(claims))
+	for _, c := range claims {
+		out[c.UID] = d.unprepare(ctx, string(c.UID))
+	}
+	return out, nil
+}
+
+func (d *Driver) unprepare(ctx context.Context, uid string) error {
+	if err := d.cfg.Daemon.Release(ctx, uid); err != nil {
+		return fmt.Errorf("gpu.salus.dev: release claim %s with the daemon: %w", uid, err)
+	}
+	for _, p := range []string{d.cdiPath(uid), d.statePath(uid)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("gpu.salus.dev: claim %s: %w", uid, err)
+		}
+	}
+	d.log.Info("claim unprepared", "claim", uid)
+	return nil
+}
+
+// Resync reserves every claim this node's driver has prepared with the daemon
+// again: after the daemon restarted, its reservations (kept in memory) are back.
+// It returns how many claims it asserted.
+func (d *Driver) Resync(ctx context.Context) (int, error) {
+	files, err := filepath.Glob(filepath.Join(d.cfg.StateDir, "claim-*.json"))
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w: remove the file if its claim is gone", f, err))
+			continue
+		}
+		if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB); err != nil {
+			errs = append(errs, fmt.Errorf("claim %s (%s): %w", rec.UID, rec.Name, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// HandleError logs errors met in the background (publishing the slice). They
+// are all recoverable: the controller retries.
+func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
+	d.log.Error(msg, "err", err, "recoverable", errors.Is(err, kubeletplugin.ErrRecoverable))
+}
+
+// WatchHealthStatus: the daemon does not watch device health.
+func (d *Driver) WatchHealthStatus(ctx context.Context, _ chan<- kubeletplugin.DeviceHealthReport) error {
+	return kubeletplugin.ErrHealthNotSupported
+}
+
+// writeAtomically writes data to path through a temporary file and a rename, so
+// that the runtime never reads half a spec.
+func writeAtomically(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,88 @@
+package metrics
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/eventlog"
+)
+
+// TestClassesFromAHandWrittenLog: training job a (priority 1) and inference job q
+// (priority 0) share a lane. a's second and third iterations each wait 1 s behind
+// one of q's requests; q's requests, asked for at 1.5 and 4.5, start at 2 and 5
+// (a's iterations run until then): each waits 0.5 s and is served in 1.5 s.
+func TestClassesFromAHandWrittenLog(t *testing.T) {
+	log := `{"t":0,"ev":"arrive","job":"a","iterations":4}
+{"t":0,"ev":"arrive","job":"q","kind":"infer","iterations":2}
+{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100}
+{"t":0,"ev":"admit","job":"q","lane":0,"lane_mib":100}
+{"t":0,"ev":"iter_start","job":"a","lane":0}
+{"t":2,"ev":"iter_end","job":"a","lane":0,"gpu_s":2}
+{"t":2,"ev":"iter_start","job":"q","lane":0}
+{"t":3,"ev":"iter_end","job":"q","lane":0,"gpu_s":1}
+{"t":3,"ev":"served","job":"q","latency_s":1.5}
+{"t":3,"ev":"iter_start","job":"a","lane":0}
+{"t":5,"ev":"iter_end","job":"a","lane":0,"gpu_s":2}
+{"t":5,"ev":"iter_start","job":"q","lane":0}
+{"t":6,"ev":"iter_end","job":"q","lane":0,"gpu_s":1}
+{"t":6,"ev":"served","job":"q","latency_s":1.5}
+{"t":6,"ev":"finish","job":"q"}
+{"t":6,"ev":"iter_start","job":"a","lane":0}
+`
+	c := NewCollector()
+	c.SetClasses(map[string]int{"a": 1, "q": 0})
+	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// a's fourth iteration follows its third at once, as a simulator's boundary.
+	c.Boundary("a", 0, 0, 8, 2)
+	c.Emit(eventlog.Event{T: 10, Kind: eventlog.IterEnd, Job: "a", GPU: 2})
+	c.Emit(eventlog.Event{T: 10, Kind: eventlog.Finish, Job: "a"})
+	r, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Classes) != 2 || r.Classes[0].Priority != 0 || r.Classes[1].Priority != 1 {
+		t.Fatalf("classes %+v: want priorities 0 then 1", r.Classes)
+	}
+	check := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	q, a := r.Classes[0], r.Classes[1]
+	// q: requests at 1.5 and 4.5 (end less latency), started at 2 and 5.
+	check("q waits", float64(q.Waits), 2)
+	check("q mean wait", q.WaitMeanS, 0.5)
+	check("q requests", float64(q.Requests), 2)
+	check("q mean latency", q.LatencyMeanS, 1.5)
+	check("q JCT", q.AvgJCTS, 6)
+	check("q jobs per hour", q.JobsPerHour, 3600.0/6)
+	check("q iterations per second", q.IterationsPerS, 2.0/6)
+	// a: waits 1 (2 to 3), 1 (5 to 6), then 0 at the boundary at 8.
+	check("a waits", float64(a.Waits), 3)
+	check("a mean wait", a.WaitMeanS, 2.0/3)
+	check("a p95 wait", a.WaitP95S, 1) // index int(0.95 x 3) = 2 of [0 1 1]
+	check("a requests", float64(a.Requests), 0)
+	check("a JCT", a.AvgJCTS, 10)
+	check("a iterations per second", a.IterationsPerS, 4.0/10)
+}
+
+// TestNoClassesByDefault: without SetClasses the result has none (the default
+// outputs stay as they were).
+func TestNoClassesByDefault(t *testing.T) {
+	c := NewCollector()
+	c.Emit(eventlog.Event{Kind: eventlog.Arrive, Job: "a"})
+	c.Emit(eventlog.Event{T: 1, Kind: eventlog.IterStart, Job: "a"})
+	c.Emit(eventlog.Event{T: 2, Kind: eventlog.IterEnd, Job: "a", GPU: 1})
+	c.Emit(eventlog.Event{T: 2, Kind: eventlog.Finish, Job: "a"})
+	r, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Classes != nil {
+		t.Errorf("classes %+v without SetClasses", r.Classes)
+	}
+}
