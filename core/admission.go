@@ -161,6 +161,36 @@ func (s *Scheduler) admitStarving(out []Decision, gpus []GPUInfo) ([]Decision, [
 	return out, gpus, false
 }
 
+// nextAdmitted is the single-GPU waiting job that admission places first once it
+// fits (a lane merge makes room for it: defrag.go): under policy-ordered
+// admission the earliest starving job, or nil when that one needs several GPUs
+// (it blocks every other); otherwise the first single-GPU job in the order of
+// admission. Nil when none waits.
+func (s *Scheduler) nextAdmitted() *jobState {
+	if s.policy.Admission.ByPolicy {
+		for s.starving.Len() > 0 {
+			js := s.starving.jobs[0]
+			if js.phase == waiting && !js.left {
+				if max(js.job.GPUs, 1) > 1 {
+					return nil
+				}
+				return js
+			}
+			heap.Pop(&s.starving)
+		}
+	}
+	var first *jobState
+	for k, c := range s.classes {
+		if k.gpus > 1 {
+			continue
+		}
+		if js := c.front(); js != nil && (first == nil || s.admitLess(js, first)) {
+			first = js
+		}
+	}
+	return first
+}
+
 // jobHeap is a heap of jobs in the order of less; it may hold jobs that were
 // admitted or left since they were pushed (its users skip them).
 type jobHeap struct {
