@@ -24,14 +24,61 @@ func TestAdmissionLeavesNothingThatFits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkAdmission(t, fmt.Sprintf("%s/%s on %d GPUs", m, name, gpus), s, uint64(len(name)*gpus))
+				checkAdmission(t, fmt.Sprintf("%s/%s on %d GPUs", m, name, gpus), s, uint64(len(name)*gpus), nil)
 			}
 		}
 	}
 }
 
-func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64) {
+// TestPolicyAdmission checks admission=policy (admission.go) on random seeds,
+// under every registered mode and policy, on one GPU and on three, with random
+// declared times (0 to 60 ms, 0 included) and priorities (0 to 2): after each
+// Decide, no waiting job could be placed, or, when some job starves, the
+// earliest starving job could not (it blocks every other); and whenever a job B is
+// admitted at t while a job A that arrived before B still waits, A has waited
+// less than K x its declared time (t - arrival(A) < K x declared(A)): no job is
+// passed over after it has waited K x its length.
+func TestPolicyAdmission(t *testing.T) {
+	for _, k := range []float64{0.5, 2} {
+		mp := DefaultModeParams()
+		mp.Admission, mp.StarveFactor = AdmitByPolicy, k
+		for _, m := range ModeNames() {
+			for _, name := range Accepts(m) {
+				for _, gpus := range []int{1, 3} {
+					for seed := range uint64(4) {
+						p, err := Compose(m, name, mp)
+						if err != nil {
+							t.Fatal(err)
+						}
+						s, err := NewNode(p, Uniform(gpus, 1000))
+						if err != nil {
+							t.Fatal(err)
+						}
+						rng := rand.New(rand.NewPCG(seed, 11))
+						vary := func(j *Job) {
+							j.Declared = time.Duration(rng.IntN(61)) * time.Millisecond
+							j.Priority = rng.IntN(3)
+						}
+						checkAdmission(t, fmt.Sprintf("%s/%s on %d GPUs, K=%g, seed %d", m, name, gpus, k, seed), s, seed*31+uint64(gpus), vary)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkAdmission drives s with random arrivals and departures and checks what
+// admission must keep after each Decide; vary, when set, gives each job its
+// declared time and priority (and policy-ordered admission is checked too).
+func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64, vary func(*Job)) {
 	t.Helper()
+	type arrival struct {
+		at       time.Duration
+		declared time.Duration
+		seq      int
+	}
+	arrived := map[string]arrival{}
+	k := s.policy.Admission.StarveFactor
 	rng := rand.New(rand.NewPCG(seed, 7))
 	sizes := [][2]float64{{100, 50}, {300, 200}, {50, 10}, {400, 200}, {100, 50}}
 	var alive []string
@@ -45,6 +92,10 @@ func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64) {
 			if rng.IntN(8) == 0 && s.GPUCount() > 1 {
 				j.GPUs = 2
 			}
+			if vary != nil {
+				vary(&j)
+			}
+			arrived[j.ID] = arrival{now, j.Declared, len(arrived)}
 			if err := s.Arrive(now, j); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -56,10 +107,35 @@ func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64) {
 			}
 			alive = append(alive[:i], alive[i+1:]...)
 		}
-		if _, err := s.Decide(now); err != nil {
+		before := s.Waiting()
+		ds, err := s.Decide(now)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, id := range s.Waiting() {
+		admitted := map[string]bool{}
+		for _, d := range ds {
+			if d.Action != Admit {
+				continue
+			}
+			admitted[d.Job] = true
+			b := arrived[d.Job]
+			for _, id := range before {
+				a := arrived[id]
+				if a.seq < b.seq && !admitted[id] && float64(now-a.at) >= k*float64(a.declared) && s.policy.Admission.ByPolicy {
+					t.Fatalf("%s, step %d: %s admitted at %v ahead of %s, which arrived at %v with %v declared: waited %gx its length",
+						name, step, d.Job, now, id, a.at, a.declared, float64(now-a.at)/float64(a.declared))
+				}
+			}
+		}
+		check := s.Waiting()
+		for _, id := range check {
+			if a := arrived[id]; s.policy.Admission.ByPolicy && float64(now-a.at) >= k*float64(a.declared) {
+				// The earliest starving job must not fit; it blocks the others.
+				check = []string{id}
+				break
+			}
+		}
+		for _, id := range check {
 			if l, _ := s.place(s.jobs[id].job, s.GPUs()); l != nil {
 				t.Fatalf("%s, step %d: job %s waits, but fits (waiting: %v)", name, step, id, s.Waiting())
 			}

@@ -35,7 +35,7 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	v.Iterations++
 	v.RequestSeq = s.requests + 1
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
-	if first := l.ready.first(); first != nil && !kept && !s.lessView(v, first.view) {
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
 		return false, nil
 	}
 	s.now = now

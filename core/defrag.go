@@ -19,9 +19,11 @@ import "slices"
 //     take is not spent on splitting). A lane of one job larger than its LaneSize
 //     (its bigger companions left) shrinks to it: a split that returns the rest to
 //     the GPU.
-//  2. Merge, after admission, while a job waits. For the earliest waiting job on
-//     one GPU, the smallest merge that makes it fit: two lanes of one GPU become
-//     one, of their two sizes together (their jobs then take turns, as in any
+//  2. Merge, after admission, while a job waits. For the first waiting job on
+//     one GPU in the order of admission (arrival, unless priorities or the
+//     policy's order say otherwise; none while a starving gang job blocks
+//     admission: admission.go), the smallest merge that makes it fit: two lanes
+//     of one GPU become one, of their two sizes together (their jobs then take turns, as in any
 //     lane), or one lane takes, of the GPU's unallocated memory, just what the job
 //     needs beside its jobs (the rest stays free for others). Admission runs
 //     again and places the job there.
@@ -147,13 +149,9 @@ func (s *Scheduler) split(out []Decision) []Decision {
 // merge applies rule 2: while a job waits and a merge lets it in, merge and admit.
 func (s *Scheduler) merge(out []Decision) []Decision {
 	for s.nWaiting > 0 {
-		var w *jobState
-		for _, js := range s.order[s.orderHead:] {
-			if js.phase == waiting && !js.left && max(js.job.GPUs, 1) == 1 {
-				w = js
-				break
-			}
-		}
+		// The job admission places first once it fits (admission.go): a merge for
+		// another would not admit it, and a split would undo the merge.
+		w := s.nextAdmitted()
 		if w == nil {
 			return out
 		}

@@ -20,6 +20,11 @@
 // residency, per-iteration grants, and how concurrent iterations share compute).
 // No engine compares a mode's name.
 //
+// Waiting jobs are admitted in arrival order, or, with ModeParams.Admission
+// "policy", in the policy's order under an anti-starvation bound (admission.go).
+// A job's Priority (a smaller number is more urgent) comes first at admission and
+// at every iteration boundary.
+//
 // It must stay pure and deterministic: no goroutines, no clock (time.Now), no I/O,
 // no randomness, no event log and no metrics. Policy logic lives only here and must
 // never be copied into an engine.

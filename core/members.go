@@ -88,13 +88,14 @@ func (l *lane) biggest() *jobState {
 // placement sees a job's memory, GPU count and pinned GPUs only (all in the
 // class's key), and memory only shrinks while jobs are admitted: one refusal stands for the whole class until memory is freed,
 // so admission tries each class once, not each job.
+//
+// Arrival order, that is, unless priorities or the policy's order (admission.go)
+// say otherwise: the jobs are a heap in the order of Scheduler.admitLess.
 type waitClass struct {
+	jobHeap // may hold jobs that were admitted or left
 	key     classKey
-	jobs    []*jobState // arrival order, from head; may hold jobs that left
-	head    int
 	blocked bool // refused since memory was last freed
 	queued  bool // among the candidates of the next admission
-	at      int  // index in the admission heap
 }
 
 type classKey struct {
@@ -111,44 +112,33 @@ func keyOf(j Job) classKey {
 	return k
 }
 
-// front is the class's earliest waiting job; nil when it has none.
+// front is the class's first waiting job in the order of admission; nil when it
+// has none.
 func (c *waitClass) front() *jobState {
-	for c.head < len(c.jobs) && (c.jobs[c.head].phase != waiting || c.jobs[c.head].left) {
-		c.jobs[c.head] = nil
-		c.head++
+	for c.Len() > 0 {
+		if js := c.jobs[0]; js.phase == waiting && !js.left {
+			return js
+		}
+		heap.Pop(&c.jobHeap)
 	}
-	if c.head == len(c.jobs) {
-		c.jobs, c.head = c.jobs[:0], 0
-		return nil
-	}
-	if c.head > 64 && c.head > len(c.jobs)/2 {
-		c.jobs = append(c.jobs[:0], c.jobs[c.head:]...)
-		c.head = 0
-	}
-	return c.jobs[c.head]
+	return nil
 }
 
-// classHeap orders classes by their earliest waiting job's arrival.
-type classHeap []*waitClass
+// classHeap orders classes by their first waiting jobs, in the order of admission.
+type classHeap struct {
+	cs   []*waitClass
+	less func(a, b *jobState) bool
+}
 
-func (h classHeap) Len() int { return len(h) }
-func (h classHeap) Less(i, j int) bool {
-	return h[i].front().view.Seq < h[j].front().view.Seq
-}
-func (h classHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].at, h[j].at = i, j
-}
-func (h *classHeap) Push(x any) {
-	c := x.(*waitClass)
-	c.at = len(*h)
-	*h = append(*h, c)
-}
+func (h *classHeap) Len() int           { return len(h.cs) }
+func (h *classHeap) Less(i, j int) bool { return h.less(h.cs[i].front(), h.cs[j].front()) }
+func (h *classHeap) Swap(i, j int)      { h.cs[i], h.cs[j] = h.cs[j], h.cs[i] }
+func (h *classHeap) Push(x any)         { h.cs = append(h.cs, x.(*waitClass)) }
 func (h *classHeap) Pop() any {
-	old := *h
+	old := h.cs
 	c := old[len(old)-1]
 	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
+	h.cs = old[:len(old)-1]
 	return c
 }
 

@@ -170,6 +170,13 @@ type ModeParams struct {
 	// SuspendQuantumS is how long a job keeps the GPU under suspend/resume before the
 	// policy may switch to another at an iteration boundary.
 	SuspendQuantumS float64 `json:"suspend_quantum_s"`
+	// Admission is the order of admission of the lane-based policies: "arrival"
+	// (or empty, the default) or "policy" (admission.go).
+	Admission string `json:"admission,omitempty"`
+	// StarveFactor is K of policy-ordered admission: a waiting job may be passed
+	// over during its first K x its declared GPU time of waiting. 0 is
+	// DefaultStarveFactor.
+	StarveFactor float64 `json:"starve_factor,omitempty"`
 }
 
 // DefaultModeParams are the defaults, for a Pascal GPU like the reference P100:
@@ -199,5 +206,12 @@ func Compose(mode, policy string, mp ModeParams) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return m.compose(base, mp)
+	p, err := m.compose(base, mp)
+	if err != nil {
+		return Policy{}, err
+	}
+	if p.Admission, err = admissionOf(p, mp); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
 }

@@ -41,8 +41,9 @@ type Where struct {
 // NewLane asks for a fresh lane of size MiB.
 func NewLane(size float64) Where { return Where{Lane: -1, NewSize: size} }
 
-// Placement decides lane admission. It is asked about waiting jobs in arrival
-// order whenever memory may have become available. Two rules let admission ask
+// Placement decides lane admission. It is asked about waiting jobs in the order
+// of admission (arrival, or the policy's: admission.go) whenever memory may have
+// become available. Two rules let admission ask
 // once per class of jobs rather than once per job (members.go): Place looks at a
 // job's memory and GPU count only, and a refusal stands while memory only
 // shrinks (jobs admitted, none leaving). Every built-in placement keeps both.

@@ -16,7 +16,10 @@ type JobView struct {
 	Attained   time.Duration // GPU time received so far
 	Iterations int           // iterations completed
 	RequestSeq uint64        // order in which the pending iteration request was made
-	Priority   int
+	// Priority: a smaller number is more urgent (0 runs before 1). Every lane
+	// runs its more urgent ready jobs first, then the others in the policy's order;
+	// admission too takes the more urgent waiting jobs first.
+	Priority int
 }
 
 // Remaining is the declared GPU time not yet received, as SRTF sees it.
@@ -36,6 +39,9 @@ type Policy struct {
 	Placement Placement
 	// Order orders the ready jobs of one lane.
 	Order Order
+	// Admission is the order waiting jobs are admitted in (admission.go); Compose
+	// sets it from ModeParams.
+	Admission Admission
 	// UsesDeclared is true when Order reads the jobs' declared GPU time: a job must
 	// then declare one (the daemon refuses or estimates a missing one).
 	UsesDeclared bool

@@ -20,6 +20,10 @@ func (q *readyQueue) Less(i, j int) bool {
 		return q.less(q.jobs[i], q.jobs[j])
 	}
 	a, b := q.jobs[i], q.jobs[j]
+	// The more urgent priority first, as lessView.
+	if a.view.Priority != b.view.Priority {
+		return a.view.Priority < b.view.Priority
+	}
 	if a.readyKey != b.readyKey {
 		return a.readyKey < b.readyKey
 	}

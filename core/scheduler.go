@@ -95,6 +95,8 @@ type jobState struct {
 	readyKey int64
 	// left: it left (its lane's and its class's lists drop it lazily).
 	left bool
+	// starveAt: when it starts starving while it waits (admission.go).
+	starveAt time.Duration
 }
 
 type lane struct {
@@ -175,6 +177,9 @@ type Scheduler struct {
 	arrivals   int
 	requests   uint64
 	now        time.Duration
+	// deadlines and starving: the waiting jobs by when they start starving, and
+	// those starving, by arrival (policy-ordered admission only; admission.go).
+	deadlines, starving jobHeap
 }
 
 // New returns a scheduler for one device with capacity MiB of usable memory.
@@ -200,7 +205,8 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 		d.Placement = LeastLoaded{}
 	}
 	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
-		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{}}, nil
+		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{},
+		deadlines: jobHeap{less: byStarveAt}, starving: jobHeap{less: bySeq}}, nil
 }
 
 // Policy returns the policy in force.
@@ -223,7 +229,9 @@ func (s *Scheduler) GPUPlacement() GPUPlacement { return s.placeGPU }
 
 // Arrive registers a job. It waits for admission, which Decide gives when the
 // job's memory fits.
-func (s *Scheduler) Arrive(now time.Duration, j Job) error {
+func (s *Scheduler) Arrive(now time.Duration, j Job) error { return s.arrive(now, j, 0, 0) }
+
+func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, iterations int) error {
 	if j.ID == "" {
 		return fmt.Errorf("job has no id")
 	}
@@ -246,6 +254,7 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	}
 	js := &jobState{job: j, phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
+		Attained: attained, Iterations: iterations,
 	}}
 	s.arrivals++
 	s.jobs[j.ID] = js
@@ -253,10 +262,11 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 	s.nWaiting++
 	c := s.classes[keyOf(j)]
 	if c == nil {
-		c = &waitClass{key: keyOf(j)}
+		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
 		s.classes[c.key] = c
 	}
-	c.jobs = append(c.jobs, js)
+	heap.Push(&c.jobHeap, js)
+	s.track(js)
 	s.queue(c)
 	s.needsAdmit = true
 	return nil
@@ -266,7 +276,8 @@ func (s *Scheduler) Arrive(now time.Duration, j Job) error {
 // received attained GPU time over iterations iterations: a daemon rebuilding its
 // sessions from its event log after a restart. Like an arrival, it waits for
 // admission; policies see its arrival and attained time as they were, so fair and
-// srtf order it as before the restart. Restoring jobs in their arrival order keeps
+// srtf order it as before the restart (its starvation clock, under policy-ordered
+// admission, starts anew at now). Restoring jobs in their arrival order keeps
 // ties (which go to the earlier arrival) as they were.
 func (s *Scheduler) Restore(now time.Duration, j Job, attained time.Duration, iterations int) error {
 	if attained < 0 || iterations < 0 {
@@ -275,12 +286,7 @@ func (s *Scheduler) Restore(now time.Duration, j Job, attained time.Duration, it
 	if j.Arrival > now {
 		return fmt.Errorf("job %q: restored with an arrival %v after now (%v)", j.ID, j.Arrival, now)
 	}
-	if err := s.Arrive(now, j); err != nil {
-		return err
-	}
-	v := &s.jobs[j.ID].view
-	v.Attained, v.Iterations = attained, iterations
-	return nil
+	return s.arrive(now, j, attained, iterations)
 }
 
 // Request says the job asks to run its next iteration. A job still waiting for
@@ -391,7 +397,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 
 // Decide returns what the caller must do now that every event of the instant now
 // has been applied: first the admissions that memory allows (waiting jobs in arrival
-// order), then, on every lane that nobody holds, the start of the iteration of the
+// order, or the policy's: admission.go; more urgent priorities first), then, on every lane that nobody holds, the start of the iteration of the
 // ready job the policy puts first. Jobs admitted here that had already asked for an
 // iteration compete in the same round.
 func (s *Scheduler) Decide(now time.Duration) ([]Decision, error) { return s.DecideInto(now, nil) }
@@ -557,8 +563,9 @@ func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
 	return nil, fmt.Errorf("job %q is %s", id, js.phase)
 }
 
-// admit places waiting jobs in arrival order; a later job may pass an earlier one
-// that does not fit yet (unless the mode admits in order). Each class of memory
+// admit places waiting jobs in the order of admission (admitLess: by priority,
+// then arrival or the policy's order); a later job may pass an earlier one that
+// does not fit yet (unless the mode admits in order, or the earlier one starves). Each class of memory
 // need is tried until one of its jobs is refused (members.go): the cost is in the
 // admissions and the classes, not in the jobs that wait.
 func (s *Scheduler) admit(out []Decision) []Decision {
@@ -574,6 +581,12 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		}
 	}
 	var gpus []GPUInfo
+	if s.policy.Admission.ByPolicy {
+		var blocked bool
+		if out, gpus, blocked = s.admitStarving(out, gpus); blocked {
+			return out
+		}
+	}
 	if s.policy.AdmitInOrder {
 		for _, c := range s.candidates {
 			c.queued = false
@@ -596,17 +609,17 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		}
 		return out
 	}
-	h := classHeap(s.candidates[:0])
+	h := classHeap{cs: s.candidates[:0], less: s.admitLess}
 	for _, c := range s.candidates {
 		if c.front() != nil {
-			h = append(h, c)
+			h.cs = append(h.cs, c)
 		} else {
 			c.queued = false
 		}
 	}
 	heap.Init(&h)
 	for h.Len() > 0 {
-		c := h[0]
+		c := h.cs[0]
 		js := c.front()
 		if gpus == nil {
 			gpus = s.GPUs()
@@ -624,7 +637,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		c.queued = false
 		heap.Pop(&h)
 	}
-	s.candidates = h[:0]
+	s.candidates = h.cs[:0]
 	return out
 }
 
@@ -817,7 +830,9 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 	}
 	js := l.ready.first()
 	// Within its quantum, the job that ran last keeps the lane while it asks for more.
-	if q := s.policy.Quantum; q > 0 && l.last != nil && l.last.phase == ready && s.now-l.since < q {
+	// A more urgent job ends the quantum.
+	if q := s.policy.Quantum; q > 0 && l.last != nil && l.last.phase == ready && s.now-l.since < q &&
+		l.last.view.Priority <= js.view.Priority {
 		js = l.last
 	}
 	l.ready.take(js)
@@ -835,8 +850,12 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 
 func (s *Scheduler) less(a, b *jobState) bool { return s.lessView(a.view, b.view) }
 
-// lessView is the policy's order, ties to the earlier arrival.
+// lessView is the order of a lane's ready jobs: the more urgent priority, then
+// the policy's order, ties to the earlier arrival.
 func (s *Scheduler) lessView(a, b JobView) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
 	if s.policy.Order.Less(a, b) {
 		return true
 	}

@@ -17,10 +17,11 @@ import (
 // interaction tests). Directives:
 //
 //	new policy=NAME [mode=MODE] [capacity=MIB] [quantum=S] [clients=N] [gpus=N] [placement=NAME]
+//	    [admission=arrival|policy] [starve=K]
 //	at t=SECONDS        input: one event a line, then Decide; prints the decisions
 //	state               prints lanes, ready queues and waiting jobs
 //
-// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N]",
+// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N] [priority=N]",
 // "restore JOB arrival=S attained=S iterations=N [persistent=MIB] [ephemeral=MIB] [declared=S]",
 // "request JOB", "end JOB gpu=S", "yield JOB", "leave JOB". An event the core
 // refuses prints "error: ..." and the script goes on. Rewrite the expected output
@@ -69,6 +70,7 @@ func TestScripts(t *testing.T) {
 
 func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
 	policy, mode, capacity, quantum, clients, gpus, placement := "", "", "14000", "10", 16, 1, ""
+	mp := DefaultModeParams()
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "policy":
@@ -93,11 +95,18 @@ func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
 			gpus = n
 		case "placement":
 			placement = a.Vals[0]
+		case "admission":
+			mp.Admission = a.Vals[0]
+		case "starve":
+			k, err := strconv.ParseFloat(a.Vals[0], 64)
+			if err != nil {
+				return nil, err
+			}
+			mp.StarveFactor = k
 		default:
 			return nil, fmt.Errorf("new: unknown argument %q", a.Key)
 		}
 	}
-	mp := DefaultModeParams()
 	q, err := strconv.ParseFloat(quantum, 64)
 	if err != nil {
 		return nil, err
@@ -161,7 +170,8 @@ func scriptEvent(t *testing.T, s *Scheduler, now time.Duration, line string) err
 	switch verb {
 	case "arrive":
 		return s.Arrive(now, Job{ID: id, Arrival: now, Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
-			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64)), GPUs: int(num("gpus", "1"))})
+			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64)), GPUs: int(num("gpus", "1")),
+			Priority: int(num("priority", "0"))})
 	case "restore":
 		j := Job{ID: id, Arrival: scriptTime(t, kv["arrival"]), Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
 			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))}

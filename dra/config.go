@@ -24,7 +24,7 @@ type ClaimConfig struct {
 	Kind       string `json:"kind"`
 
 	DeclaredS     float64 `json:"declaredS,omitempty"`     // how long the job expects to run, in seconds
-	Priority      int     `json:"priority,omitempty"`      // higher runs first
+	Priority      int     `json:"priority,omitempty"`      // smaller runs first (0 before 1)
 	PersistentMiB float64 `json:"persistentMiB,omitempty"` // memory held across iterations (weights, optimiser state)
 	EphemeralMiB  float64 `json:"ephemeralMiB,omitempty"`  // memory an iteration takes and gives back
 	GPUs          int     `json:"gpus,omitempty"`          // GPUs the job needs at once (0 or 1: one; more: a gang)

@@ -66,7 +66,7 @@ func WriteSweep(o SweepOptions) (string, error) {
 		if c.Failed > 0 {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
 		}
-		row = append(row, c.Policy, c.Mode, fmt.Sprint(c.Load), fmt.Sprintf("%.1f", c.CapacityMiB/1024), runs)
+		row = append(row, c.Policy, c.ModeName(), fmt.Sprint(c.Load), fmt.Sprintf("%.1f", c.CapacityMiB/1024), runs)
 		for _, m := range sweepMetrics {
 			st, ok := c.Metrics[m.key]
 			if !ok || st.N == 0 {

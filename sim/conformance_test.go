@@ -33,7 +33,16 @@ func registeredSchemes() [][2]string {
 // traces of seeds 1 to seeds.
 func conform(t *testing.T, mode, policy string, seeds uint64) {
 	t.Helper()
-	p, err := core.Compose(mode, policy, core.DefaultModeParams())
+	conformWith(t, mode, policy, seeds, core.DefaultModeParams())
+	if own, err := core.Lookup(policy); err == nil && own.Mode == mode {
+		checkAlone(t, own)
+	}
+}
+
+// conformWith is conform's invariants with the modes' parameters mp.
+func conformWith(t *testing.T, mode, policy string, seeds uint64, mp core.ModeParams) {
+	t.Helper()
+	p, err := core.Compose(mode, policy, mp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +51,6 @@ func conform(t *testing.T, mode, policy string, seeds uint64) {
 		checkInvariants(t, name, p, seed)
 	}
 	checkDeterministic(t, name, p)
-	if own, err := core.Lookup(policy); err == nil && own.Mode == mode {
-		checkAlone(t, own)
-	}
 }
 
 // checkInvariants simulates a random trace and checks, as the log is written, that
@@ -59,6 +65,14 @@ func checkInvariants(t *testing.T, name string, p core.Policy, seed uint64) {
 	dev.IterOverheadS = float64(seed%2) * 0.0005
 	_, exclusive := p.Placement.(core.Exclusive)
 	c := newChecker(t, dev.CapacityMiB, exclusive)
+	// Under policy-ordered admission, no job is passed over after it has waited
+	// its bound (admission.go).
+	var sink eventlog.Sink = c
+	var po *PassOvers
+	if p.Admission.ByPolicy {
+		po = NewPassOvers()
+		sink = eventlog.Sinks{c, po}
+	}
 	// Even seeds run a node of 3 GPUs, with every fifth job a gang of 2.
 	gpus := 1
 	if seed%2 == 0 {
@@ -69,8 +83,12 @@ func checkInvariants(t *testing.T, name string, p core.Policy, seed uint64) {
 			}
 		}
 	}
-	if err := Run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: c}); err != nil {
+	if err := Run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: sink}); err != nil {
 		t.Fatalf("seed %d %s: %v", seed, name, err)
+	}
+	if po != nil && po.MaxPassedOver >= p.Admission.StarveFactor*(1+1e-9) {
+		t.Fatalf("seed %d %s: a job was passed over after waiting %gx its length, beyond the bound %g (%s)",
+			seed, name, po.MaxPassedOver, p.Admission.StarveFactor, po.Worst)
 	}
 	for _, j := range trace.Jobs {
 		if !c.finished[j.ID] {
@@ -131,6 +149,15 @@ func TestConformance(t *testing.T) {
 	}
 	for _, s := range schemes {
 		t.Run(s[0]+"/"+s[1], func(t *testing.T) { conform(t, s[0], s[1], seeds) })
+	}
+	// The same with admission in the policy's order, at the default bound and at
+	// a tight one.
+	for _, k := range []float64{0, 0.25} {
+		mp := core.DefaultModeParams()
+		mp.Admission, mp.StarveFactor = core.AdmitByPolicy, k
+		for _, s := range schemes {
+			t.Run(fmt.Sprintf("%s/%s/admission=policy,K=%g", s[0], s[1], k), func(t *testing.T) { conformWith(t, s[0], s[1], seeds/2, mp) })
+		}
 	}
 }
 

@@ -145,7 +145,7 @@ func WriteCSV(w io.Writer, cells []Summary) error {
 	cw.Write(head)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
 	for _, c := range cells {
-		row := []string{c.Policy, c.Mode, f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace}
+		row := []string{c.Policy, c.ModeName(), f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace}
 		for _, m := range Metrics {
 			s := c.Metrics[m]
 			row = append(row, f(s.Mean), f(s.CI95), f(s.Low), f(s.High))

@@ -29,7 +29,7 @@ var metricLabel = map[string]struct {
 func Plot(dir string, cells []Summary) ([]string, error) {
 	modes, caps, traces := map[string]bool{}, map[float64]bool{}, map[string]bool{}
 	for _, c := range cells {
-		modes[c.Mode], caps[c.CapacityMiB], traces[c.Trace] = true, true, true
+		modes[c.ModeName()], caps[c.CapacityMiB], traces[c.Trace] = true, true, true
 	}
 	var files []string
 	for _, m := range Metrics {
@@ -46,7 +46,7 @@ func Plot(dir string, cells []Summary) ([]string, error) {
 			}
 			label := c.Policy
 			if len(modes) > 1 {
-				label += "/" + c.Mode
+				label += "/" + c.ModeName()
 			}
 			if len(caps) > 1 {
 				label += fmt.Sprintf(" %.0f GiB", c.CapacityMiB/1024)

@@ -48,7 +48,11 @@ func Recommend(cells []Summary, samples []Sample) []Recommendation {
 		if _, ok := by[p]; !ok {
 			order = append(order, p)
 		}
-		cand := eval.Candidate{Scheme: eval.Scheme{Mode: c.Mode, Policy: c.Policy}.String(), Metrics: map[string]eval.Estimate{},
+		label := eval.Scheme{Mode: c.Mode, Policy: c.Policy}.String()
+		if c.Admission != "" {
+			label += " (admit by " + c.Admission + ")"
+		}
+		cand := eval.Candidate{Scheme: label, Metrics: map[string]eval.Estimate{},
 			PerSeed: perSeed[c.Cell]}
 		for k, s := range c.Metrics {
 			cand.Metrics[k] = eval.Estimate{Mean: s.Mean, CI95: s.CI95}

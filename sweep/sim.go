@@ -55,6 +55,14 @@ func Check(g Grid) error {
 			return err
 		}
 	}
+	if !(g.StarveFactor >= 0) || math.IsInf(g.StarveFactor, 0) {
+		return fmt.Errorf("starve factor %v: give a positive number of job lengths, or 0 for the default (%g)", g.StarveFactor, core.DefaultStarveFactor)
+	}
+	for _, a := range g.Admissions {
+		if !slices.Contains(core.AdmissionOrders, a) {
+			return fmt.Errorf("admission %q: choose %s", a, strings.Join(core.AdmissionOrders, " or "))
+		}
+	}
 	if _, err := device.Preset(g.Device); err != nil {
 		return err
 	}
@@ -157,7 +165,9 @@ func SimRunner(g Grid) Runner {
 		if err != nil {
 			return nil, err
 		}
-		r, err := eval.Simulate(t, s, core.DefaultModeParams(), dev, "")
+		mp := core.DefaultModeParams()
+		mp.Admission, mp.StarveFactor = c.Admission, g.StarveFactor
+		r, err := eval.Simulate(t, s, mp, dev, "")
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,12 @@ type Grid struct {
 	Seeds         []int64   `json:"seeds"`
 	Loads         []float64 `json:"loads"`
 	CapacitiesMiB []float64 `json:"capacities_mib"`
+	// Admissions are the orders of admission to compare (core.AdmissionOrders);
+	// none: arrival order alone, as before the option.
+	Admissions []string `json:"admissions,omitempty"`
+	// StarveFactor is K of policy-ordered admission (core.ModeParams); 0: the
+	// default.
+	StarveFactor float64 `json:"starve_factor,omitempty"`
 	// Device is the device preset; Jobs the generated trace's size.
 	Device string `json:"device"`
 	Jobs   int    `json:"jobs"`
@@ -52,10 +58,22 @@ type Cell struct {
 	Mode        string  `json:"mode"`
 	Load        float64 `json:"load"`
 	CapacityMiB float64 `json:"capacity_mib"`
+	// Admission is the order of admission (core.AdmissionOrders); empty: the
+	// default, arrival order.
+	Admission string `json:"admission,omitempty"`
+}
+
+// ModeName is the cell's mode as tables and plots show it: with the order of
+// admission when the grid compares them ("salus/admit-policy").
+func (c Cell) ModeName() string {
+	if c.Admission == "" {
+		return c.Mode
+	}
+	return c.Mode + "/admit-" + c.Admission
 }
 
 func (c Cell) String() string {
-	s := fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.Mode, c.Load, c.CapacityMiB)
+	s := fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.ModeName(), c.Load, c.CapacityMiB)
 	if c.Trace != "" {
 		s = c.Trace + ": " + s
 	}
@@ -97,6 +115,10 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 	if len(traces) == 0 {
 		traces = []string{""}
 	}
+	admissions := g.Admissions
+	if len(admissions) == 0 {
+		admissions = []string{""}
+	}
 	for _, tr := range traces {
 		for _, p := range g.Policies {
 			for _, mode := range g.Modes {
@@ -106,10 +128,12 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 				}
 				for _, c := range g.CapacitiesMiB {
 					for _, l := range g.Loads {
-						cell := Cell{Trace: tr, Policy: p, Mode: m, Load: l, CapacityMiB: c}
-						if !seen[cell] {
-							seen[cell] = true
-							cells = append(cells, cell)
+						for _, a := range admissions {
+							cell := Cell{Trace: tr, Policy: p, Mode: m, Load: l, CapacityMiB: c, Admission: a}
+							if !seen[cell] {
+								seen[cell] = true
+								cells = append(cells, cell)
+							}
 						}
 					}
 				}

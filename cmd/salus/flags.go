@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -107,6 +108,35 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
 	f.IntVar(&d.modes.MPSMaxClients, "mps-clients", def.MPSMaxClients, "MPS: clients per GPU (16 before Volta, 48 after)")
 	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
+	addAdmissionFlags(f, &d.modes)
+}
+
+// addAdmissionFlags are --admission and --starve-factor: the order in which
+// waiting jobs are admitted (simulate, eval, replay, serve; sweep has its own
+// list). checkAdmission checks them.
+func addAdmissionFlags(f *pflag.FlagSet, mp *core.ModeParams) {
+	f.StringVar(&mp.Admission, "admission", core.AdmitByArrival, "order of admission of the jobs waiting for memory: arrival, or policy (the lane policy's: srtf shortest first, fair least attained; fifo, mps and timeslice keep arrival), under the bound of --starve-factor")
+	f.Float64Var(&mp.StarveFactor, "starve-factor", core.DefaultStarveFactor, "with --admission policy: K; a job may be passed over by later arrivals only during its first K x its declared GPU time of waiting")
+}
+
+// checkAdmission checks --admission and --starve-factor and puts them as the core
+// reads them: arrival order is the empty default, so that the reports of runs
+// without the option read as before.
+func checkAdmission(mp *core.ModeParams) error {
+	switch mp.Admission {
+	case core.AdmitByArrival, "":
+		if mp.StarveFactor != core.DefaultStarveFactor && mp.StarveFactor != 0 {
+			return fmt.Errorf("--starve-factor %v applies to --admission policy only: add --admission policy, or drop it", mp.StarveFactor)
+		}
+		mp.Admission, mp.StarveFactor = "", 0
+	case core.AdmitByPolicy:
+		if !(mp.StarveFactor > 0) || math.IsInf(mp.StarveFactor, 0) {
+			return fmt.Errorf("--starve-factor %v: give a positive number of job lengths (default %g)", mp.StarveFactor, core.DefaultStarveFactor)
+		}
+	default:
+		return fmt.Errorf("--admission %q: choose %s", mp.Admission, strings.Join(core.AdmissionOrders, " or "))
+	}
+	return nil
 }
 
 // checkModes refuses a mode's parameter when none of the modes that run is that
@@ -158,6 +188,9 @@ func (d *deviceFlags) device() (device.Device, error) {
 		if p.v < 0 {
 			return dev, fmt.Errorf("--%s %v: device and mode parameters must not be negative", p.name, p.v)
 		}
+	}
+	if err := checkAdmission(&d.modes); err != nil {
+		return dev, err
 	}
 	if d.capacityMiB > 0 {
 		dev.CapacityMiB = d.capacityMiB
@@ -315,10 +348,15 @@ func (p *policyFlag) register(cmd *cobra.Command, withMode bool) {
 
 // lookup resolves the one policy, and says so when given a list.
 func (p *policyFlag) lookup(cmd string) (core.Policy, error) {
+	return p.lookupWith(cmd, core.DefaultModeParams())
+}
+
+// lookupWith is lookup, the policy run in its own mode with the parameters mp.
+func (p *policyFlag) lookupWith(cmd string, mp core.ModeParams) (core.Policy, error) {
 	if strings.Contains(p.policy, ",") {
 		return core.Policy{}, fmt.Errorf("--policy %s: salus %s runs one policy (salus eval --policy %s runs several)", p.policy, cmd, p.policy)
 	}
-	return core.Lookup(p.policy)
+	return core.Compose("", p.policy, mp)
 }
 
 // outputFlags are --format (short -o): how a command prints its results.

@@ -132,6 +132,7 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
 	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
 	sus := []string{"--policy", "fair", "--mode", "suspend"}
+	srtf4 := []string{"--policy", "srtf", "--load", "4"}
 	checkFlagCases(t, []string{"simulate"}, []flagCase{
 		{flag: "trace", args: []string{"--trace", trace}},
 		{flag: "seed", args: []string{"--seed", "2"}},
@@ -165,6 +166,11 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "pcie-gbps", args: []string{"--pcie-gbps", "0.5"}, refused: "suspend mode only"},
 		{flag: "suspend-quantum", base: sus, args: []string{"--suspend-quantum", "1"}},
 		{flag: "suspend-quantum", args: []string{"--suspend-quantum", "1"}, refused: "suspend mode only"},
+		{flag: "admission", base: srtf4, args: []string{"--admission", "policy"}},
+		{flag: "admission", args: []string{"--admission", "sideways"}, refused: "choose arrival or policy"},
+		{flag: "starve-factor", base: append(srtf4, "--admission", "policy"), args: []string{"--starve-factor", "2"}},
+		{flag: "starve-factor", args: []string{"--starve-factor", "3"}, refused: "applies to --admission policy only"},
+		{flag: "starve-factor", base: append(srtf4, "--admission", "policy"), args: []string{"--starve-factor", "-1"}, refused: "give a positive number"},
 		{flag: "policy", args: []string{"--policy", "srtf"}},
 		{flag: "policy", args: []string{"--policy", "srtf,fifo"}, refused: "runs one policy"},
 		{flag: "mode", base: []string{"--policy", "fifo"}, args: []string{"--mode", "mps"}},

@@ -148,6 +148,7 @@ func newServeCmd() *cobra.Command {
 		adminFile string
 		idle      time.Duration
 		jf        journalFlags
+		mp        = core.DefaultModeParams()
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -202,7 +203,10 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			if err := jf.check(cmd.Flags(), events); err != nil {
 				return err
 			}
-			p, err := (&policyFlag{policy: sf.policy}).lookup("serve")
+			if err := checkAdmission(&mp); err != nil {
+				return err
+			}
+			p, err := (&policyFlag{policy: sf.policy}).lookupWith("serve", mp)
 			if err != nil {
 				return err
 			}
@@ -287,6 +291,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	sf.register(cmd, true)
 	lf.register(cmd)
 	addCatalogFlag(cmd, &catalogs)
+	addAdmissionFlags(cmd.Flags(), &mp)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
 	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")

@@ -256,3 +256,26 @@ func TestLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// salus serve --admission: the daemon's policy admits in its own order under
+// the bound; wrong values are refused before anything listens.
+func TestServeAdmissionFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--admission", "sideways"}, "--admission \"sideways\": choose arrival or policy"},
+		{[]string{"--starve-factor", "3"}, "--starve-factor 3 applies to --admission policy only"},
+		{[]string{"--admission", "policy", "--starve-factor", "0"}, "--starve-factor 0: give a positive number"},
+	} {
+		if _, err := run(t, append([]string{"serve", "--socket", "", "--addr", "", "--fast-addr", ""}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("salus serve %v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	mp := core.DefaultModeParams()
+	mp.Admission, mp.StarveFactor = core.AdmitByPolicy, 5
+	p, err := (&policyFlag{policy: "srtf"}).lookupWith("serve", mp)
+	if err != nil || !p.Admission.ByPolicy || p.Admission.StarveFactor != 5 {
+		t.Errorf("srtf with --admission policy --starve-factor 5: %+v, %v", p.Admission, err)
+	}
+}

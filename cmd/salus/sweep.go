@@ -9,11 +9,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/report"
@@ -66,7 +68,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -120,6 +122,8 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f := cmd.Flags()
 	sf.register(cmd, []string{"fifo", "srtf", "pack", "fair"}, []string{sweep.DefaultMode}, "", `, or "default": each policy in its own`)
 	f.IntVar(&seeds, "seeds", 10, "seeds per cell (1..N)")
+	f.StringSliceVar(&g.Admissions, "admission", nil, "orders of admission to compare, a grid dimension: "+strings.Join(core.AdmissionOrders, ", ")+" (default: arrival alone; see README, \"Admission in the policy's order\")")
+	f.Float64Var(&g.StarveFactor, "starve-factor", 0, "with --admission policy: K, a job may be passed over only during its first K x its declared GPU time of waiting (0: the default, "+strconv.FormatFloat(core.DefaultStarveFactor, 'g', -1, 64)+")")
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
 	addPresetFlag(f, &g.Device, "device preset")
@@ -289,6 +293,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 		return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean*scale, prec, s.CI95*scale)
 	}
 	for _, c := range r.Cells {
+		c.Mode = c.ModeName() // with the order of admission, when the grid compares them
 		runs := fmt.Sprint(c.Runs)
 		if c.Failed > 0 {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
