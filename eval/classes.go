@@ -5,24 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/salusgo/salus/workload"
 )
-
-// priorities maps the trace's jobs to their priorities, or returns nil when they
-// all have the same one: per-class figures would then repeat the totals.
-func priorities(t *workload.Trace) map[string]int {
-	m := make(map[string]int, len(t.Jobs))
-	several := false
-	for _, j := range t.Jobs {
-		m[j.ID] = j.Priority
-		several = several || j.Priority != t.Jobs[0].Priority
-	}
-	if !several {
-		return nil
-	}
-	return m
-}
 
 // ClassCaption describes ClassRows's table.
 const ClassCaption = "per priority class (a smaller priority is more urgent; waits: from an iteration's request to its start)"

@@ -224,7 +224,7 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 		return Run{}, err
 	}
 	c := metrics.NewCollector()
-	if prio := priorities(t); prio != nil {
+	if prio := t.Priorities(); prio != nil {
 		c.SetClasses(prio)
 	}
 	var sink eventlog.Sink = c

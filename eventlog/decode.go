@@ -171,7 +171,7 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.IterS)
 	case "peak_mib":
 		return p.float(&e.PeakMiB)
-	case "lane", "iterations", "jobs", "seed", "gpu", "gpus", "batch_size":
+	case "lane", "iterations", "jobs", "seed", "gpu", "gpus", "batch_size", "priority":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false
 		}
@@ -188,6 +188,8 @@ func (p *parser) value(key string, e *Event) bool {
 			e.GPUs = int(n)
 		case "batch_size":
 			e.Batch = int(n)
+		case "priority":
+			e.Priority = int(n)
 		default:
 			e.Seed = n
 		}

@@ -93,6 +93,9 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// arrive: the job's batch size, when its client said it
 	Batch int `json:"batch_size,omitempty"`
+	// arrive: the job's priority (a smaller number is more urgent; 0, the
+	// default, is left out)
+	Priority int `json:"priority,omitempty"`
 	// measured (with PersistentMiB and Iterations, the iterations the figures
 	// cover): the client's median iteration time and peak memory
 	IterS   float64 `json:"iter_s,omitempty"`
@@ -265,6 +268,7 @@ func Append(b []byte, e Event) []byte {
 	b = appendInt(b, "seed", e.Seed)
 	b = appendNum(b, "capacity_mib", e.CapacityMiB)
 	b = appendInt(b, "batch_size", int64(e.Batch))
+	b = appendInt(b, "priority", int64(e.Priority))
 	b = appendNum(b, "iter_s", e.IterS)
 	b = appendNum(b, "peak_mib", e.PeakMiB)
 	return append(b, '}')

@@ -17,6 +17,8 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 	events := []Event{
 		{T: 0, Kind: Run, Policy: "fair", Engine: "sim", Trace: "salus100", Seed: 7, CapacityMiB: 14336},
 		{T: 1.5, Kind: Arrive, Job: "j\"1", Model: "vgg16", Iterations: 10, StartupS: 4.25, DeclaredS: 9, AloneS: 12.5, PersistentMiB: 1.5, EphemeralMiB: 300},
+		{T: 1.75, Kind: Arrive, Job: "urgent", Priority: -2},
+		{T: 1.8, Kind: Arrive, Job: "later", Priority: 3},
 		{T: 2, Kind: Admit, Job: "j1", Lane: 0, LaneMiB: 14336, HoldsGPU: true},
 		{T: 3.000001, Kind: IterStart, Job: "j1", Lane: 2, Prev: "j0"},
 		{T: 4, Kind: IterEnd, Job: "j1", Lane: 0, GPU: 0.1},

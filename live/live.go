@@ -164,6 +164,9 @@ func RunRemote(ctx context.Context, t *workload.Trace, addr, logPath string, o O
 	)
 	for try := 0; try < 30; try++ { // up to 3 s for the daemon's periodic flush
 		col := metrics.NewCollector()
+		if prio := t.Priorities(); prio != nil {
+			col.SetClasses(prio) // figures per priority class, as the simulator's runs give
+		}
 		ended := 0
 		err = eventlog.ReadFile(logPath, func(e eventlog.Event) error {
 			switch {

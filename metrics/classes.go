@@ -52,11 +52,14 @@ type jobWait struct {
 }
 
 // SetClasses makes the collector compute per-priority figures (Result.Classes):
-// priority gives each job's priority by its ID; jobs not in it count as priority
-// 0. Call it before the first event. The event log does not carry priorities, so
-// the caller gives them from the trace.
+// priority gives each job's priority by its ID (a trace's); a job not in it takes
+// the priority its arrive event carries (0 when it carries none). nil takes every
+// job's from the log. Call it before the first event.
 func (c *Collector) SetClasses(priority map[string]int) {
-	c.priority = priority
+	c.priority = map[string]int{}
+	for id, p := range priority {
+		c.priority[id] = p
+	}
 	c.classes = map[int]*classState{}
 	c.waiting = map[*eventlog.JobState]*jobWait{}
 }
@@ -86,6 +89,10 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		return
 	}
 	switch e.Kind {
+	case eventlog.Arrive:
+		if _, given := c.priority[j.ID]; !given {
+			c.priority[j.ID] = e.Priority
+		}
 	case eventlog.IterStart:
 		w := c.waitOf(j)
 		if w.ended && j.Kind != inferKind {

@@ -13,7 +13,17 @@ import (
 // one of q's requests; q's requests, asked for at 1.5 and 4.5, start at 2 and 5
 // (a's iterations run until then): each waits 0.5 s and is served in 1.5 s.
 func TestClassesFromAHandWrittenLog(t *testing.T) {
-	log := `{"t":0,"ev":"arrive","job":"a","iterations":4}
+	checkClasses(t, handLog, map[string]int{"a": 1, "q": 0})
+}
+
+// TestClassesFromTheLog: the priorities the arrive events carry give the same
+// classes as the trace's.
+func TestClassesFromTheLog(t *testing.T) {
+	log := strings.Replace(handLog, `"job":"a","iterations":4`, `"job":"a","iterations":4,"priority":1`, 1)
+	checkClasses(t, log, nil)
+}
+
+const handLog = `{"t":0,"ev":"arrive","job":"a","iterations":4}
 {"t":0,"ev":"arrive","job":"q","kind":"infer","iterations":2}
 {"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100}
 {"t":0,"ev":"admit","job":"q","lane":0,"lane_mib":100}
@@ -30,8 +40,11 @@ func TestClassesFromAHandWrittenLog(t *testing.T) {
 {"t":6,"ev":"finish","job":"q"}
 {"t":6,"ev":"iter_start","job":"a","lane":0}
 `
+
+func checkClasses(t *testing.T, log string, priorities map[string]int) {
+	t.Helper()
 	c := NewCollector()
-	c.SetClasses(map[string]int{"a": 1, "q": 0})
+	c.SetClasses(priorities)
 	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
 		t.Fatal(err)
 	}

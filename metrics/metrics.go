@@ -327,8 +327,17 @@ func Percentile(xs []float64, q float64) float64 {
 // FromFile computes the results of a log file. When its last line is cut off (a
 // daemon killed mid-write) it returns the results of every event before that line
 // together with an error wrapping eventlog.ErrTruncated, for the caller to report.
-func FromFile(path string) (Result, error) {
+func FromFile(path string) (Result, error) { return fromFile(path, false) }
+
+// FromFileByClass is FromFile with the per-priority figures (Result.Classes),
+// each job's priority taken from its arrive event.
+func FromFileByClass(path string) (Result, error) { return fromFile(path, true) }
+
+func fromFile(path string, classes bool) (Result, error) {
 	c := NewCollector()
+	if classes {
+		c.SetClasses(nil)
+	}
 	readErr := eventlog.ReadFile(path, func(e eventlog.Event) error {
 		c.Emit(e)
 		return c.err

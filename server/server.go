@@ -641,7 +641,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		ss.claim = req.Claim
 		s.claims[req.Claim].session = req.Job
 	}
-	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind,
+	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind, Priority: req.Priority,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs)})
 	s.decide(now, &out)

@@ -363,7 +363,7 @@ func (e *engine) arrive(j *job) error {
 	e.jobs[s.ID] = j
 	if e.log {
 		p := s.Profile
-		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind,
+		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind, Priority: s.Priority,
 			Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
 			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
 	}

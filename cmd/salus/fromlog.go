@@ -206,17 +206,25 @@ write results.json, results.csv and the HTML report (index.html with its plots) 
 // policy, mode and engine, and the metrics of its events.
 func reportFromLog(path string) (*eval.Report, error) {
 	var head eventlog.Event
+	seenHead := false
+	priorities := map[int]bool{}
 	err := eventlog.ReadFile(path, func(e eventlog.Event) error {
-		if e.Kind == eventlog.Run {
-			head = e
-			return errStop
+		switch {
+		case e.Kind == eventlog.Run && !seenHead:
+			head, seenHead = e, true
+		case e.Kind == eventlog.Arrive:
+			priorities[e.Priority] = true
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStop) && !errors.Is(err, eventlog.ErrTruncated) {
+	if err != nil && !errors.Is(err, eventlog.ErrTruncated) {
 		return nil, err
 	}
-	res, err := metrics.FromFile(path)
+	fromFile := metrics.FromFile
+	if len(priorities) > 1 { // figures per priority class, as salus eval gives them
+		fromFile = metrics.FromFileByClass
+	}
+	res, err := fromFile(path)
 	if err != nil && !errors.Is(err, eventlog.ErrTruncated) {
 		return nil, err
 	}
@@ -256,4 +264,3 @@ func reportFromLog(path string) (*eval.Report, error) {
 	return rep, nil
 }
 
-var errStop = errors.New("stop")

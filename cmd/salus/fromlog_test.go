@@ -97,3 +97,41 @@ func TestFromLogErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// A run's log carries each job's priority: salus report gives the same figures per
+// priority class as salus eval, which takes them from the trace.
+func TestReportGivesPriorityClasses(t *testing.T) {
+	dir := t.TempDir()
+	ev, err := run(t, "eval", "--trace", "../../examples/priority-trace.csv", "--policy", "fair", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl*"))
+	if len(logs) != 1 {
+		t.Fatalf("eval --out wrote logs %v, want one", logs)
+	}
+	rep, err := run(t, "report", logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := func(out string) string {
+		t.Helper()
+		i := strings.Index(out, "Per priority class")
+		if i < 0 {
+			t.Fatalf("no per-priority table in:\n%s", out)
+		}
+		// The rows' figures, without the scheme's name (the report adds its mode).
+		var figures []string
+		for _, line := range strings.Split(strings.SplitN(out[i:], "\n\n", 2)[0], "\n")[2:] {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			figures = append(figures, strings.Join(f[max(len(f)-11, 0):], " "))
+		}
+		return strings.Join(figures, "\n")
+	}
+	if got, want := classes(rep), classes(ev); got != want {
+		t.Errorf("salus report's classes:\n%s\nsalus eval's:\n%s", got, want)
+	}
+}
