@@ -263,4 +263,3 @@ func reportFromLog(path string) (*eval.Report, error) {
 	rep.SetAloneBound()
 	return rep, nil
 }
-
