@@ -1,7 +1,7 @@
 // Package deploy holds the files that run salus on Kubernetes: the image, the
-// Helm chart (chart/salus, rendered for the tests by package helmchart),
-// manifests and examples, and the kind end-to-end test (e2e/). Its tests decode
-// each manifest, and each document the chart renders, with the Kubernetes API
-// types, so that a misspelt or misplaced field fails here rather than on a
-// cluster. It has no code of its own.
+// Helm chart (chart/salus), manifests and examples, and the kind end-to-end test
+// (e2e/). Decode reads a manifest strictly into the Kubernetes API type its kind
+// names, so that a misspelt or misplaced field fails in a test rather than on a
+// cluster: this package's tests decode every manifest here, and those of the
+// k8s module (../k8s/chart) every document the chart renders.
 package deploy

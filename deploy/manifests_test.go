@@ -1,60 +1,14 @@
 package deploy
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/dra"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	"sigs.k8s.io/yaml"
 )
-
-// decodeStrict decodes one manifest into the Kubernetes type its kind names;
-// a field the type does not have is an error.
-func decodeStrict(doc []byte) (any, error) {
-	var head struct{ Kind string }
-	if err := yaml.Unmarshal(doc, &head); err != nil {
-		return nil, err
-	}
-	var obj any
-	switch head.Kind {
-	case "Job":
-		obj = &batchv1.Job{}
-	case "DaemonSet":
-		obj = &appsv1.DaemonSet{}
-	case "Pod":
-		obj = &corev1.Pod{}
-	case "ServiceAccount":
-		obj = &corev1.ServiceAccount{}
-	case "ClusterRole":
-		obj = &rbacv1.ClusterRole{}
-	case "ClusterRoleBinding":
-		obj = &rbacv1.ClusterRoleBinding{}
-	case "DeviceClass":
-		obj = &resourcev1.DeviceClass{}
-	case "ResourceClaimTemplate":
-		obj = &resourcev1.ResourceClaimTemplate{}
-	case "ValidatingAdmissionPolicy":
-		obj = &admissionv1.ValidatingAdmissionPolicy{}
-	case "ValidatingAdmissionPolicyBinding":
-		obj = &admissionv1.ValidatingAdmissionPolicyBinding{}
-	default:
-		return nil, fmt.Errorf("kind %q has no decoding here: add its type to decodeStrict", head.Kind)
-	}
-	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-		return nil, fmt.Errorf("%s: %w", head.Kind, err)
-	}
-	return obj, nil
-}
 
 // manifests are the manifest files of this directory and of e2e/ (not the
 // chart's values files).
@@ -81,20 +35,9 @@ func manifests(t *testing.T) []string {
 // readManifests decodes every document of a manifest file strictly.
 func readManifests(t *testing.T, file string) []any {
 	t.Helper()
-	data, err := os.ReadFile(file)
+	objs, err := ReadManifests(file)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var objs []any
-	for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, err := decodeStrict(doc)
-		if err != nil {
-			t.Fatalf("%s, document %d: %v", file, i+1, err)
-		}
-		objs = append(objs, obj)
 	}
 	return objs
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/salusgo/salus/deploy/helmchart"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -67,20 +66,32 @@ func probeArgs(t *testing.T, c corev1.Container) []string {
 	return p.Exec.Command[1:]
 }
 
-// chartValues are the value sets the chart is checked with: its defaults and
-// the kind end-to-end test's.
-func chartValues(t *testing.T) map[string]map[string]any {
+// chartCommands are the chart's rendered commands for each set of values
+// (deploy/testdata/chart-commands.yaml, which the k8s module's tests render the
+// chart to and check; go test ./chart -update there rewrites it).
+type chartCommands map[string]struct {
+	Serve, Probe, Driver []string
+}
+
+func readChartCommands(t *testing.T) chartCommands {
 	t.Helper()
-	kind, err := helmchart.ReadValues("../../deploy/e2e/values-kind.yaml")
+	data, err := os.ReadFile("../../deploy/testdata/chart-commands.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]map[string]any{"defaults": nil, "kind": kind}
+	var cc chartCommands
+	if err := yaml.UnmarshalStrict(data, &cc); err != nil {
+		t.Fatal(err)
+	}
+	if len(cc) == 0 {
+		t.Fatal("deploy/testdata/chart-commands.yaml has no values set")
+	}
+	return cc
 }
 
 // The DaemonSet's salus serve arguments, and its readiness probe's salus get,
 // are flags those commands have, with values their flag parsers take: in
-// deploy/daemonset.yaml and in the chart's DaemonSet.
+// deploy/daemonset.yaml and in the chart's DaemonSet, as rendered.
 func TestDaemonSetArgumentsParse(t *testing.T) {
 	data, err := os.ReadFile("../../deploy/daemonset.yaml")
 	if err != nil {
@@ -94,35 +105,8 @@ func TestDaemonSetArgumentsParse(t *testing.T) {
 	mustParse(t, "deploy/daemonset.yaml", "serve", serve.Args)
 	mustParse(t, "deploy/daemonset.yaml's readiness probe", "get", probeArgs(t, serve))
 
-	for name, values := range chartValues(t) {
-		chart, err := helmchart.DaemonSet(values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := helmchart.Container(&chart.Spec.Template.Spec, helmchart.Daemon)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mustParse(t, "the chart's daemon ("+name+")", "serve", c.Args)
-		mustParse(t, "the chart's readiness probe ("+name+")", "get", probeArgs(t, *c))
-	}
-}
-
-// The chart's driver container runs salus dra-driver with flags it has. Until
-// salus has that command the test is skipped; helmchart.DriverArgs gives the
-// rendered arguments.
-func TestChartDriverArgumentsParse(t *testing.T) {
-	for name, values := range chartValues(t) {
-		args, err := helmchart.DriverArgs(values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found, err := parseArgs(args)
-		if !found {
-			t.Skipf("salus has no command %q yet: the chart's driver arguments %q are checked once it has", args[0], args)
-		}
-		if err != nil {
-			t.Errorf("the chart's driver (%s): %v", name, err)
-		}
+	for name, c := range readChartCommands(t) {
+		mustParse(t, "the chart's daemon ("+name+")", "serve", c.Serve)
+		mustParse(t, "the chart's readiness probe ("+name+")", "get", c.Probe)
 	}
 }

@@ -1,13 +1,15 @@
-package deploy
+package chart
 
 import (
+	"flag"
+	"os"
 	"path"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/salusgo/salus/deploy/helmchart"
+	"github.com/salusgo/salus/deploy"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/dra"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -18,8 +20,21 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// deployDir holds the chart, the manifests and the kind test's files.
+const deployDir = "../../deploy"
+
+// readManifests decodes every document of a manifest file strictly.
+func readManifests(t *testing.T, file string) []any {
+	t.Helper()
+	objs, err := deploy.ReadManifests(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
 // kindValues are the chart's values for the kind end-to-end test.
-const kindValues = "e2e/values-kind.yaml"
+const kindValues = deployDir + "/e2e/values-kind.yaml"
 
 // variant is one set of values the chart is rendered with.
 type variant struct {
@@ -30,7 +45,7 @@ type variant struct {
 
 func variants(t *testing.T) []variant {
 	t.Helper()
-	kind, err := helmchart.ReadValues(kindValues)
+	kind, err := ReadValues(kindValues)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +61,14 @@ func variants(t *testing.T) []variant {
 // strictly into its API type.
 func rendered(t *testing.T, v variant) []any {
 	t.Helper()
-	docs, err := helmchart.Render(v.values)
+	docs, err := Render(v.values)
 	if err != nil {
 		t.Fatalf("%s: %v", v.name, err)
 	}
 	var objs []any
 	var kinds []string
 	for _, d := range docs {
-		obj, err := decodeStrict(d.YAML)
+		obj, err := deploy.Decode(d.YAML)
 		if err != nil {
 			t.Fatalf("%s: %s: %v\n%s", v.name, d.Template, err, d.YAML)
 		}
@@ -114,19 +129,19 @@ func TestChartRBACIsLeastPrivilege(t *testing.T) {
 	if binding.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}) {
 		t.Errorf("the binding refers to %+v, want ClusterRole %s", binding.RoleRef, role.Name)
 	}
-	wantSubject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: helmchart.Namespace}}
+	wantSubject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: Namespace}}
 	if !reflect.DeepEqual(binding.Subjects, wantSubject) {
 		t.Errorf("the binding's subjects are %+v, want %+v", binding.Subjects, wantSubject)
 	}
-	if sa.Namespace != helmchart.Namespace || ds.Namespace != helmchart.Namespace {
-		t.Errorf("service account in %q, DaemonSet in %q: both belong in the release's namespace %q", sa.Namespace, ds.Namespace, helmchart.Namespace)
+	if sa.Namespace != Namespace || ds.Namespace != Namespace {
+		t.Errorf("service account in %q, DaemonSet in %q: both belong in the release's namespace %q", sa.Namespace, ds.Namespace, Namespace)
 	}
 	if ds.Spec.Template.Spec.ServiceAccountName != sa.Name {
 		t.Errorf("the DaemonSet runs as service account %q, want %q", ds.Spec.Template.Spec.ServiceAccountName, sa.Name)
 	}
 	// The admission policy names the same service account.
 	vap := find[*admissionv1.ValidatingAdmissionPolicy](t, objs)
-	user := "system:serviceaccount:" + helmchart.Namespace + ":" + sa.Name
+	user := "system:serviceaccount:" + Namespace + ":" + sa.Name
 	if len(vap.Spec.MatchConditions) != 1 || !strings.Contains(vap.Spec.MatchConditions[0].Expression, `"`+user+`"`) {
 		t.Errorf("the admission policy matches %+v, want the driver's user %s", vap.Spec.MatchConditions, user)
 	}
@@ -186,16 +201,16 @@ func TestChartDaemonSetWiring(t *testing.T) {
 	for _, v := range variants(t)[:2] {
 		ds := find[*appsv1.DaemonSet](t, rendered(t, v))
 		spec := &ds.Spec.Template.Spec
-		serve, err := helmchart.Container(spec, helmchart.Daemon)
+		serve, err := Container(spec, Daemon)
 		if err != nil {
 			t.Fatal(err)
 		}
-		driver, err := helmchart.Container(spec, helmchart.Driver)
+		driver, err := Container(spec, Driver)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if serve.Args[0] != "serve" || driver.Args[0] != "dra-driver" {
-			t.Fatalf("%s: the containers run %q and %q, want serve and dra-driver", v.name, serve.Args[0], driver.Args[0])
+		if serve.Args[0] != "serve" || !slices.Equal(driver.Command, []string{"/usr/local/bin/salus-dra-driver"}) {
+			t.Fatalf("%s: the containers run salus %q and %q, want serve and /usr/local/bin/salus-dra-driver", v.name, serve.Args[0], driver.Command)
 		}
 		sf, df := flags(serve.Args), flags(driver.Args)
 
@@ -306,7 +321,7 @@ func TestChartValues(t *testing.T) {
 				t.Errorf("%s: container %s runs image %q, want %q", c.v.name, ctr.Name, ctr.Image, c.image)
 			}
 		}
-		args, err := helmchart.DaemonArgs(c.v.values)
+		args, err := DaemonArgs(c.v.values)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,14 +343,14 @@ func TestChartValues(t *testing.T) {
 // values run the same daemon: the same container, init container, volumes
 // and node selector. Change both together.
 func TestDaemonSetMatchesChart(t *testing.T) {
-	plain := find[*appsv1.DaemonSet](t, readManifests(t, "daemonset.yaml"))
+	plain := find[*appsv1.DaemonSet](t, readManifests(t, deployDir+"/daemonset.yaml"))
 	chart := find[*appsv1.DaemonSet](t, rendered(t, variants(t)[0]))
 	ps, cs := &plain.Spec.Template.Spec, &chart.Spec.Template.Spec
-	pServe, err := helmchart.Container(ps, helmchart.Daemon)
+	pServe, err := Container(ps, Daemon)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cServe, err := helmchart.Container(cs, helmchart.Daemon)
+	cServe, err := Container(cs, Daemon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +385,7 @@ func TestE2EClaims(t *testing.T) {
 		}
 		return m
 	}
-	example, e2e := templates("dra-example.yaml"), templates("e2e/claims.yaml")
+	example, e2e := templates(deployDir+"/dra-example.yaml"), templates(deployDir+"/e2e/claims.yaml")
 	fits, big := e2e["resnet50-6gib"], e2e["too-large-200gib"]
 	if fits == nil || big == nil || example["resnet50-6gib"] == nil {
 		t.Fatalf("templates: example %v, e2e %v", example, e2e)
@@ -382,7 +397,7 @@ func TestE2EClaims(t *testing.T) {
 		q := tmpl.Spec.Spec.Devices.Requests[0].Exactly.Capacity.Requests[dra.CapMemory]
 		return float64(q.Value()) / (1 << 20)
 	}
-	vals, err := helmchart.ReadValues(kindValues)
+	vals, err := ReadValues(kindValues)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,14 +439,64 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{map[string]any{"validatingAdmissionPolicy": "yes"}, "validatingAdmissionPolicy"},
 		{map[string]any{"resources": map[string]any{"serve": map[string]any{}}}, "serve"},
 	} {
-		_, err := helmchart.Render(c.values)
+		_, err := Render(c.values)
 		if err == nil || !strings.Contains(err.Error(), c.names) {
 			t.Errorf("values %v: error %v, want one naming %s", c.values, err, c.names)
 		}
 	}
 	for _, ok := range []map[string]any{{"gpus": 4}, {"gpus": "0,1,3"}, {"gpus": "0:16384,1:40960"}, {"image": map[string]any{"tag": 1.2}}} {
-		if _, err := helmchart.Render(ok); err != nil {
+		if _, err := Render(ok); err != nil {
 			t.Errorf("values %v: %v", ok, err)
 		}
 	}
 }
+
+// The chart's rendered commands, for each set of values, are
+// deploy/testdata/chart-commands.yaml (go test ./chart -update rewrites it):
+// the root module's tests parse them with the salus commands' own flags, and
+// ../cmd/salus-dra-driver's with the driver's.
+func TestChartCommandsGolden(t *testing.T) {
+	type commands struct {
+		Serve  []string `json:"serve"`
+		Probe  []string `json:"probe"`
+		Driver []string `json:"driver"`
+	}
+	all := map[string]commands{}
+	for _, v := range variants(t)[:2] { // defaults and kind; the third differs in no container
+		ds, err := DaemonSet(v.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serve, err := Container(&ds.Spec.Template.Spec, Daemon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		driver, err := Container(&ds.Spec.Template.Spec, Driver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if serve.ReadinessProbe == nil || serve.ReadinessProbe.Exec == nil || len(serve.ReadinessProbe.Exec.Command) < 2 {
+			t.Fatalf("%s: the daemon's readiness probe %+v is not an exec of salus", v.name, serve.ReadinessProbe)
+		}
+		all[v.name] = commands{Serve: serve.Args, Probe: serve.ReadinessProbe.Exec.Command[1:], Driver: driver.Args}
+	}
+	got, err := yaml.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := deployDir + "/testdata/chart-commands.yaml"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("the chart's commands differ from %s (go test ./chart -update in k8s/ rewrites it):\n%s", golden, got)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite deploy/testdata/chart-commands.yaml")

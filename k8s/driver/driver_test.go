@@ -31,7 +31,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/dra"
-	"github.com/salusgo/salus/dra/driver"
+	"github.com/salusgo/salus/k8s/driver"
 	"github.com/salusgo/salus/server"
 )
 

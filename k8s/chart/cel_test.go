@@ -1,4 +1,4 @@
-package deploy
+package chart
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func celDevice(driver string, d resourcev1.Device) cel.Device {
 // same attributes.
 func TestDeviceClassSelectors(t *testing.T) {
 	classes := map[string]*resourcev1.DeviceClass{}
-	for _, o := range readManifests(t, "dra-example.yaml") {
+	for _, o := range readManifests(t, deployDir+"/dra-example.yaml") {
 		if c, ok := o.(*resourcev1.DeviceClass); ok {
 			classes["dra-example.yaml"] = c
 		}

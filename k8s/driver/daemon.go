@@ -16,7 +16,7 @@ import (
 )
 
 // ConnectDaemon is the node daemon reached over its connect API with the admin
-// token: what `salus dra-driver --daemon` talks to.
+// token: what `salus-dra-driver --daemon` talks to.
 type ConnectDaemon struct {
 	admin salusv1connect.AdminServiceClient
 	// DriverVersion is the GPU driver's version, published as an attribute.

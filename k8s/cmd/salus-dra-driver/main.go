@@ -1,3 +1,6 @@
+// Command salus-dra-driver is the node's Kubernetes DRA driver (gpu.salus.dev):
+// a kubelet plugin beside salus serve (docs/kubernetes.md). It is its own binary,
+// in its own module, so that salus itself carries no Kubernetes client libraries.
 package main
 
 import (
@@ -18,12 +21,18 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	"github.com/salusgo/salus/dra"
-	"github.com/salusgo/salus/dra/driver"
+	"github.com/salusgo/salus/k8s/driver"
 )
 
-func init() { extraCommands = append(extraCommands, newDRADriverCmd) }
+func main() {
+	cmd := newCommand()
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "salus-dra-driver:", err)
+		os.Exit(1)
+	}
+}
 
-// draDriverFlags are salus dra-driver's flags; deploy/chart's DaemonSet passes them.
+// draDriverFlags are the driver's flags; deploy/chart's DaemonSet passes them.
 type draDriverFlags struct {
 	node, daemon, adminTokenFile, kubeconfig string
 	cdiDir, pluginDir, registrarDir          string
@@ -31,11 +40,13 @@ type draDriverFlags struct {
 	resync                                   time.Duration
 }
 
-func newDRADriverCmd() *cobra.Command {
+func newCommand() *cobra.Command {
 	var f draDriverFlags
 	cmd := &cobra.Command{
-		Use:   "dra-driver",
-		Short: "Run the node's Kubernetes DRA driver (gpu.salus.dev) beside salus serve",
+		Use:           "salus-dra-driver",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Short:         "Run the node's Kubernetes DRA driver (gpu.salus.dev) beside salus serve",
 		Long: `Run the Kubernetes Dynamic Resource Allocation driver of one node, as a kubelet
 plugin beside the node's salus serve (docs/kubernetes.md).
 

@@ -1,8 +1,9 @@
-// Package helmchart renders the salus Helm chart (deploy/chart/salus) with the
-// Helm v3 library, as helm template would, for the tests that decode its
-// manifests and check its containers' arguments against the salus commands.
-// It is test support: no salus command imports it, and it talks to no cluster.
-package helmchart
+// Package chart renders the salus Helm chart (deploy/chart/salus) with the Helm
+// v3 library, as helm template would, for the tests that decode its manifests,
+// compile its DeviceClass's CEL selector and check its containers' arguments
+// against the salus commands. It is test support: no command imports it, and it
+// talks to no cluster.
+package chart
 
 import (
 	"fmt"
@@ -36,9 +37,9 @@ const KubeVersion = "v1.34.0"
 func Dir() string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		panic("helmchart: no caller information to find the chart")
+		panic("chart: no caller information to find the chart")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "chart", "salus")
+	return filepath.Join(filepath.Dir(file), "..", "..", "deploy", "chart", "salus")
 }
 
 // Document is one rendered manifest.
@@ -166,8 +167,8 @@ const (
 func DaemonArgs(values map[string]any) ([]string, error) { return args(values, Daemon) }
 
 // DriverArgs are the arguments of the rendered DaemonSet's driver container
-// (dra-driver, then salus dra-driver's flags), for a test that parses them
-// with the salus command's own flag set.
+// (salus-dra-driver's flags), for a test that parses them with the driver's own
+// flag set.
 func DriverArgs(values map[string]any) ([]string, error) { return args(values, Driver) }
 
 func args(values map[string]any, container string) ([]string, error) {
