@@ -62,10 +62,13 @@ type Defragmentation struct {
 
 // PackDefrag is pack with lanes split when their jobs could each have one (rule
 // 1): the lanes a job joined for want of memory come apart when memory frees.
-func PackDefrag() Policy {
-	p := Pack()
-	p.Name = "pack-defrag"
-	p.Description = "pack, with a lane split at an iteration boundary when its jobs could each have a lane of their own"
+func PackDefrag() Policy { return withSplits(Pack(), "pack-defrag") }
+
+// withSplits is p, named name, with its lanes split at an iteration boundary when
+// their jobs could each have a lane of their own (rule 1).
+func withSplits(p Policy, name string) Policy {
+	p.Description = p.Name + ", with a lane split at an iteration boundary when its jobs could each have a lane of their own"
+	p.Name = name
 	p.Defrag = Defragmentation{Split: true}
 	return p
 }

@@ -15,10 +15,4 @@ func SRTFPack() Policy {
 }
 
 // SRTFPackDefrag is srtf-pack with pack-defrag's lane splits (defrag.go, rule 1).
-func SRTFPackDefrag() Policy {
-	p := SRTFPack()
-	p.Name = "srtf-pack-defrag"
-	p.Description = "srtf-pack, with a lane split at an iteration boundary when its jobs could each have a lane of their own"
-	p.Defrag = Defragmentation{Split: true}
-	return p
-}
+func SRTFPackDefrag() Policy { return withSplits(SRTFPack(), "srtf-pack-defrag") }

@@ -45,9 +45,7 @@ func checkClasses(t *testing.T, log string, priorities map[string]int) {
 	t.Helper()
 	c := NewCollector()
 	c.SetClasses(priorities)
-	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, c, log)
 	// a's fourth iteration follows its third at once, as a simulator's boundary.
 	c.Boundary("a", 0, 0, 8, 2)
 	c.Emit(eventlog.Event{T: 10, Kind: eventlog.IterEnd, Job: "a", GPU: 2})

@@ -28,9 +28,7 @@ func TestResultFromAHandWrittenLog(t *testing.T) {
 {"t":12,"ev":"finish","job":"b"}
 `
 	c := NewCollector()
-	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, c, log)
 	r, err := c.Result()
 	if err != nil {
 		t.Fatal(err)
@@ -186,9 +184,7 @@ func TestDefragsAreCounted(t *testing.T) {
 {"t":3,"ev":"memory","lane":1,"jobs":0}
 `
 	c := NewCollector()
-	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, c, log)
 	r, err := c.Result()
 	if err != nil {
 		t.Fatal(err)
@@ -198,5 +194,13 @@ func TestDefragsAreCounted(t *testing.T) {
 	}
 	if r.PeakMemoryMiB != 450 {
 		t.Errorf("peak memory %v MiB, want 450 (the split lanes together)", r.PeakMemoryMiB)
+	}
+}
+
+// feed sends the events of a hand-written log to c.
+func feed(t *testing.T, c *Collector, log string) {
+	t.Helper()
+	if err := eventlog.Read(strings.NewReader(log), "hand", func(e eventlog.Event) error { c.Emit(e); return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
