@@ -85,9 +85,10 @@ func (l *lane) biggest() *jobState {
 }
 
 // waitClass is the waiting jobs of one memory need, in arrival order. A lane
-// placement sees a job's memory, GPU count and pinned GPUs only (all in the
-// class's key), and memory only shrinks while jobs are admitted: one refusal stands for the whole class until memory is freed,
-// so admission tries each class once, not each job.
+// placement sees a job's memory, GPU count, pinned GPUs and lane cap only (all
+// in the class's key), and memory only shrinks while jobs are admitted: one
+// refusal stands for the whole class until memory is freed, so admission tries
+// each class once, not each job.
 //
 // Arrival order, that is, unless priorities or the policy's order (admission.go)
 // say otherwise: the jobs are a heap in the order of Scheduler.admitLess.
@@ -101,11 +102,12 @@ type waitClass struct {
 type classKey struct {
 	persistent, ephemeral float64
 	gpus                  int
-	pinned                string // the GPUs a pinned job may go to
+	pinned                string  // the GPUs a pinned job may go to
+	laneCap               float64 // the most its own lane may take
 }
 
 func keyOf(j Job) classKey {
-	k := classKey{persistent: j.Persistent, ephemeral: j.Ephemeral, gpus: max(j.GPUs, 1)}
+	k := classKey{persistent: j.Persistent, ephemeral: j.Ephemeral, gpus: max(j.GPUs, 1), laneCap: j.LaneCap}
 	if len(j.Pinned) > 0 {
 		k.pinned = fmt.Sprint(j.Pinned)
 	}

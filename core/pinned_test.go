@@ -69,3 +69,33 @@ func TestPinnedJobGoesToItsGPU(t *testing.T) {
 		}
 	}
 }
+
+// A job's own lane stops at its LaneCap (a claim's memory): pack's padding would
+// take more; never below the job's peak, and the whole-GPU fallback is capped too.
+func TestLaneCap(t *testing.T) {
+	pack := mustPolicy(t, "pack")
+	for _, c := range []struct {
+		job  Job
+		want float64
+	}{
+		{Job{ID: "padded", Persistent: 2000, Ephemeral: 3000}, (1.1*2000 + 3000) * 1.05},
+		{Job{ID: "capped", Persistent: 2000, Ephemeral: 3000, LaneCap: 5100}, 5100},
+		{Job{ID: "peak", Persistent: 2000, Ephemeral: 3000, LaneCap: 4000}, 5000},
+		// Padded, 10000 MiB does not fit a 9800 MiB GPU: without a cap the job gets the
+		// whole GPU; with one, the cap.
+		{Job{ID: "whole", Persistent: 4000, Ephemeral: 5000}, 9800},
+		{Job{ID: "whole-capped", Persistent: 4000, Ephemeral: 5000, LaneCap: 9500}, 9500},
+	} {
+		s := New(pack, 9800)
+		if err := s.Arrive(0, c.job); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.Decide(0)
+		if err != nil || len(ds) != 1 || ds[0].Action != Admit {
+			t.Fatalf("%s: decisions %+v, %v", c.job.ID, ds, err)
+		}
+		if ds[0].LaneSize != c.want {
+			t.Errorf("%s: lane of %v MiB, want %v", c.job.ID, ds[0].LaneSize, c.want)
+		}
+	}
+}

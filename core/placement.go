@@ -100,8 +100,19 @@ func (OneLane) Feasible(j Job, capacity float64) error { return needsAtMost(j, c
 // joins the first lane where it fits; otherwise it waits.
 type SalusLanes struct{}
 
-// LaneSize is the size of the lane Salus opens for a job alone.
-func (SalusLanes) LaneSize(j Job) float64 { return (1.1*j.Persistent + j.Ephemeral) * 1.05 }
+// LaneSize is the size of the lane Salus opens for a job alone, within the job's
+// LaneCap when it has one.
+func (SalusLanes) LaneSize(j Job) float64 {
+	return capLane(j, (1.1*j.Persistent+j.Ephemeral)*1.05)
+}
+
+// capLane is size within j's LaneCap, when it has one, but never below its peak.
+func capLane(j Job, size float64) float64 {
+	if j.LaneCap > 0 {
+		size = max(min(size, j.LaneCap), j.Persistent+j.Ephemeral)
+	}
+	return size
+}
 
 // Place applies the published rule. When the device is empty and the padded size does
 // not fit but the job itself does, the job gets the whole device instead of waiting
@@ -116,7 +127,7 @@ func (s SalusLanes) Place(j Job, lanes []LaneInfo, free, capacity float64) (Wher
 		}
 	}
 	if len(lanes) == 0 && j.Persistent+j.Ephemeral <= capacity {
-		return NewLane(capacity), true
+		return NewLane(capLane(j, capacity)), true
 	}
 	return Where{}, false
 }

@@ -25,6 +25,10 @@ type Job struct {
 	// and the only ones: a Kubernetes claim was allocated one device of the node,
 	// and the job's process sees that GPU alone.
 	Pinned []int
+	// LaneCap, when positive, is the most memory a lane of the job's own may take
+	// (a Kubernetes claim's memory): Salus's padding stops there, and never below
+	// the job's peak.
+	LaneCap float64
 }
 
 // Action is the kind of a decision.

@@ -142,28 +142,29 @@ func (s *Server) linkClaim(ss *Session, uid string) {
 
 // claimFor checks an open that names a claim, under s.mu: the claim must be
 // reserved, have no other session open, and hold the job's memory. It returns
-// the GPUs the job is pinned to (none without a claim).
-func (s *Server) claimFor(req OpenRequest) ([]int, error) {
+// the GPUs the job is pinned to and the most its own lane may take, the claim's
+// memory (none and 0 without a claim).
+func (s *Server) claimFor(req OpenRequest) ([]int, float64, error) {
 	if req.Claim == "" {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err := checkClaimID(req.Claim, ""); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c, ok := s.claims[req.Claim]
 	if !ok {
-		return nil, errorf(protocol.CodeRejected, "open %q: claim %s is not reserved on this daemon: the pod runs on another node, or its claim was released; open without a claim outside Kubernetes", req.Job, req.Claim)
+		return nil, 0, errorf(protocol.CodeRejected, "open %q: claim %s is not reserved on this daemon: the pod runs on another node, or its claim was released; open without a claim outside Kubernetes", req.Job, req.Claim)
 	}
 	if c.session != "" {
-		return nil, errorf(protocol.CodeRejected, "open %q: claim %s already has session %q open: one session at a time per claim; close it first", req.Job, claimLabel(c.uid, c.name), c.session)
+		return nil, 0, errorf(protocol.CodeRejected, "open %q: claim %s already has session %q open: one session at a time per claim; close it first", req.Job, claimLabel(c.uid, c.name), c.session)
 	}
 	if req.GPUs > 1 {
-		return nil, errorf(protocol.CodeRejected, "open %q: claim %s is one GPU, and the job asks for %d at once: a gang under Kubernetes is not supported yet", req.Job, claimLabel(c.uid, c.name), req.GPUs)
+		return nil, 0, errorf(protocol.CodeRejected, "open %q: claim %s is one GPU, and the job asks for %d at once: a gang under Kubernetes is not supported yet", req.Job, claimLabel(c.uid, c.name), req.GPUs)
 	}
 	if need := req.PersistentMiB + req.EphemeralMiB; need > c.mib {
-		return nil, errorf(protocol.CodeRejected, "open %q: the job needs %g MiB (persistent %g + ephemeral %g), more than the %g MiB of claim %s: ask for more memory in the claim, or declare less", req.Job, need, req.PersistentMiB, req.EphemeralMiB, c.mib, claimLabel(c.uid, c.name))
+		return nil, 0, errorf(protocol.CodeRejected, "open %q: the job needs %g MiB (persistent %g + ephemeral %g), more than the %g MiB of claim %s: ask for more memory in the claim, or declare less", req.Job, need, req.PersistentMiB, req.EphemeralMiB, c.mib, claimLabel(c.uid, c.name))
 	}
-	return []int{c.gpu}, nil
+	return []int{c.gpu}, c.mib, nil
 }
 
 // checkClaimID refuses what cannot be a claim's UID or name: Kubernetes UIDs are

@@ -40,6 +40,22 @@ func TestClaimPinsSessionToItsGPU(t *testing.T) {
 	if len(s.GPUs) != 1 || s.GPUs[0] != 2 {
 		t.Fatalf("the claimed job went to GPU %v, want the claim's GPU 2", s.GPUs)
 	}
+	// Pack would pad its lane to (1.1 x 2000 + 3000) x 1.05 = 5460 MiB; the claim
+	// holds 6000, so the padding stands. A tighter claim caps it below.
+	if s.LaneMiB != 5460 {
+		t.Errorf("the claimed job's lane is %v MiB, want pack's 5460 within the claim's 6000", s.LaneMiB)
+	}
+	if _, err := d.ReserveClaim("uid-tight", "ns/tight", 5, 5100); err != nil {
+		t.Fatal(err)
+	}
+	tight, err := client.Open(ctx, d.addr, client.Options{Job: "tight", PersistentMiB: 2000, EphemeralMiB: 3000, DeclaredS: 1, Claim: "uid-tight"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tight.Close(true)
+	if tight.LaneMiB != 5100 {
+		t.Errorf("the job of a 5100 MiB claim got a lane of %v MiB: pack's padding should stop at the claim", tight.LaneMiB)
+	}
 	// One session at a time per claim.
 	if _, err := client.Open(ctx, d.addr, client.Options{Job: "second", PersistentMiB: 10, EphemeralMiB: 10, DeclaredS: 1, Claim: "uid-a"}); err == nil || !strings.Contains(err.Error(), `already has session "claimed"`) {
 		t.Errorf("a second session on the claim: %v", err)

@@ -624,14 +624,14 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(protocol.CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
-	pinned, err := s.claimFor(req)
+	pinned, laneCap, err := s.claimFor(req)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority,
-		GPUs: req.GPUs, Pinned: pinned}
+		GPUs: req.GPUs, Pinned: pinned, LaneCap: laneCap}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(protocol.CodeRejected, "open: %v", err)
