@@ -59,6 +59,15 @@ type Device struct {
 	// GPUPlacement names how a job's GPU is chosen (core.LookupGPUPlacement; empty:
 	// the default, least-loaded).
 	GPUPlacement string `json:"gpu_placement,omitempty"`
+	// StartupIsGPUWork makes a job's start-up GPU work that its first iteration
+	// carries, instead of time off the GPU before it: what TensorFlow 1.x does under
+	// Salus, where the first session.run builds the executor, initializes the
+	// variables and autotunes cuDNN's convolution algorithms on the GPU
+	// (TF_CUDNN_USE_AUTOTUNE is on by default), and Salus schedules that run like any
+	// other iteration of the job's lane. Off (the default), start-up overlaps other
+	// jobs' iterations, as it does for a PyTorch job under salus serve, which builds
+	// its model before it asks for its first iteration. Only the simulator reads it.
+	StartupIsGPUWork bool `json:"startup_is_gpu_work,omitempty"`
 }
 
 // Count is how many GPUs the node has: GPUs, at least one.

@@ -52,17 +52,21 @@ var Criteria = []Criterion{
 // intervals across seeds and judges the lead seed by seed when it has the
 // per-seed values (PerSeed: the mean difference and its interval, clear of zero
 // or not), else by whether the two intervals overlap (then the lead is within the
-// noise across seeds). It ends with the scheme that leads on most criteria. It
-// needs two candidates at least.
+// noise across seeds). A lead within the noise is no win: that criterion has no
+// clear winner. A single run's lead (no interval, no per-seed values) says nothing
+// of the noise and counts. It ends with the scheme that clearly leads on most
+// criteria, or says there is no clear winner when every lead is within the noise.
+// It needs two candidates at least.
 func Recommend(cands []Candidate) string {
 	if len(cands) < 2 {
 		return ""
 	}
 	var b strings.Builder
 	wins := map[string][]string{}
-	compared := 0
+	compared := 0      // criteria with a clear winner
+	var noise []string // criteria whose lead is within the noise
 	for _, c := range Criteria {
-		s, best, ok := criterion(c, cands)
+		s, best, noisy, ok := criterion(c, cands)
 		if !ok {
 			if c.Key == "jain_slowdown" {
 				b.WriteString("Fairness is not compared: the event logs do not give the jobs' time alone. ")
@@ -71,7 +75,10 @@ func Recommend(cands []Candidate) string {
 		}
 		b.WriteString(s)
 		b.WriteString(" ")
-		if best != "" { // not a tie
+		switch {
+		case noisy:
+			noise = append(noise, shortName(c))
+		case best != "": // not a tie
 			wins[best] = append(wins[best], shortName(c))
 			compared++
 		}
@@ -80,8 +87,22 @@ func Recommend(cands []Candidate) string {
 		if b.Len() == 0 {
 			return ""
 		}
+		if len(noise) > 0 {
+			b.WriteString("Recommendation: no clear winner: every lead is within the noise across seeds; " +
+				"run more seeds (salus sweep --seeds) or choose by the metric that matters most.")
+			return b.String()
+		}
 		b.WriteString("No scheme is ahead on any metric.")
 		return b.String()
+	}
+	// notCounted says which leads within the noise the count leaves out.
+	notCounted := ""
+	switch len(noise) {
+	case 0:
+	case 1:
+		notCounted = fmt.Sprintf("; the lead on %s is within the noise and not counted", noise[0])
+	default:
+		notCounted = fmt.Sprintf("; the leads on %s are within the noise and not counted", strings.Join(noise, ", "))
 	}
 	n := 0
 	for _, w := range wins {
@@ -103,13 +124,23 @@ func Recommend(cands []Candidate) string {
 		if n == 1 {
 			metrics = "metric"
 		}
-		fmt.Fprintf(&b, "Recommendation: no single scheme: %s lead on %d %s each; choose by the metric that matters most.",
-			strings.Join(each, " and "), n, metrics)
-	case n == compared:
+		clearly := ""
+		if len(noise) > 0 {
+			clearly = "clearly "
+		}
+		fmt.Fprintf(&b, "Recommendation: no single scheme: %s %slead on %d %s each%s; choose by the metric that matters most.",
+			strings.Join(each, " and "), clearly, n, metrics, notCounted)
+	case n == compared && len(noise) == 0:
 		fmt.Fprintf(&b, "Recommendation: %s, best on every metric where one scheme leads.", top[0])
-	default:
+	case n == compared:
+		fmt.Fprintf(&b, "Recommendation: %s, best on every metric with a clear winner (%s)%s.",
+			top[0], strings.Join(wins[top[0]], ", "), notCounted)
+	case len(noise) == 0:
 		fmt.Fprintf(&b, "Recommendation: %s, best on %d of %d metrics (%s); weigh the others above if they matter more.",
 			top[0], n, compared, strings.Join(wins[top[0]], ", "))
+	default:
+		fmt.Fprintf(&b, "Recommendation: %s, best on %d of the %d metrics with a clear winner (%s)%s; weigh the others above if they matter more.",
+			top[0], n, compared, strings.Join(wins[top[0]], ", "), notCounted)
 	}
 	return b.String()
 }
@@ -121,8 +152,11 @@ func shortName(c Criterion) string {
 	return c.Name
 }
 
-// criterion is the sentence for one criterion and the scheme best on it.
-func criterion(c Criterion, cands []Candidate) (string, string, bool) {
+// criterion is the sentence for one criterion and the scheme best on it: "" for
+// a tie, and "" with noisy true when the lead is within the noise (the paired
+// difference's interval reaches zero, or the two intervals overlap), so there is
+// no clear winner. A lead without intervals or per-seed values counts.
+func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 	type entry struct {
 		scheme string
 		e      Estimate
@@ -134,7 +168,7 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 		}
 	}
 	if len(es) < 2 {
-		return "", "", false
+		return "", "", false, false
 	}
 	better := func(a, b Estimate) bool {
 		if c.Higher {
@@ -169,7 +203,7 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 		if len(tied) == len(es) {
 			names = "all " + fmt.Sprint(len(tied)) + " schemes"
 		}
-		return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", true
+		return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", false, true
 	}
 	// Enough decimals to tell the two apart (up to three more than usual).
 	prec := c.Prec
@@ -183,6 +217,7 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 	} else {
 		by = fmt.Sprintf("%.1f%% lower than", 100*(s.e.Mean-b.e.Mean)/s.e.Mean)
 	}
+	noisy := false
 	text := fmt.Sprintf("On %s, %s is best with %s, %s %s's %s (the runner-up)", c.Name, b.scheme, show(b.e), by, s.scheme, show(s.e))
 	if c.Key == "jain_slowdown" {
 		if wb, ws := cands[index(cands, b.scheme)].Metrics["max_slowdown"], cands[index(cands, s.scheme)].Metrics["max_slowdown"]; wb.Mean > 0 && ws.Mean > 0 {
@@ -193,20 +228,31 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool) {
 		if !c.Higher {
 			d = -d
 		}
-		verdict := "so the lead is within the noise"
-		if math.Abs(d) > half {
+		var verdict string
+		switch {
+		case d > half:
 			verdict = "clear of zero"
+		case d < -half: // the seeds both ran say the runner-up is ahead
+			verdict = "so on the seeds both ran the runner-up is ahead"
+			noisy = true
+		default:
+			verdict = "so the lead is within the noise"
+			noisy = true
 		}
 		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f ± %.*f%s, %s", n, b.scheme,
 			c.Prec, d*c.Scale, c.Prec, half*c.Scale, c.Unit, verdict)
 	} else if b.e.CI95 > 0 || s.e.CI95 > 0 {
 		if math.Abs(b.e.Mean-s.e.Mean) <= b.e.CI95+s.e.CI95 {
 			text += "; the 95% intervals overlap, so the lead is within the noise across seeds"
+			noisy = true
 		} else {
 			text += "; the 95% intervals do not overlap"
 		}
 	}
-	return text + ".", b.scheme, true
+	if noisy {
+		return text + ": no clear winner on " + shortName(c) + ".", "", true, true
+	}
+	return text + ".", b.scheme, false, true
 }
 
 // paired is the mean of a - b over the seeds both have, and the half width of its

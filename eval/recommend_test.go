@@ -44,7 +44,8 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 		"pack is best with 80.0 ± 5.0 min, 4.0% lower than srtf's 83.3 ± 6.7 min (the runner-up); the 95% intervals overlap",
 		"srtf is best with 10.0 ± 0.5 min, 33.3% lower than pack's 15.0 ± 0.7 min (the runner-up); the 95% intervals do not overlap",
 		"Fairness is not compared",
-		"Recommendation: srtf, best on 2 of 3 metrics",
+		// Only srtf's lead on average JCT is clear of the noise.
+		"Recommendation: srtf, best on every metric with a clear winner (average JCT); the leads on makespan, p95 JCT are within the noise and not counted.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("recommendation lacks %q:\n%s", want, got)
@@ -55,8 +56,13 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	cands[0].PerSeed = map[string]map[int64]float64{"makespan_s": {1: 5000, 2: 4600, 3: 5400, 4: 5000}}
 	cands[1].PerSeed = map[string]map[int64]float64{"makespan_s": {1: 4880, 2: 4480, 3: 5280, 4: 4760}}
 	got = Recommend(cands)
-	if want := "seed by seed (4 paired runs) pack leads by 2.5 ± 1.6 min, clear of zero"; !strings.Contains(got, want) {
-		t.Errorf("recommendation lacks %q:\n%s", want, got)
+	for _, want := range []string{
+		"seed by seed (4 paired runs) pack leads by 2.5 ± 1.6 min, clear of zero.",
+		"Recommendation: no single scheme: srtf (average JCT) and pack (makespan) clearly lead on 1 metric each; the lead on p95 JCT is within the noise and not counted; choose by the metric that matters most.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation lacks %q:\n%s", want, got)
+		}
 	}
 	// Ties are no one's lead; two schemes leading on as many metrics are both named.
 	tie := []Candidate{
@@ -77,6 +83,148 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	if got := Recommend(cands[:1]); got != "" {
 		t.Errorf("one scheme: %q, want no recommendation", got)
 	}
+}
+
+// seeds gives a metric's value at seeds 1, 2, ... .
+func seeds(vs ...float64) map[int64]float64 {
+	m := map[int64]float64{}
+	for i, v := range vs {
+		m[int64(i+1)] = v
+	}
+	return m
+}
+
+// TestRecommendCountsOnlyClearLeads pins the rule: a lead within the noise (the
+// paired difference's interval reaches zero, or the 95% intervals overlap) is no
+// win, and with no clear win anywhere there is no clear winner; a single run's
+// lead, with nothing said of the noise, still counts.
+func TestRecommendCountsOnlyClearLeads(t *testing.T) {
+	check := func(t *testing.T, got string, want, unwanted []string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("recommendation lacks %q:\n%s", w, got)
+			}
+		}
+		for _, u := range unwanted {
+			if strings.Contains(got, u) {
+				t.Errorf("recommendation has %q:\n%s", u, got)
+			}
+		}
+	}
+	// Seed by seed fifo's makespan is 60 s below, 30 s above, 90 s below and 60 s
+	// above srtf's: it leads by 15 s on average, but the paired interval is
+	// 15 ± 113.6 s (t = 3.182, 3 degrees of freedom); the same on every metric.
+	noisy := func() []Candidate {
+		return []Candidate{
+			{Scheme: "fifo",
+				Metrics: map[string]Estimate{"makespan_s": {5985, 120}, "avg_jct_s": {592.5, 12}, "p95_jct_s": {1192.5, 24}, "jain_slowdown": {0.605, 0.06}},
+				PerSeed: map[string]map[int64]float64{
+					"makespan_s": seeds(5940, 6030, 5910, 6060), "avg_jct_s": seeds(594, 603, 591, 582),
+					"p95_jct_s": seeds(1188, 1206, 1182, 1194), "jain_slowdown": seeds(0.63, 0.58, 0.64, 0.57)}},
+			{Scheme: "srtf",
+				Metrics: map[string]Estimate{"makespan_s": {6000, 100}, "avg_jct_s": {600, 10}, "p95_jct_s": {1200, 20}, "jain_slowdown": {0.6, 0.05}},
+				PerSeed: map[string]map[int64]float64{
+					"makespan_s": seeds(6000, 6000, 6000, 6000), "avg_jct_s": seeds(600, 600, 600, 600),
+					"p95_jct_s": seeds(1200, 1200, 1200, 1200), "jain_slowdown": seeds(0.6, 0.6, 0.6, 0.6)}},
+		}
+	}
+
+	t.Run("paired, every lead within the noise", func(t *testing.T) {
+		check(t, Recommend(noisy()), []string{
+			"On makespan, fifo is best with 99.8 ± 2.0 min, 0.2% lower than srtf's 100.0 ± 1.7 min (the runner-up); " +
+				"seed by seed (4 paired runs) fifo leads by 0.2 ± 1.9 min, so the lead is within the noise: no clear winner on makespan.",
+			"so the lead is within the noise: no clear winner on average JCT.",
+			"so the lead is within the noise: no clear winner on p95 JCT.",
+			"fifo is best with 0.605 ± 0.060, 0.005 higher than srtf's 0.600 ± 0.050 (the runner-up); " +
+				"seed by seed (4 paired runs) fifo leads by 0.005 ± 0.056, so the lead is within the noise: no clear winner on fairness.",
+			"Recommendation: no clear winner: every lead is within the noise across seeds; run more seeds (salus sweep --seeds)",
+		}, []string{"Recommendation: fifo", "Recommendation: srtf", "clear of zero"})
+	})
+
+	t.Run("paired, one clear lead and one within the noise", func(t *testing.T) {
+		cands := noisy()
+		// srtf's average and p95 JCT are clearly lower at every seed, and fifo's
+		// fairness clearly higher; fifo's makespan lead stays within the noise.
+		cands[0].Metrics["avg_jct_s"], cands[0].PerSeed["avg_jct_s"] = Estimate{905, 20}, seeds(900, 890, 920, 910)
+		cands[0].Metrics["p95_jct_s"], cands[0].PerSeed["p95_jct_s"] = Estimate{1805, 40}, seeds(1800, 1780, 1840, 1800)
+		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{0.805, 0.02}, seeds(0.80, 0.81, 0.79, 0.82)
+		check(t, Recommend(cands), []string{
+			"no clear winner on makespan.",
+			"On average JCT, srtf is best with 10.0 ± 0.2 min, 33.7% lower than fifo's 15.1 ± 0.3 min (the runner-up); " +
+				"seed by seed (4 paired runs) srtf leads by 5.1 ± 0.3 min, clear of zero.",
+			"fifo is best with 0.805 ± 0.020, 0.205 higher than srtf's 0.600 ± 0.050 (the runner-up); " +
+				"seed by seed (4 paired runs) fifo leads by 0.205 ± 0.021, clear of zero.",
+			// Counting the makespan lead too would make it 2 against 2, no single scheme.
+			"Recommendation: srtf, best on 2 of the 3 metrics with a clear winner (average JCT, p95 JCT); " +
+				"the lead on makespan is within the noise and not counted; weigh the others above if they matter more.",
+		}, []string{"no single scheme", "no clear winner:"})
+
+		// With fifo's fairness as noisy as its makespan, srtf leads on every metric
+		// with a clear winner.
+		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{0.605, 0.06}, seeds(0.63, 0.58, 0.64, 0.57)
+		check(t, Recommend(cands), []string{
+			"Recommendation: srtf, best on every metric with a clear winner (average JCT, p95 JCT); " +
+				"the leads on makespan, fairness are within the noise and not counted.",
+		}, nil)
+	})
+
+	t.Run("paired runs that contradict the means", func(t *testing.T) {
+		// fifo's mean (over more seeds than srtf ran) is lower, but at the seeds
+		// both ran srtf's makespan is 100 s lower: that is no clear win either.
+		cands := []Candidate{
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {5900, 300}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6100, 6110, 6090, 5300)}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 20}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6000, 6010, 5990)}},
+		}
+		check(t, Recommend(cands), []string{
+			"seed by seed (3 paired runs) fifo leads by -1.7 ± 0.0 min, so on the seeds both ran the runner-up is ahead: no clear winner on makespan.",
+			"Recommendation: no clear winner",
+		}, []string{"Recommendation: fifo", "Recommendation: srtf"})
+	})
+
+	t.Run("unpaired, intervals overlap", func(t *testing.T) {
+		// fifo's makespan lead (100 s) is inside the intervals' 200 s; srtf's
+		// average JCT lead (300 s) is clear of their 70 s.
+		cands := []Candidate{
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {5900, 100}, "avg_jct_s": {900, 40}}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 100}, "avg_jct_s": {600, 30}}},
+		}
+		check(t, Recommend(cands), []string{
+			"On makespan, fifo is best with 98.3 ± 1.7 min, 1.7% lower than srtf's 100.0 ± 1.7 min (the runner-up); " +
+				"the 95% intervals overlap, so the lead is within the noise across seeds: no clear winner on makespan.",
+			"srtf is best with 10.0 ± 0.5 min, 33.3% lower than fifo's 15.0 ± 0.7 min (the runner-up); the 95% intervals do not overlap.",
+			"Recommendation: srtf, best on every metric with a clear winner (average JCT); the lead on makespan is within the noise and not counted.",
+		}, []string{"Recommendation: fifo", "no single scheme"})
+
+		// One interval alone is noise information too: a 100 s lead inside srtf's
+		// ± 150 s on both metrics is no clear winner.
+		cands = []Candidate{
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 5900}, "avg_jct_s": {Mean: 800}}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 150}, "avg_jct_s": {700, 150}}},
+		}
+		check(t, Recommend(cands), []string{
+			"no clear winner on makespan.", "no clear winner on average JCT.",
+			"Recommendation: no clear winner: every lead is within the noise across seeds",
+		}, []string{"Recommendation: fifo", "Recommendation: srtf"})
+	})
+
+	t.Run("single runs count as before", func(t *testing.T) {
+		// No interval and no per-seed values (one seed is not a paired comparison):
+		// nothing says a lead is noise, however small.
+		cands := []Candidate{
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 5994}, "avg_jct_s": {Mean: 900}},
+				PerSeed: map[string]map[int64]float64{"makespan_s": seeds(5994)}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000}, "avg_jct_s": {Mean: 600}},
+				PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6000)}},
+		}
+		check(t, Recommend(cands), []string{
+			"On makespan, fifo is best with 99.9 min, 0.1% lower than srtf's 100.0 min (the runner-up).",
+			"On average JCT, srtf is best with 10.0 min, 33.3% lower than fifo's 15.0 min (the runner-up).",
+			"Recommendation: no single scheme: fifo (makespan) and srtf (average JCT) lead on 1 metric each; choose by the metric that matters most.",
+		}, []string{"noise", "no clear winner", "seed by seed"})
+		cands[0].Metrics["avg_jct_s"] = Estimate{Mean: 500}
+		check(t, Recommend(cands), []string{"Recommendation: fifo, best on every metric where one scheme leads."}, []string{"noise"})
+	})
 }
 
 func TestJobsCSV(t *testing.T) {

@@ -46,13 +46,15 @@ func TestRegistryAndAllKeepsGoing(t *testing.T) {
 	for _, r := range all.Runs {
 		got = append(got, r.SuiteName())
 	}
-	if strings.Join(got, ",") != "failing-test,training,tuning,inference" {
+	if strings.Join(got, ",") != "failing-test,training,tuning,inference,paper" {
 		t.Errorf("sections %v", got)
 	}
 	if f, ok := all.Runs[0].(*FailedSuite); !ok || f.Error != "boom" {
 		t.Errorf("first section %#v, want the failure", all.Runs[0])
 	}
-	if len(all.Headlines()) != 4 {
+	// training 1, tuning 2 (one per set), inference 2, paper 5 (three Table 1
+	// ratios, two tuning sets).
+	if len(all.Headlines()) != 10 {
 		t.Errorf("headlines %+v", all.Headlines())
 	}
 	var b strings.Builder

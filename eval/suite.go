@@ -57,6 +57,9 @@ type Options struct {
 	Progress io.Writer
 	// Policies are --policy's names (the overhead suite's trace policies).
 	Policies []string
+	// PaperSeeds is how many seeds of the paper trace the paper suite runs; 0:
+	// PaperSeeds.
+	PaperSeeds int
 
 	Training  TrainingOptions
 	Tuning    TuningOptions

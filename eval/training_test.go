@@ -15,7 +15,7 @@ import (
 )
 
 func salus100(t testing.TB, seed int64) *workload.Trace {
-	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Seed: seed})
+	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +117,23 @@ func BenchmarkTrainingSuite(b *testing.B) {
 		if _, err := Training(TrainingOptions{Trace: tr, Device: device.DefaultDevice(), Modes: core.DefaultModeParams()}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A user's trace (read from a file: no generator kind) is not the paper's
+// experiment: its report carries no paper figure and no headline.
+func TestUsersTraceHasNoPaperHeadline(t *testing.T) {
+	tr := salus100(t, 1)
+	tr.Kind = "" // as ReadTraceFile leaves it
+	rep, err := Training(TrainingOptions{Trace: tr, Device: device.DefaultDevice(), Modes: core.DefaultModeParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.Table(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if hs := rep.Headlines(); len(hs) != 0 || rep.Paper.Value != 0 || bytes.Contains(buf.Bytes(), []byte("Paper:")) {
+		t.Errorf("a user's trace got the paper's headline: %+v, %+v\n%s", hs, rep.Paper, buf.String())
 	}
 }

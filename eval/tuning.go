@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
@@ -9,30 +10,57 @@ import (
 )
 
 // PaperTuningImprovement is the paper's headline for hyper-parameter exploration:
-// PACK improves GPU utilization 2.38x over running the jobs one by one.
+// PACK improves GPU utilization 2.38x over running the jobs one by one (its
+// superres_128 set).
 const PaperTuningImprovement = 2.38
 
-// TuningWorkloads are the paper's hyper-parameter exploration jobs.
-var TuningWorkloads = []struct {
+// TuningWorkload is one of the paper's hyper-parameter exploration sets (Fig. 11):
+// many jobs of one model and batch size.
+type TuningWorkload struct {
 	Model string
 	Batch int
-}{{"vae", 64}, {"superres", 128}, {"resnet50", 50}}
+	// PaperFIFOMin and PaperSalusMin are the set's makespans in the paper (300 jobs,
+	// one by one under TensorFlow and under Salus PACK), in minutes.
+	PaperFIFOMin, PaperSalusMin float64
+}
+
+// PaperImprovement is the paper's utilization improvement for the set.
+func (w TuningWorkload) PaperImprovement() float64 { return w.PaperFIFOMin / w.PaperSalusMin }
+
+// Iterations are how many iterations make one job take, alone on dev, the time
+// the paper's one-by-one makespan gives it (that makespan / 300 jobs): an
+// identity of running one at a time, as Table 1's mean time alone is, so that the
+// PACK makespan is the prediction.
+func (w TuningWorkload) Iterations(p workload.Profile, dev device.Device) int {
+	alone := w.PaperFIFOMin * 60 / 300
+	return max(1, int(math.Round((alone-p.StartupS)/dev.IterS(p.IterS))))
+}
+
+// TuningWorkloads are the paper's two hyper-parameter exploration sets (Fig. 11).
+// The arXiv version's vae set is not in the MLSys paper, so it is not here.
+var TuningWorkloads = []TuningWorkload{
+	{Model: "resnet50", Batch: 50, PaperFIFOMin: 612.9, PaperSalusMin: 572.6},
+	{Model: "superres", Batch: 128, PaperFIFOMin: 480.1, PaperSalusMin: 201.5},
+}
 
 // TuningSchemes are the ways to run many small jobs at once.
 var TuningSchemes = []Scheme{{core.ModeSalus, "pack"}, {core.ModeMPS, "fifo"}, {core.ModeTimeslice, "fifo"}}
 
 // TuningRun is one workload under one scheme.
 type TuningRun struct {
-	Workload string  `json:"workload"`
-	Scheme   string  `json:"scheme"`
-	Jobs     int     `json:"jobs"`
-	Makespan float64 `json:"makespan_s"`
+	Workload   string  `json:"workload"`
+	Scheme     string  `json:"scheme"`
+	Jobs       int     `json:"jobs"`
+	Iterations int     `json:"iterations"`
+	Makespan   float64 `json:"makespan_s"`
 	// SequentialS is the makespan of running the jobs one after another: jobs times
 	// one job's standalone time on the device (start-up included, unscaled).
 	SequentialS float64 `json:"sequential_makespan_s"`
 	Improvement float64 `json:"improvement"`
-	GPUBusy     float64 `json:"gpu_busy"`
-	Log         string  `json:"log,omitempty"`
+	// PaperImprovement is the paper's for the set (pack only; 0 for the others).
+	PaperImprovement float64 `json:"paper_improvement,omitempty"`
+	GPUBusy          float64 `json:"gpu_busy"`
+	Log              string  `json:"log,omitempty"`
 }
 
 // TuningReport is the tuning suite's outcome.
@@ -42,7 +70,7 @@ type TuningReport struct {
 	Device     device.Device   `json:"device"`
 	Modes      core.ModeParams `json:"modes"`
 	Jobs       int             `json:"jobs_per_workload"`
-	Iterations int             `json:"iterations"`
+	Iterations int             `json:"iterations,omitempty"` // 0: each set's own, from the paper's one-by-one makespan
 	Runs       []TuningRun     `json:"runs"`
 	Paper      Paper           `json:"paper"`
 }
@@ -50,7 +78,7 @@ type TuningReport struct {
 // TuningOptions configures the tuning suite.
 type TuningOptions struct {
 	Jobs       int // per workload; default 300
-	Iterations int // per job; default 500
+	Iterations int // per job; 0: each set's own (TuningWorkload.Iterations)
 	Schemes    []Scheme
 	Device     device.Device
 	Modes      core.ModeParams
@@ -63,9 +91,6 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 	if o.Jobs == 0 {
 		o.Jobs = 300
 	}
-	if o.Iterations == 0 {
-		o.Iterations = 500
-	}
 	if len(o.Schemes) == 0 {
 		o.Schemes = TuningSchemes
 	}
@@ -73,6 +98,7 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 	type task struct {
 		trace  *workload.Trace
 		scheme Scheme
+		set    TuningWorkload
 		seq    float64
 	}
 	var tasks []task
@@ -81,13 +107,16 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := &workload.Trace{Name: fmt.Sprintf("tuning-%s-%d", w.Model, w.Batch)}
-		for i := range o.Jobs {
-			t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("%s-%03d", w.Model, i+1), Model: w.Model, Batch: w.Batch,
-				Kind: workload.Train, Iterations: o.Iterations, Profile: p})
+		iters := o.Iterations
+		if iters == 0 {
+			iters = w.Iterations(p, o.Device)
+		}
+		t, err := sameJobs(fmt.Sprintf("tuning-%s-%d", w.Model, w.Batch), w.Model, w.Batch, o.Jobs, iters)
+		if err != nil {
+			return nil, err
 		}
 		for _, s := range o.Schemes {
-			tasks = append(tasks, task{t, s, float64(o.Jobs) * o.Device.StandaloneS(p, o.Iterations)})
+			tasks = append(tasks, task{t, s, w, float64(o.Jobs) * o.Device.StandaloneS(p, iters)})
 		}
 	}
 	var err error
@@ -98,15 +127,19 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 			return TuningRun{}, err
 		}
 		j := tk.trace.Jobs[0]
-		return TuningRun{Workload: fmt.Sprintf("%s/%d", j.Model, j.Batch), Scheme: run.Scheme, Jobs: o.Jobs,
-			Makespan: run.MakespanS, SequentialS: tk.seq, Improvement: tk.seq / run.MakespanS, GPUBusy: run.GPUBusy, Log: run.Log}, nil
+		tr := TuningRun{Workload: fmt.Sprintf("%s/%d", j.Model, j.Batch), Scheme: run.Scheme, Jobs: o.Jobs, Iterations: j.Iterations,
+			Makespan: run.MakespanS, SequentialS: tk.seq, Improvement: tk.seq / run.MakespanS, GPUBusy: run.GPUBusy, Log: run.Log}
+		if tk.scheme.Policy == "pack" {
+			tr.PaperImprovement = tk.set.PaperImprovement()
+		}
+		return tr, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	rep.Paper = Paper{Claim: "hyper-parameter tuning utilization, PACK over one by one", Value: PaperTuningImprovement}
+	rep.Paper = Paper{Claim: "hyper-parameter tuning utilization, PACK over one by one (superres_128)", Value: PaperTuningImprovement}
 	for _, r := range rep.Runs {
-		if r.Scheme == "pack" && r.Improvement > rep.Paper.Measured {
+		if r.Scheme == "pack" && r.Workload == "superres/128" {
 			rep.Paper.Measured = r.Improvement
 		}
 	}
@@ -140,15 +173,26 @@ func (tuningSuite) Run(o Options) (Result, error) {
 // SuiteName is "tuning".
 func (r *TuningReport) SuiteName() string { return r.Suite }
 
-// Headlines is PACK's best utilization improvement, beside the paper's.
+// Headlines are PACK's improvement on each of the paper's sets, beside the paper's.
 func (r *TuningReport) Headlines() []Headline {
-	best := ""
+	var out []Headline
 	for _, run := range r.Runs {
-		if run.Scheme == "pack" && run.Improvement == r.Paper.Measured {
-			best = run.Workload
+		if run.PaperImprovement == 0 {
+			continue
 		}
+		why := tuningWhy[run.Workload]
+		if r.Iterations != 0 {
+			why = "jobs of --tuning-iterations, not the paper's length; " + why
+		}
+		out = append(out, Headline{Claim: "tuning: utilization, PACK over one by one, " + run.Workload, Paper: run.PaperImprovement,
+			Measured: run.Improvement, Explanation: explain(run.PaperImprovement, run.Improvement, why)})
 	}
-	return []Headline{{Claim: "tuning: utilization, PACK over one by one (best workload: " + best + ")", Paper: r.Paper.Value, Measured: r.Paper.Measured,
-		Explanation: explain(r.Paper.Value, r.Paper.Measured,
-			"lanes here overlap until the jobs' compute demands fill the GPU, with no executor or CPU contention; the small jobs' times and demands are estimates, since Salus published none")}}
+	return out
+}
+
+// tuningWhy says why a set's improvement differs from the paper's (README, "The
+// paper, figure by figure").
+var tuningWhy = map[string]string{
+	"resnet50/50":  "the catalog's demand of 0.89 leaves 11% of each iteration for another lane, and start-up here overlaps other jobs' iterations (salus eval --suite paper runs it as TensorFlow's GPU work)",
+	"superres/128": "superres's catalog demand (0.37, an estimate) lets many lanes overlap, and start-up here overlaps other jobs' iterations (salus eval --suite paper runs it as TensorFlow's GPU work)",
 }

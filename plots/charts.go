@@ -21,9 +21,37 @@ type Series struct {
 // CDF draws the empirical distribution of each series on one chart, x on a log
 // scale (JCTs span minutes to hours). Values are in seconds and drawn in minutes.
 func CDF(name, title, x string, series []Series) Figure {
-	p := newPlot(title, x, "fraction of jobs")
+	p := cdfPlot(title, x, series)
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	// A log axis needs a positive range even when every value is the same.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s.Values {
+			lo, hi = math.Min(lo, math.Max(v/60, 1e-3)), math.Max(hi, math.Max(v/60, 1e-3))
+		}
+	}
+	if lo <= hi {
+		p.X.Min, p.X.Max = lo/1.2, hi*1.2
+	} else {
+		p.X.Min, p.X.Max = 0.1, 10
+	}
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+// CDFTo draws the distributions on a linear axis from 0 to maxMin minutes, as a
+// published figure draws them (the paper's Fig. 7: 0 to 300 min), so that the two
+// can be read side by side.
+func CDFTo(name, title, x string, series []Series, maxMin float64) Figure {
+	p := cdfPlot(title, x, series)
+	p.X.Min, p.X.Max = 0, maxMin
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+// cdfPlot is a chart with one step line per series (values in seconds, drawn in
+// minutes), its legend at the bottom right.
+func cdfPlot(title, x string, series []Series) *plot.Plot {
+	p := newPlot(title, x, "fraction of jobs")
 	p.Legend.Left = false
 	p.Legend.Top = false
 	p.Legend.XOffs = -vg.Millimeter * 2
@@ -48,20 +76,8 @@ func CDF(name, title, x string, series []Series) Figure {
 		p.Legend.Add(s.Label, line)
 	}
 	p.Y.Min, p.Y.Max = 0, 1
-	// A log axis needs a positive range even when every value is the same.
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range series {
-		for _, v := range s.Values {
-			lo, hi = math.Min(lo, math.Max(v/60, 1e-3)), math.Max(hi, math.Max(v/60, 1e-3))
-		}
-	}
-	if lo <= hi {
-		p.X.Min, p.X.Max = lo/1.2, hi*1.2
-	} else {
-		p.X.Min, p.X.Max = 0.1, 10
-	}
 	p.Add(plotter.NewGrid())
-	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+	return p
 }
 
 func dashes(i int) []vg.Length {

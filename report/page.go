@@ -212,6 +212,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.7em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+th:last-child, td:last-child { text-align: left; }
 th { background: #f2f2f2; }
 figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }

@@ -74,6 +74,15 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 	case *eval.FailedSuite:
 		sec.Text = "The suite failed: " + r.Error
 		return sec, nil
+	case *eval.PaperReport:
+		// One table per experiment of the paper, each with its set-up.
+		for _, s := range r.Sections {
+			sec.Tables = append(sec.Tables, paperTable(s))
+		}
+		for _, f := range r.Figures(prefix) {
+			figs = append(figs, figure{f, "Every job's JCT under each of Table 1's policies, all seeds together, drawn from 0 to 300 min as the paper's Fig. 7 is (the paper: FIFO's longest JCT about 254 min, half of SRTF's jobs within about 18 min)."})
+		}
+		return sec, figs
 	}
 	genericTables(res, &sec)
 	if hs := res.Headlines(); len(hs) > 0 {
@@ -115,6 +124,23 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 		}
 	}
 	return sec, figs
+}
+
+// paperTable is one experiment of the paper: each published figure beside ours.
+func paperTable(s eval.PaperSection) table {
+	t := table{Caption: s.Title + ". " + s.Setup,
+		Head: []string{"figure", "row", "column", "paper", "ours", "seed range", "paper inside", "ours / paper", "why they differ"}}
+	for _, r := range s.Rows {
+		ours, ratio := r.Ours, ""
+		if ours == "" {
+			ours = "-"
+		}
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.2f", r.Ratio)
+		}
+		t.Rows = append(t.Rows, []string{r.Figure, r.Row, r.Column, r.Paper + " " + r.Unit, ours, r.Range, r.Inside, ratio, r.Why})
+	}
+	return t
 }
 
 // perGPUTable shows what each GPU of a node did, run by run, when the runs had

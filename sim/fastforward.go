@@ -34,7 +34,7 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 	}
 	w := g.running[0]
 	j := w.job
-	if j == nil || j.parts != 1 || j.spec.Kind == workload.Infer {
+	if j == nil || j.parts != 1 || j.spec.Kind == workload.Infer || j.done == 0 && j.firstExtra > 0 {
 		return nil
 	}
 	next := nextArrival

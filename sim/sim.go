@@ -41,16 +41,19 @@ const maxTime = time.Duration(math.MaxInt64)
 type job struct {
 	spec *workload.Job // in the trace: not copied
 	// handle is its events' Handle: its place in the trace, from 1.
-	handle   int
-	arrival  time.Duration
-	iterS    float64       // one iteration alone on this device, seconds
-	iter     time.Duration // the same, rounded to the clock
-	startup  time.Duration
-	pause    time.Duration
-	declared time.Duration
-	done     int  // iterations completed
-	admitted bool // has a lane
-	lane     int
+	handle  int
+	arrival time.Duration
+	iterS   float64       // one iteration alone on this device, seconds
+	iter    time.Duration // the same, rounded to the clock
+	startup time.Duration
+	// firstExtra is start-up carried by the first iteration as GPU work
+	// (Device.StartupIsGPUWork); startup is then zero.
+	firstExtra time.Duration
+	pause      time.Duration
+	declared   time.Duration
+	done       int  // iterations completed
+	admitted   bool // has a lane
+	lane       int
 	// parts is how many GPUs still run the parts of its iteration (a gang job's
 	// iteration ends when its part on each GPU has).
 	parts int
@@ -320,6 +323,9 @@ func (e *engine) newJob(s *workload.Job) (*job, error) {
 	if j.startup, err = core.Seconds(p.StartupS); err != nil {
 		return nil, fmt.Errorf("start-up time: %w", err)
 	}
+	if e.o.Device.StartupIsGPUWork {
+		j.firstExtra, j.startup = j.startup, 0
+	}
 	if j.pause, err = core.Seconds(s.PauseS); err != nil {
 		return nil, fmt.Errorf("pause_s: %w", err)
 	}
@@ -343,7 +349,14 @@ func (e *engine) newJob(s *workload.Job) (*job, error) {
 // iteration is the standalone time of j's k-th iteration (from 0). Each is rounded
 // so that the first k+1 together are within half a nanosecond of (k+1) x the
 // iteration time: rounding errors do not add up over a job's iterations.
-func (j *job) iteration(k int) time.Duration { return max(j.at(k+1)-j.at(k), 1) }
+// The first carries the start-up too when that is GPU work (firstExtra).
+func (j *job) iteration(k int) time.Duration {
+	d := max(j.at(k+1)-j.at(k), 1)
+	if k == 0 {
+		d += j.firstExtra
+	}
+	return d
+}
 
 // at is when j's first n iterations, run back to back alone, are done.
 func (j *job) at(n int) time.Duration { return time.Duration(math.Round(float64(n) * j.iterS * 1e9)) }
@@ -363,8 +376,12 @@ func (e *engine) arrive(j *job) error {
 	e.jobs[s.ID] = j
 	if e.log {
 		p := s.Profile
+		startup := p.StartupS
+		if j.firstExtra > 0 {
+			startup = 0 // GPU work of the first iteration, not time off the GPU
+		}
 		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind, Priority: s.Priority,
-			Iterations: s.Iterations, StartupS: p.StartupS, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
+			Iterations: s.Iterations, StartupS: startup, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
 			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
 	}
 	cj := s.CoreJob()

@@ -11,7 +11,8 @@
 // ParseTrace and ReadTraceFile read CSV (with a header) or JSON Lines; unknown
 // columns or models, negative or non-numeric values, duplicate ids and unsorted rows
 // are errors (*FieldError) that name the file, the line and the field. Generate
-// builds the seeded stand-in for the paper's 100-job trace (Salus100), and
+// builds the seeded traces of the paper's 100-job experiment (Paper, as the paper
+// describes it; Salus100, the earlier stand-in), and
 // TraceStats summarizes what a trace asks of a GPU before anything runs it.
 //
 // It must not guess: a missing or bad figure is an error, never a silent default.

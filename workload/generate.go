@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ var LengthMix = []struct {
 
 // GenOptions configures a generated trace.
 type GenOptions struct {
-	Kind string  // salus100
+	Kind string  // Paper (the default) or Salus100
 	Seed int64   // the random seed; the same seed gives the same trace
 	Jobs int     // number of jobs; 0 means the kind's default (100)
 	Load float64 // arrival-rate multiplier; 0 means 1
@@ -44,10 +45,10 @@ type GenOptions struct {
 // Generate builds a trace.
 func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 	if o.Kind == "" {
-		o.Kind = Salus100
+		o.Kind = Paper
 	}
-	if o.Kind != Salus100 {
-		return nil, fmt.Errorf("unknown trace kind %q: the generator knows %s", o.Kind, Salus100)
+	if !slices.Contains(Kinds(), o.Kind) {
+		return nil, fmt.Errorf("unknown trace kind %q: the generator knows %s", o.Kind, strings.Join(Kinds(), ", "))
 	}
 	if o.Jobs == 0 {
 		o.Jobs = 100
@@ -57,6 +58,9 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 	}
 	if o.Jobs < 0 || o.Load < 0 || math.IsNaN(o.Load) || math.IsInf(o.Load, 0) {
 		return nil, fmt.Errorf("jobs (%d) and load (%v) must be positive", o.Jobs, o.Load)
+	}
+	if o.Kind == Paper {
+		return generatePaper(cat, o)
 	}
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5a105))
 	profiles := cat.Measured()
@@ -68,13 +72,7 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 		}
 	}
 	meanGap := mean / o.Load
-	t := &Trace{Name: fmt.Sprintf("%s-seed%d", o.Kind, o.Seed), Seed: o.Seed}
-	if o.Load != 1 {
-		t.Name += fmt.Sprintf("-load%s", strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", o.Load), "0"), "."))
-	}
-	if o.Seed == 1 && o.Jobs == 100 && o.Load == 1 {
-		t.Name = o.Kind
-	}
+	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Salus100}
 	now := 0.0
 	width := len(fmt.Sprint(o.Jobs))
 	for i := 0; i < o.Jobs; i++ {
@@ -93,6 +91,19 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 		})
 	}
 	return t, nil
+}
+
+// traceName is a generated trace's name: the kind alone for the default seed, size
+// and load, else with what differs.
+func traceName(o GenOptions) string {
+	if o.Seed == 1 && o.Jobs == 100 && o.Load == 1 {
+		return o.Kind
+	}
+	name := fmt.Sprintf("%s-seed%d", o.Kind, o.Seed)
+	if o.Load != 1 {
+		name += fmt.Sprintf("-load%s", strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", o.Load), "0"), "."))
+	}
+	return name
 }
 
 func pickClass(u float64) string {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTraceStats(t *testing.T) {
-	tr, err := Generate(Default(), GenOptions{Seed: 1})
+	tr, err := Generate(Default(), GenOptions{Kind: Salus100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,9 @@ func clampSeconds(s float64) time.Duration {
 type Trace struct {
 	Name string `json:"name"`
 	Seed int64  `json:"seed,omitempty"`
+	// Kind is the generator's kind (Paper, Salus100) for a generated trace; empty
+	// for a trace read from a file.
+	Kind string `json:"kind,omitempty"`
 	// Load is the factor ScaleLoad scaled the arrival rate by; 0 means unscaled.
 	Load float64 `json:"load,omitempty"`
 	// ResampledBy is the method Resample drew this trace with (seeded by Seed); empty

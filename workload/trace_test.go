@@ -73,9 +73,9 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 }
 
 func TestGenerateIsSeeded(t *testing.T) {
-	a, _ := Generate(Default(), GenOptions{Seed: 1})
-	b, _ := Generate(Default(), GenOptions{Seed: 1})
-	c, _ := Generate(Default(), GenOptions{Seed: 2})
+	a, _ := Generate(Default(), GenOptions{Kind: Salus100, Seed: 1})
+	b, _ := Generate(Default(), GenOptions{Kind: Salus100, Seed: 1})
+	c, _ := Generate(Default(), GenOptions{Kind: Salus100, Seed: 2})
 	var ba, bb, bc bytes.Buffer
 	a.WriteCSV(&ba)
 	b.WriteCSV(&bb)

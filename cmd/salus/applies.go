@@ -31,6 +31,8 @@ var evalFlagRules = []flagRule{
 	{[]string{"seed"}, func(ef *evalFlags) bool {
 		return ((ef.tf.file == "" || ef.tf.resample != "" && ef.tf.resample != "none") && suiteIn(ef, "training", "all")) || suiteIn(ef, "inference", "all")
 	}, "--%s draws the generated trace of the training suite (and the inference suite's pauses); it does nothing to a --trace file unless --resample draws from it"},
+	{[]string{"trace-kind"}, func(ef *evalFlags) bool { return ef.tf.file == "" && suiteIn(ef, "training", "all") },
+		"--%s chooses the training suite's generated trace; it does nothing to a --trace file"},
 	{[]string{"resample"}, func(ef *evalFlags) bool { return ef.tf.file != "" && suiteIn(ef, "training", "all") },
 		"--%s draws a trace from the training suite's --trace file"},
 	{[]string{"tuning-jobs", "tuning-iterations"}, func(ef *evalFlags) bool { return suiteIn(ef, "tuning", "all") },

@@ -96,7 +96,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
 	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
-	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 500, "tuning: iterations per job")
+	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 0, "tuning: iterations per job (0: each set's jobs as long alone as the paper's one-by-one makespan / 300)")
 	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
 	for _, add := range evalFlagHooks {
 		add(f)
@@ -139,8 +139,8 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	o := eval.Options{Context: ctx, Engine: ef.engine, Device: dev, Modes: ef.df.modes, OutDir: ef.out, Progress: ef.progress,
 		Policies: ef.policies, Tuning: ef.tuning, Inference: ef.infer, Overhead: overheadOptions(ef.df.capacityMiB)}
 	o.Inference.Seed = ef.tf.seed
-	if suiteIn(ef, "tuning", eval.AllName) && (o.Tuning.Jobs < 1 || o.Tuning.Iterations < 1) {
-		return nil, fmt.Errorf("--tuning-jobs and --tuning-iterations must be at least 1")
+	if suiteIn(ef, "tuning", eval.AllName) && (o.Tuning.Jobs < 1 || o.Tuning.Iterations < 0) {
+		return nil, fmt.Errorf("--tuning-jobs must be at least 1 and --tuning-iterations at least 0 (0: the paper's length)")
 	}
 	if suiteIn(ef, "inference", eval.AllName) && o.Inference.Requests < 1 {
 		return nil, fmt.Errorf("--requests must be at least 1")

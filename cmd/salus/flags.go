@@ -81,6 +81,7 @@ type deviceFlags struct {
 	speed        float64
 	gpus         int
 	gpuPlacement string
+	startupWork  bool
 	modes        core.ModeParams
 }
 
@@ -102,6 +103,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
 	f.IntVar(&d.gpus, "gpus", 1, "GPUs of the node, each of the preset's memory: every GPU has its own lanes; a job runs on one GPU, a gang job (trace column gpus) on several at once")
 	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
+	f.BoolVar(&d.startupWork, "startup-on-gpu", false, "a job's start-up is GPU work its first iteration carries (TensorFlow 1.x under Salus: the first session.run autotunes cuDNN on the GPU), not time off the GPU that overlaps other jobs")
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
 	def := core.DefaultModeParams()
 	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
@@ -178,6 +180,7 @@ func (d *deviceFlags) device() (device.Device, error) {
 	if d.gpuPlacement != core.DefaultGPUPlacement {
 		dev.GPUPlacement = d.gpuPlacement
 	}
+	dev.StartupIsGPUWork = d.startupWork
 	m := d.modes
 	for _, p := range []struct {
 		name string
@@ -211,11 +214,18 @@ func (d *deviceFlags) device() (device.Device, error) {
 	return dev, nil
 }
 
-// traceFlags choose a trace: a file, or the generated salus100; the catalog its
+// kindsHelp lists the generator's trace kinds for a help text.
+func kindsHelp() string {
+	return workload.Paper + " (the paper's description: Philly-shaped lengths, 49-min arrival window; see README) or " +
+		workload.Salus100 + " (the earlier stand-in: 1, 5 or 10 min jobs, Poisson arrivals at load 1)"
+}
+
+// traceFlags choose a trace: a file, or a generated one (--trace-kind); the catalog its
 // models are looked up in; and, for what-if runs on a file, its arrival rate
 // (--load) and a resampled version (--resample with --seed).
 type traceFlags struct {
 	file     string
+	kind     string
 	seed     int64
 	load     float64
 	catalogs []string
@@ -223,7 +233,7 @@ type traceFlags struct {
 }
 
 func (t *traceFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated salus100 trace")
+	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated trace of --trace-kind")
 	t.registerGenerator(cmd)
 	addCatalogFlag(cmd, &t.catalogs)
 	cmd.Flags().StringVar(&t.resample, "resample", "", "with --trace and --seed: run a trace drawn from the file ("+strings.Join(workload.ResampleMethods, ", ")+"; see README)")
@@ -254,6 +264,7 @@ func (t *traceFlags) catalog() (*workload.Catalog, error) { return loadCatalog(t
 func (t *traceFlags) registerGenerator(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Int64Var(&t.seed, "seed", 1, "seed of the generated trace (with a trace file: of --resample)")
+	f.StringVar(&t.kind, "trace-kind", workload.Paper, "kind of the generated trace: "+kindsHelp())
 	t.registerLoad(cmd)
 }
 
@@ -273,6 +284,8 @@ func (t *traceFlags) check(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--seed shapes the generated trace; it does nothing to the trace file %s: drop it", t.file)
 	case t.file != "" && changed(fs, "seed") && !resampled:
 		return fmt.Errorf("--seed shapes the generated trace; it does nothing to the trace file %s unless it is resampled: add --resample bootstrap or jitter, or drop it", t.file)
+	case t.file != "" && changed(fs, "trace-kind"):
+		return fmt.Errorf("--trace-kind chooses the generated trace; it does nothing to the trace file %s: drop it", t.file)
 	case t.file != "" && changed(fs, "load") && !(t.load > 0):
 		return fmt.Errorf("--load %v: give a positive factor (2 makes the jobs of %s arrive twice as fast)", t.load, t.file)
 	}
@@ -287,7 +300,11 @@ func (t *traceFlags) trace() (*workload.Trace, error) {
 	if t.file != "" {
 		return workload.ReadTraceFile(t.file, cat)
 	}
-	return workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: t.seed, Load: t.load})
+	tr, err := workload.Generate(cat, workload.GenOptions{Kind: t.kind, Seed: t.seed, Load: t.load})
+	if err != nil {
+		return nil, fmt.Errorf("--trace-kind %s --seed %d --load %g: %w", t.kind, t.seed, t.load, err)
+	}
+	return tr, nil
 }
 
 // traceFor is trace with the what-if changes to a trace file applied (--load,

@@ -143,6 +143,10 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "resample", base: []string{"--trace", trace}, args: []string{"--resample", "jitter", "--seed", "3"}},
 		{flag: "resample", base: []string{"--trace", trace}, args: []string{"--resample", "shuffle", "--seed", "3"}, refused: "choose bootstrap"},
 		{flag: "resample", args: []string{"--resample", "bootstrap"}, refused: "draws from a trace file"},
+		{flag: "trace-kind", args: []string{"--trace-kind", "salus100"}},
+		{flag: "trace-kind", args: []string{"--trace-kind", "philly"}, refused: "unknown trace kind"},
+		{flag: "trace-kind", base: []string{"--trace", trace}, args: []string{"--trace-kind", "salus100"}, refused: "does nothing to the trace file"},
+		{flag: "startup-on-gpu", base: []string{"--policy", "srtf"}, args: []string{"--startup-on-gpu"}},
 		{flag: "device", args: []string{"--device", "v100"}},
 		{flag: "capacity-mib", args: []string{"--capacity-mib", "30000"}},
 		{flag: "iter-overhead", args: []string{"--iter-overhead", "0.01"}},
@@ -200,6 +204,8 @@ func TestTraceFlagsActOrAreRefused(t *testing.T) {
 		{flag: "seed", args: []string{file, "--seed", "2"}, refused: "does nothing to the trace file"},
 		{flag: "load", args: []string{"--load", "2"}},
 		{flag: "load", args: []string{file, "--load", "2"}},
+		{flag: "trace-kind", args: []string{"--trace-kind", "salus100"}},
+		{flag: "trace-kind", args: []string{file, "--trace-kind", "salus100"}, refused: "does nothing to the trace file"},
 		{flag: "format", args: []string{"-o", "json"}},
 	})
 	checkFlagCases(t, []string{"trace", "gen"}, []flagCase{

@@ -127,7 +127,7 @@ func TestEvalKeepsRunsBesideAFailedOne(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 8 runs failed") {
 		t.Fatalf("error %v, want 1 of 8 runs failed", err)
 	}
-	for _, want := range []string{"srtf", "timeslice", "suspend-srtf", "failed", "mps failed: mps: trace salus100: job"} {
+	for _, want := range []string{"srtf", "timeslice", "suspend-srtf", "failed", "mps failed: mps: trace paper: job"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -160,6 +160,8 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"--suite", "tuning", "--load", "2"}, "--load scales the arrival rate of the training suite's trace"},
 		{[]string{"--trace", trace, "--seed", "3"}, "--seed draws the generated trace"},
 		{[]string{"--suite", "tuning", "--resample", "bootstrap"}, "--resample draws a trace from the training suite's --trace file"},
+		{[]string{"--suite", "tuning", "--trace-kind", "salus100"}, "--trace-kind chooses the training suite's generated trace"},
+		{[]string{"--trace", trace, "--trace-kind", "salus100"}, "--trace-kind chooses the training suite's generated trace"},
 		{[]string{"--suite", "inference", "--tuning-jobs", "3"}, "--tuning-jobs applies to the tuning suite"},
 		{[]string{"--suite", "tuning", "--requests", "3"}, "--requests applies to the inference suite"},
 		{[]string{"--iterations", "3"}, "--iterations applies to the overhead suite"},
@@ -172,7 +174,8 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 	}
 	// Where they apply they are taken.
 	for _, args := range [][]string{{"--trace", trace, "--policy", "fifo"}, {"--trace", trace, "--policy", "fifo", "--load", "2"},
-		{"--trace", trace, "--policy", "fifo", "--resample", "jitter", "--seed", "3"}, {"--suite", "inference", "--seed", "2", "--requests", "3"}} {
+		{"--trace", trace, "--policy", "fifo", "--resample", "jitter", "--seed", "3"}, {"--suite", "inference", "--seed", "2", "--requests", "3"},
+		{"--trace-kind", "salus100", "--policy", "fifo"}, {"--suite", "paper"}} {
 		if _, err := run(t, append([]string{"eval"}, args...)...); err != nil {
 			t.Errorf("eval %v: %v", args, err)
 		}

@@ -55,7 +55,7 @@ func newTraceGenCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
-		Short: "Generate a trace like the paper's (salus100: 100 training jobs arriving over time)",
+		Short: "Generate a trace like the paper's (paper: 100 training jobs as the paper describes them; or salus100)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := of.check(); err != nil {
@@ -82,7 +82,7 @@ func newTraceGenCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Kind, "kind", workload.Salus100, "trace kind: salus100")
+	f.StringVar(&o.Kind, "kind", workload.Paper, "trace kind: "+kindsHelp())
 	f.Int64Var(&o.Seed, "seed", 1, "random seed")
 	f.IntVar(&o.Jobs, "jobs", 100, "number of jobs")
 	f.Float64Var(&o.Load, "load", 1, "arrival-rate multiplier (1: offered load equals one GPU)")
