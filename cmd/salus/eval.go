@@ -35,11 +35,11 @@ func newEvalCmd() *cobra.Command {
 	var ef evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval",
-		Short: "Run the paper's experiments (default: the training suite on the salus100 trace)",
+		Short: "Run the paper's experiments (default: the training suite on the generated paper trace)",
 		Long: `Run an evaluation suite and print its results.
 
-With no arguments, runs the long-running training experiment: the generated salus100
-trace (seed 1) under fifo, srtf, pack and fair, and today's alternatives (MPS,
+With no arguments, runs the long-running training experiment: the generated paper
+trace (seed 1; --trace-kind salus100 for the earlier stand-in) under fifo, srtf, pack and fair, and today's alternatives (MPS,
 time-slicing, suspend/resume), in the simulator, and prints makespan, average
 queuing, average and p95 JCT, each scheme's ratio to fifo beside the paper's
 headline, and its fairness: Jain's index of the jobs' slowdowns (JCT over the

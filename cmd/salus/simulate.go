@@ -18,7 +18,7 @@ func newSimulateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Simulate one trace under one policy and print its metrics",
-		Long: `Simulate one trace (a file, or the generated salus100) under one policy in one sharing
+		Long: `Simulate one trace (a file, or the generated trace of --trace-kind) under one policy in one sharing
 mode and print its metrics: times in minutes as in salus eval, or --format json or csv
 (the same fields as salus eval's, in seconds). salus eval and salus sweep run several
 policies.`,

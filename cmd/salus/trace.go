@@ -85,7 +85,7 @@ func newTraceGenCmd() *cobra.Command {
 	f.StringVar(&o.Kind, "kind", workload.Paper, "trace kind: "+kindsHelp())
 	f.Int64Var(&o.Seed, "seed", 1, "random seed")
 	f.IntVar(&o.Jobs, "jobs", 100, "number of jobs")
-	f.Float64Var(&o.Load, "load", 1, "arrival-rate multiplier (1: offered load equals one GPU)")
+	f.Float64Var(&o.Load, "load", 1, "arrival-rate multiplier (paper: the 49-min arrival window is divided by it; salus100: 1 is an offered load of one GPU)")
 	// -o stays the file here for a while (deprecated): elsewhere it is --format.
 	of.register(cmd, "", "csv", "jsonl")
 	addOutFlag(f, &out, "", "write the trace to this file instead of standard output")

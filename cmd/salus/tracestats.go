@@ -16,7 +16,7 @@ func newTraceStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [FILE]",
 		Short: "Summarize what a trace asks of a GPU: jobs, span, offered load, mix, memory",
-		Long: `Summarize a trace file, or the generated salus100 trace (--seed, --load) when no
+		Long: `Summarize a trace file, or the generated trace (--trace-kind, --seed, --load) when no
 file is given: number of jobs, arrival span, GPU time demanded and offered load
 (GPU time demanded / arrival span), the mix of models and lengths, and memory demand.`,
 		Args: cobra.MaximumNArgs(1),
