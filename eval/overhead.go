@@ -223,7 +223,7 @@ func Overhead(ctx context.Context, o OverheadOptions) (*OverheadReport, error) {
 		if o.OutDir != "" {
 			logPath = filepath.Join(o.OutDir, "trace-"+pol.Name+".jsonl")
 		}
-		run, err := RunPyTorchTrace(ctx, o.PyTorch, rep.Trace, pol, o.CapacityMiB, logPath)
+		run, err := RunPyTorchTrace(ctx, o.PyTorch, rep.Trace, TraceDaemon{Policy: pol, CapacityMiB: o.CapacityMiB, LogPath: logPath})
 		if err != nil {
 			return nil, fmt.Errorf("live trace under %s: %w", pol.Name, err)
 		}
@@ -249,11 +249,24 @@ func DefaultPyTorchTrace(models []string, iterS map[string]float64) []TraceJob {
 	return jobs
 }
 
-// RunPyTorchTrace runs jobs as real PyTorch processes under a daemon with policy:
-// every process starts up first, then each opens its session at its arrival time.
-// It returns the results computed from the live event log.
-func RunPyTorchTrace(ctx context.Context, p live.PyTorch, jobs []TraceJob, policy core.Policy, capacityMiB float64, logPath string) (*TraceRun, error) {
-	d, err := live.StartDaemon(live.DaemonConfig{Policy: policy, CapacityMiB: capacityMiB, LogPath: logPath})
+// TraceDaemon is the daemon a PyTorch trace runs under.
+type TraceDaemon struct {
+	Policy      core.Policy
+	CapacityMiB float64
+	// LogPath, when set, receives the daemon's event log.
+	LogPath string
+	// Grace is the daemon's grace window (server.Config.Grace); 0 keeps its
+	// default. A test of the policy's order on a busy machine gives a long one, so
+	// that a worker slow to ask for its next iteration still gets it: the order is
+	// then the policy's, not the machine's.
+	Grace time.Duration
+}
+
+// RunPyTorchTrace runs jobs as real PyTorch processes under a daemon: every
+// process starts up first, then each opens its session at its arrival time. It
+// returns the results computed from the live event log.
+func RunPyTorchTrace(ctx context.Context, p live.PyTorch, jobs []TraceJob, o TraceDaemon) (*TraceRun, error) {
+	d, err := live.StartDaemon(live.DaemonConfig{Policy: o.Policy, CapacityMiB: o.CapacityMiB, LogPath: o.LogPath, Grace: o.Grace})
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +301,7 @@ func RunPyTorchTrace(ctx context.Context, p live.PyTorch, jobs []TraceJob, polic
 			return nil, err
 		}
 	}
-	run := &TraceRun{Policy: policy.Name, Loss: map[string][2]float64{}, Memory: map[string][2]float64{}, CapsHeld: true}
+	run := &TraceRun{Policy: o.Policy.Name, Loss: map[string][2]float64{}, Memory: map[string][2]float64{}, CapsHeld: true}
 	var errs []error
 	for _, pr := range procs {
 		out, err := pr.Wait()

@@ -109,7 +109,10 @@ func TestRealPyTorchJobsFollowThePolicy(t *testing.T) {
 			logPath := filepath.Join(t.TempDir(), "live.jsonl")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			run, err := RunPyTorchTrace(ctx, p, threeJobs(), mustPolicy(t, tc.policy), 16384, logPath)
+			// A grace window far longer than a worker's gap between iterations on a
+			// busy machine: the lane waits for the job that just ran to ask again, so
+			// what the test sees is the policy's order, not the scheduler's luck.
+			run, err := RunPyTorchTrace(ctx, p, threeJobs(), TraceDaemon{Policy: mustPolicy(t, tc.policy), CapacityMiB: 16384, LogPath: logPath, Grace: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

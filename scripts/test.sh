@@ -32,8 +32,18 @@ fi
 # -p 1: one package at a time. The eval package runs real PyTorch jobs that keep the
 # CPUs busy, and the live package compares live timings with the simulator; run
 # side by side on a small machine they would disturb each other.
+# Every suite runs, whatever an earlier one did; the failures are reported together
+# at the end, and the exit status is non-zero if any failed.
+failed=()
 echo "== go test -p 1 ./..."
-go test -p 1 ./...
+go test -p 1 ./... || failed+=("go test -p 1 ./...")
 
 echo "== python client tests ($PY -m unittest)"
-"$PY" -m unittest discover -s client/python/tests
+"$PY" -m unittest discover -s client/python/tests || failed+=("$PY -m unittest discover -s client/python/tests")
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "== FAILED: ${#failed[@]} suite(s):" >&2
+  for f in "${failed[@]}"; do echo "  - $f" >&2; done
+  exit 1
+fi
+echo "== all suites passed"

@@ -44,7 +44,7 @@ func TestRoundTripRealPyTorchJobs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := eval.RunPyTorchTrace(ctx, p, jobs, pol, 16384, logPath)
+	run, err := eval.RunPyTorchTrace(ctx, p, jobs, eval.TraceDaemon{Policy: pol, CapacityMiB: 16384, LogPath: logPath, Grace: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
