@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -46,10 +47,25 @@ func explain(paper, measured float64, why string) string {
 	return why
 }
 
+// WideOutput is a result whose table has more columns than fit 120 characters:
+// WideTable prints them all (-o wide).
+type WideOutput interface {
+	WideTable(io.Writer) error
+}
+
 // Table prints every suite's table, then the headlines.
-func (r *AllReport) Table(w io.Writer) error {
+func (r *AllReport) Table(w io.Writer) error { return r.table(w, false) }
+
+// WideTable is Table with every suite's wide table.
+func (r *AllReport) WideTable(w io.Writer) error { return r.table(w, true) }
+
+func (r *AllReport) table(w io.Writer, wide bool) error {
 	for _, run := range r.Runs {
-		if err := run.Table(w); err != nil {
+		print := run.Table
+		if wo, ok := run.(WideOutput); ok && wide {
+			print = wo.WideTable
+		}
+		if err := print(w); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -57,10 +73,26 @@ func (r *AllReport) Table(w io.Writer) error {
 	fmt.Fprintln(w, "The paper's headlines and this project's figures")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "claim\tpaper\tmeasured\twhy they differ")
+	var notes []string // each reason once, under the table
 	for _, h := range r.Claims {
-		fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%s\n", h.Claim, h.Paper, h.Measured, h.Explanation)
+		why := h.Explanation
+		if why != "agrees with the paper" {
+			n := slices.Index(notes, why)
+			if n < 0 {
+				notes = append(notes, why)
+				n = len(notes) - 1
+			}
+			why = fmt.Sprintf("[%d]", n+1)
+		}
+		fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%s\n", h.Claim, h.Paper, h.Measured, why)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for i, n := range notes {
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("[%d] %s", i+1, n), 100))
+	}
+	return nil
 }
 
 // JSON prints the suites and the headlines as one object.

@@ -10,8 +10,71 @@ import (
 	"text/tabwriter"
 )
 
-// Table prints the report for people: minutes, and ratios to fifo.
-func (r *Report) Table(w io.Writer) error {
+// TimeUnit is the unit a report shows times in, chosen from the longest of them
+// so that a 40-second live run reads in seconds and a day-long trace in hours.
+type TimeUnit struct {
+	Name  string  // "s", "min" or "h"
+	Scale float64 // multiply seconds by this
+}
+
+// TimeUnitFor picks seconds below 5 minutes, hours from 48 hours, else minutes.
+func TimeUnitFor(longestS float64) TimeUnit {
+	switch {
+	case longestS < 5*60:
+		return TimeUnit{"s", 1}
+	case longestS >= 48*3600:
+		return TimeUnit{"h", 1.0 / 3600}
+	}
+	return TimeUnit{"min", 1.0 / 60}
+}
+
+// runColumn is one column of the training table: its header (%s: the time unit),
+// its value, and whether only the wide table (-o wide) shows it.
+type runColumn struct {
+	head  string
+	value func(r Run, u TimeUnit) string
+	wide  bool
+}
+
+func minutes(get func(Run) float64) func(Run, TimeUnit) string {
+	return func(r Run, u TimeUnit) string { return fmt.Sprintf("%.1f", get(r)*u.Scale) }
+}
+
+// runColumns are the training table's columns. The default table fits 120
+// characters; -o wide adds the rest, as kubectl's does.
+var runColumns = []runColumn{
+	{head: "scheme", value: func(r Run, _ TimeUnit) string { return r.Scheme }},
+	{head: "mode", value: func(r Run, _ TimeUnit) string { return r.Mode }},
+	{head: "makespan", value: minutes(func(r Run) float64 { return r.MakespanS })},
+	{head: "queuing", value: minutes(func(r Run) float64 { return r.AvgQueuingS })},
+	{head: "avg JCT", value: minutes(func(r Run) float64 { return r.AvgJCTS })},
+	{head: "p95 JCT", value: minutes(func(r Run) float64 { return r.P95JCTS })},
+	{head: "GPU busy", value: func(r Run, _ TimeUnit) string { return fmt.Sprintf("%.0f%%", r.GPUBusy*100) }},
+	{head: "JCT/fifo", value: func(r Run, _ TimeUnit) string { return ratio(r.JCTSpeedup) }},
+	{head: "makespan/fifo", value: func(r Run, _ TimeUnit) string { return ratio(r.MakespanSpeedup) }, wide: true},
+	{head: "JCT/bound", value: func(r Run, _ TimeUnit) string { return ratio(r.JCTVsBound) }},
+	{head: "makespan/bound", value: func(r Run, _ TimeUnit) string { return ratio(r.MakespanVsBound) }, wide: true},
+	{head: "Jain", value: func(r Run, _ TimeUnit) string { return jain(r.JainSlowdown) }},
+	{head: "worst slowdown", value: func(r Run, _ TimeUnit) string { return ratio(r.MaxSlowdown) }, wide: true},
+}
+
+// Unit is the time unit of the report's tables.
+func (r *Report) Unit() TimeUnit {
+	longest := 0.0
+	for _, run := range r.Runs {
+		longest = max(longest, run.MakespanS, run.P95JCTS)
+	}
+	return TimeUnitFor(longest)
+}
+
+// Table prints the report for people, in at most 120 columns: times in the
+// report's unit, ratios to fifo and to the lower bound, fairness.
+func (r *Report) Table(w io.Writer) error { return r.table(w, false) }
+
+// WideTable is Table with every column (-o wide).
+func (r *Report) WideTable(w io.Writer) error { return r.table(w, true) }
+
+func (r *Report) table(w io.Writer, wide bool) error {
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s\n\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
 	if r.Trace.Resample != "" {
@@ -23,25 +86,46 @@ func (r *Report) Table(w io.Writer) error {
 	if r.Trace.Resample != "" || r.Trace.Load != 0 {
 		fmt.Fprintln(w)
 	}
+	u := r.Unit()
+	var cols []runColumn
+	for _, c := range runColumns {
+		if wide || !c.wide {
+			cols = append(cols, c)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scheme\tmode\tmakespan (min)\tavg queuing (min)\tavg JCT (min)\tp95 JCT (min)\tGPU busy\tavg JCT vs fifo\tmakespan vs fifo\tavg JCT vs bound\tmakespan vs bound\tJain (slowdowns)\tworst slowdown\t")
+	for _, c := range cols {
+		fmt.Fprint(tw, c.head, "\t")
+	}
+	fmt.Fprintln(tw)
 	var failed []Run
 	unknown := 0
 	for _, run := range r.Runs {
+		for i, c := range cols {
+			v := c.value(run, u)
+			if run.Error != "" && i >= 2 {
+				v = "-"
+				if i == 2 {
+					v = "failed"
+				}
+			}
+			fmt.Fprint(tw, v, "\t")
+		}
+		fmt.Fprintln(tw)
 		if run.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", run.Scheme, run.Mode)
 			failed = append(failed, run)
 			continue
 		}
 		unknown += run.SlowdownUnknown
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Scheme, run.Mode,
-			run.MakespanS/60, run.AvgQueuingS/60, run.AvgJCTS/60, run.P95JCTS/60, run.GPUBusy*100,
-			ratio(run.JCTSpeedup), ratio(run.MakespanSpeedup), ratio(run.JCTVsBound), ratio(run.MakespanVsBound),
-			jain(run.JainSlowdown), ratio(run.MaxSlowdown))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	legend := fmt.Sprintf("Times in %s. JCT/fifo and makespan/fifo: fifo's figure over the scheme's (above 1 is better); /bound: the scheme's over the lower bound; Jain: of the jobs' slowdowns (1 = all slowed alike).", unitWord(u))
+	if !wide {
+		legend += " -o wide adds makespan/fifo, makespan/bound and the worst slowdown."
+	}
+	fmt.Fprintf(w, "\n%s\n", Wrap(legend, 100))
 	r.boundLine(w)
 	if err := r.classTable(w); err != nil {
 		return err
@@ -56,10 +140,20 @@ func (r *Report) Table(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", Wrap(r.Recommendation, 100))
 	}
 	if r.Paper.Measured > 0 {
-		fmt.Fprintf(w, "\nPaper: %s %.2fx. Measured here on this one trace: %.2fx (salus eval --suite paper: the paper's figures over 10 seeds).\n",
-			r.Paper.Claim, r.Paper.Value, r.Paper.Measured)
+		fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Paper: %s %.2fx. Measured here on this one trace: %.2fx (salus eval --suite paper: the paper's figures over 10 seeds).",
+			r.Paper.Claim, r.Paper.Value, r.Paper.Measured), 100))
 	}
 	return nil
+}
+
+func unitWord(u TimeUnit) string {
+	switch u.Name {
+	case "s":
+		return "seconds"
+	case "h":
+		return "hours"
+	}
+	return "minutes"
 }
 
 func jain(x float64) string {
@@ -151,8 +245,8 @@ func (r *TuningReport) Table(w io.Writer) error {
 	if r.Iterations > 0 {
 		length = fmt.Sprintf("of %d iterations", r.Iterations)
 	}
-	fmt.Fprintf(w, "Suite tuning on %s: the paper's sets, %d jobs per set %s, submitted at once; device %s\n\n",
-		r.Engine, r.Jobs, length, r.Device.Describe())
+	fmt.Fprintf(w, "%s\n\n", Wrap(fmt.Sprintf("Suite tuning on %s: the paper's sets, %d jobs per set %s, submitted at once; device %s",
+		r.Engine, r.Jobs, length, r.Device.Describe()), 100))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tscheme\titerations\tmakespan (min)\tone by one (min)\timprovement\tpaper\tGPU busy\t")
 	for _, run := range r.Runs {
@@ -185,24 +279,24 @@ func (r *TuningReport) CSV(w io.Writer) error {
 
 // Table prints the inference suite: GPUs needed per scheme, then latency per model.
 func (r *InferenceReport) Table(w io.Writer) error {
-	fmt.Fprintf(w, "Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s\n\n",
-		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Describe())
+	fmt.Fprintf(w, "%s\n\n", Wrap(fmt.Sprintf("Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s",
+		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Describe()), 100))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "model\talone (ms)\t")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%s mean (ms)\t%s p99 (ms)\t", run.Scheme, run.Scheme)
+		fmt.Fprintf(tw, "%s mean / p99 (ms)\t", run.Scheme)
 	}
 	fmt.Fprintln(tw)
 	for i, m := range InferenceModels {
 		fmt.Fprintf(tw, "%s\t%.2f\t", m, r.Runs[0].Models[i].AloneS*1e3)
 		for _, run := range r.Runs {
-			fmt.Fprintf(tw, "%.2f\t%.2f\t", run.Models[i].MeanS*1e3, run.Models[i].P99S*1e3)
+			fmt.Fprintf(tw, "%.2f / %.2f\t", run.Models[i].MeanS*1e3, run.Models[i].P99S*1e3)
 		}
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprint(tw, "GPUs needed\t\t")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%d\t\t", run.GPUsNeeded)
+		fmt.Fprintf(tw, "%d\t", run.GPUsNeeded)
 	}
 	fmt.Fprintln(tw)
 	if err := tw.Flush(); err != nil {

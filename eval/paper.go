@@ -121,7 +121,7 @@ func (r *PaperReport) Headlines() []Headline {
 	var out []Headline
 	for _, row := range r.Rows() {
 		switch {
-		case row.Figure == "Table 1 (ratio)" && row.Column == "start-up on the GPU" && strings.HasPrefix(row.Row, "avg JCT"):
+		case row.Figure == "Table 1 (ratio)" && row.Column == "start-up on GPU" && strings.HasSuffix(row.Row, "avg JCT"):
 			out = append(out, Headline{Claim: fmt.Sprintf("paper: %s, median of %d seeds (range %s)", row.Row, r.Seeds, row.Range),
 				Paper: parse(row.Paper), Measured: parse(row.Ours), Explanation: row.Why})
 		case row.Figure == "Fig. 11 (ratio)":
@@ -147,13 +147,20 @@ func (r *PaperReport) Rows() []PaperRow {
 	return out
 }
 
-// Table prints one table per experiment.
+// Table prints one table per experiment, in at most 120 columns: each row's
+// reason is a note under its table.
 func (r *PaperReport) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite paper on sim: every figure of the paper's evaluation beside this project's; device %s\n", r.Device.Name)
 	for _, s := range r.Sections {
-		fmt.Fprintf(w, "\n%s\n%s\n\n", s.Title, wrap(s.Setup, 100))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "figure\trow\tcolumn\tpaper\tours\tseed range\tpaper inside\tours/paper\twhy they differ")
+		fmt.Fprintf(w, "\n%s\n%s\n\n", s.Title, Wrap(s.Setup, 100))
+		seeded := slices.ContainsFunc(s.Rows, func(r PaperRow) bool { return r.Range != "" })
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+		if seeded {
+			fmt.Fprintln(tw, "figure\trow\tcolumn\tpaper\tours\tseed range\tinside\tours/paper\twhy")
+		} else {
+			fmt.Fprintln(tw, "figure\trow\tcolumn\tpaper\tours\tours/paper\twhy")
+		}
+		var notes []string
 		for _, row := range s.Rows {
 			ratio := ""
 			if row.Ratio > 0 {
@@ -163,11 +170,29 @@ func (r *PaperReport) Table(w io.Writer) error {
 			if ours == "" {
 				ours = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", row.Figure, row.Row, row.Column, row.Paper, row.Unit,
-				ours, row.Range, row.Inside, ratio, row.Why)
+			why := row.Why
+			if why == "agrees with the paper" {
+				why = "agrees"
+			} else if why != "" {
+				n := slices.Index(notes, why)
+				if n < 0 {
+					notes = append(notes, why)
+					n = len(notes) - 1
+				}
+				why = fmt.Sprintf("[%d]", n+1)
+			}
+			if seeded {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", row.Figure, row.Row, row.Column, row.Paper, row.Unit,
+					ours, row.Range, row.Inside, ratio, why)
+			} else {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", row.Figure, row.Row, row.Column, row.Paper, row.Unit, ours, ratio, why)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for i, n := range notes {
+			fmt.Fprintf(w, "%s\n", Wrap(fmt.Sprintf("[%d] %s", i+1, n), 100))
 		}
 	}
 	return nil
@@ -188,24 +213,6 @@ func (r *PaperReport) CSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// wrap breaks text into lines of at most width characters.
-func wrap(text string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(text) {
-		if i > 0 && n+1+len(word) > width {
-			b.WriteByte('\n')
-			n = 0
-		} else if i > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += len(word)
-	}
-	return b.String()
 }
 
 // ReproducePaper runs every experiment of the paper as the paper describes it and puts
@@ -380,7 +387,7 @@ func paperTraining(o PaperOptions, rep *PaperReport) error {
 	sec := PaperSection{Experiment: "training", Title: "Long-running training (Table 1): 100 jobs of the paper trace, seeds 1 to " + fmt.Sprint(o.Seeds),
 		Setup: fmt.Sprintf("The paper trace (salus trace gen --kind paper: Table 2's workloads, Philly-shaped lengths averaging 3.0 min alone, arrivals over 49 min) on %s, "+
 			"with each job's start-up run as GPU work in its first iteration, as TensorFlow 1.5's first session.run is (--startup-on-gpu). "+
-			"Ours is the median over the seeds; the range is the smallest and largest; 'paper inside' says whether the published value lies in it.", o.Device.Name)}
+			"Ours is the median over the seeds; the range is the smallest and largest; 'inside' says whether the published value lies in it.", o.Device.Name)}
 	metricsOf := []struct {
 		col string
 		get func(metrics.Result) float64
@@ -416,23 +423,23 @@ func paperTraining(o PaperOptions, rep *PaperReport) error {
 		col      string
 		why      string
 	}{
-		{"avg JCT, FIFO over SRTF", 0, 1, jct, "avg_jct", "the ratio of two seed-dependent means; the paper's lies inside our range"},
-		{"avg JCT, FIFO over FAIR", 0, 3, jct, "avg_jct", "as for SRTF"},
-		{"avg JCT, FIFO over PACK", 0, 2, jct, "avg_jct", table1Why["PACK"]},
-		{"makespan, PACK over FIFO", 2, 0, span, "makespan", "PACK's lanes overlap more here (see PACK's rows)"},
-		{"makespan, SRTF over FIFO", 1, 0, span, "makespan", "with the start-up off the GPU, Salus overlaps it with other jobs' iterations and SRTF ends 14% before FIFO; the paper's near-equal makespans say TensorFlow's start-up was GPU work"},
+		{"FIFO/SRTF avg JCT", 0, 1, jct, "avg_jct", "the ratio of two seed-dependent means; the paper's lies inside our range"},
+		{"FIFO/FAIR avg JCT", 0, 3, jct, "avg_jct", "the ratio of two seed-dependent means, as for SRTF; with the start-up off the GPU, short jobs' start-ups overlap the long ones' iterations"},
+		{"FIFO/PACK avg JCT", 0, 2, jct, "avg_jct", table1Why["PACK"]},
+		{"PACK/FIFO makespan", 2, 0, span, "makespan", "PACK's lanes overlap more here (see PACK's rows)"},
+		{"SRTF/FIFO makespan", 1, 0, span, "makespan", "with the start-up off the GPU, Salus overlaps it with other jobs' iterations and SRTF ends 14% before FIFO; the paper's near-equal makespans say TensorFlow's start-up was GPU work"},
 	} {
 		f := PaperFigure{Experiment: "training", Figure: "Table 1 (ratio)", Row: rr.name, Column: "x", Unit: "x",
 			Value: strconv.FormatFloat(paperRatio(paperPolicies[rr.num].Row, paperPolicies[rr.den].Row, rr.col), 'f', 3, 64)}
 		row := seedRow(f, ratio(tf, rr.num, rr.den, rr.get), 2, rr.why)
-		row.Column = "start-up on the GPU"
+		row.Column = "start-up on GPU"
 		sec.Rows = append(sec.Rows, row)
 		row = seedRow(f, ratio(off, rr.num, rr.den, rr.get), 2, rr.why)
-		row.Column = "start-up off the GPU"
+		row.Column = "start-up off GPU"
 		sec.Rows = append(sec.Rows, row)
 		if rr.num == 2 || rr.den == 2 { // PACK's rows: how far the compute demands move them
 			row = seedRow(f, ratio(saturating, rr.num, rr.den, rr.get), 2, "every demand 1 is a bound: no iteration leaves the GPU idle for another lane")
-			row.Column = "every demand 1 (bound)"
+			row.Column = "demand 1 (bound)"
 			sec.Rows = append(sec.Rows, row)
 		}
 	}

@@ -57,7 +57,10 @@ var Criteria = []Criterion{
 // of the noise and counts. It ends with the scheme that clearly leads on most
 // criteria, or says there is no clear winner when every lead is within the noise.
 // It needs two candidates at least.
-func Recommend(cands []Candidate) string {
+func Recommend(cands []Candidate) string { return RecommendIn(cands, TimeUnit{"min", 1.0 / 60}) }
+
+// RecommendIn is Recommend with times shown in unit u.
+func RecommendIn(cands []Candidate, u TimeUnit) string {
 	if len(cands) < 2 {
 		return ""
 	}
@@ -66,6 +69,9 @@ func Recommend(cands []Candidate) string {
 	compared := 0      // criteria with a clear winner
 	var noise []string // criteria whose lead is within the noise
 	for _, c := range Criteria {
+		if c.Unit == " min" { // a time: in the report's unit
+			c.Scale, c.Unit = u.Scale, " "+u.Name
+		}
 		s, best, noisy, ok := criterion(c, cands)
 		if !ok {
 			if c.Key == "jain_slowdown" {
@@ -300,5 +306,5 @@ func (r *Report) Recommend() string {
 			"makespan_s": {Mean: run.MakespanS}, "avg_jct_s": {Mean: run.AvgJCTS}, "p95_jct_s": {Mean: run.P95JCTS},
 			"jain_slowdown": {Mean: run.JainSlowdown}, "max_slowdown": {Mean: run.MaxSlowdown}}})
 	}
-	return Recommend(cands)
+	return RecommendIn(cands, r.Unit())
 }

@@ -33,6 +33,10 @@ func printReport(w io.Writer, rep eval.Output, format string) error {
 		return rep.JSON(w)
 	case "csv":
 		return rep.CSV(w)
+	case "wide":
+		if wo, ok := rep.(eval.WideOutput); ok {
+			return wo.WideTable(w)
+		}
 	}
 	return rep.Table(w)
 }

@@ -94,7 +94,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
 	ef.lf.register(cmd)
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
-	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
+	ef.outputFlags.register(cmd, "o", "table", "wide", "json", "csv")
 	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
 	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 0, "tuning: iterations per job (0: each set's jobs as long alone as the paper's one-by-one makespan / 300)")
 	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
@@ -107,7 +107,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 // run validates the flags, runs the suite and writes --out; it prints nothing. A
 // report some of whose runs or suites failed comes back with the error.
 func (ef *evalFlags) run() (eval.Result, error) {
-	if err := checkFormat(ef.format, "table", "json", "csv"); err != nil { // not ef.check: replay registers its own --format
+	if err := checkFormat(ef.format, "table", "wide", "json", "csv"); err != nil { // not ef.check: replay registers its own --format
 		return nil, err
 	}
 	if ef.suite != eval.AllName {

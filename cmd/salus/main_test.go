@@ -27,10 +27,40 @@ func TestEvalDefaultPrintsTheTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"fifo", "srtf", "pack", "fair", "avg JCT vs fifo", "3.19x"} {
+	for _, want := range []string{"fifo", "srtf", "pack", "fair", "JCT/fifo", "3.19x", "Times in minutes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	// It fits 120 columns; -o wide adds the other columns.
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 120 {
+			t.Errorf("a line of %d characters: %q", len(line), line)
+		}
+	}
+	wide, err := run(t, "eval", "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"makespan/fifo", "makespan/bound", "worst slowdown"} {
+		if strings.Contains(out, want+"  ") || !strings.Contains(wide, want) {
+			t.Errorf("%q: only -o wide should show it", want)
+		}
+	}
+}
+
+// A run of seconds is reported in seconds, not in tenths of a minute.
+func TestEvalShortRunInSeconds(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(trace, []byte("job_id,model,batch_size,iterations,arrival_s\na,alexnet,25,300,0\nb,alexnet,25,200,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "eval", "--trace", trace, "--policy", "fifo,srtf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Times in seconds") || strings.Contains(out, " min") {
+		t.Errorf("a run of seconds is not in seconds:\n%s", out)
 	}
 }
 
