@@ -56,8 +56,11 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 	if o.Load == 0 {
 		o.Load = 1
 	}
-	if o.Jobs < 0 || o.Load < 0 || math.IsNaN(o.Load) || math.IsInf(o.Load, 0) {
-		return nil, fmt.Errorf("jobs (%d) and load (%v) must be positive", o.Jobs, o.Load)
+	if o.Jobs < 0 {
+		return nil, fmt.Errorf("jobs %d: give a positive number of jobs", o.Jobs)
+	}
+	if !(o.Load > 0) || math.IsInf(o.Load, 0) {
+		return nil, fmt.Errorf("load %v: give a positive arrival-rate multiplier (2: twice as fast)", o.Load)
 	}
 	if o.Kind == Paper {
 		return generatePaper(cat, o)

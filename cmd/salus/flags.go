@@ -286,6 +286,8 @@ func (t *traceFlags) check(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--seed shapes the generated trace; it does nothing to the trace file %s unless it is resampled: add --resample bootstrap or jitter, or drop it", t.file)
 	case t.file != "" && changed(fs, "trace-kind"):
 		return fmt.Errorf("--trace-kind chooses the generated trace; it does nothing to the trace file %s: drop it", t.file)
+	case t.file == "" && !(t.load > 0):
+		return fmt.Errorf("--load %v: give a positive arrival-rate multiplier (2: twice as fast)", t.load)
 	case t.file != "" && changed(fs, "load") && !(t.load > 0):
 		return fmt.Errorf("--load %v: give a positive factor (2 makes the jobs of %s arrive twice as fast)", t.load, t.file)
 	}

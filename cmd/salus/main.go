@@ -8,8 +8,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -28,6 +30,7 @@ func newRoot() *cobra.Command {
 		Version:       versionLine(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newEvalCmd(), newSimulateCmd(), newModelsCmd(), newTraceCmd())
 	for _, add := range extraCommands {
 		root.AddCommand(add())
@@ -37,3 +40,47 @@ func newRoot() *cobra.Command {
 
 // extraCommands lets other files of this command register subcommands.
 var extraCommands []func() *cobra.Command
+
+// suggestFlag adds "did you mean" to an unknown flag's error, naming the
+// command's flags closest to it (cobra suggests commands, not flags).
+func suggestFlag(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var near []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" {
+			return
+		}
+		if d := editDistance(name, f.Name); d <= max(1, len(name)/4) || strings.HasPrefix(f.Name, name) && len(name) >= 3 {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) == 0 {
+		return fmt.Errorf("%s (salus %s --help lists the flags)", msg, cmd.Name())
+	}
+	return fmt.Errorf("%s: did you mean %s?", msg, strings.Join(near, " or "))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

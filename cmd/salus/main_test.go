@@ -211,3 +211,25 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		}
 	}
 }
+
+// A misspelt flag gets the closest flags as a suggestion; a bad --load names
+// only what the user gave.
+func TestFlagMistakesSayWhatToDo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+		not  string
+	}{
+		{[]string{"eval", "--lod", "2"}, "did you mean --load?", ""},
+		{[]string{"eval", "--polcy", "srtf"}, "did you mean --policy?", ""},
+		{[]string{"simulate", "--sed", "3"}, "did you mean --seed?", ""},
+		{[]string{"eval", "--xyzzy"}, "salus eval --help lists the flags", ""},
+		{[]string{"eval", "--load", "-1"}, "--load -1: give a positive arrival-rate multiplier", "jobs"},
+		{[]string{"trace", "gen", "--load", "-1"}, "load -1: give a positive arrival-rate multiplier", "jobs"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || c.not != "" && strings.Contains(err.Error(), c.not) {
+			t.Errorf("salus %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -63,7 +63,7 @@ func newTraceGenCmd() *cobra.Command {
 			}
 			t, err := workload.Generate(workload.Default(), o)
 			if err != nil {
-				return fmt.Errorf("trace gen --kind %s --jobs %d --load %g --seed %d: %w", o.Kind, o.Jobs, o.Load, o.Seed, err)
+				return fmt.Errorf("trace gen --kind %s: %w", o.Kind, err)
 			}
 			var buf bytes.Buffer
 			if of.format == "jsonl" {
