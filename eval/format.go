@@ -8,25 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/salusgo/salus/metrics"
 )
 
-// TimeUnit is the unit a report shows times in, chosen from the longest of them
-// so that a 40-second live run reads in seconds and a day-long trace in hours.
-type TimeUnit struct {
-	Name  string  // "s", "min" or "h"
-	Scale float64 // multiply seconds by this
-}
-
-// TimeUnitFor picks seconds below 5 minutes, hours from 48 hours, else minutes.
-func TimeUnitFor(longestS float64) TimeUnit {
-	switch {
-	case longestS < 5*60:
-		return TimeUnit{"s", 1}
-	case longestS >= 48*3600:
-		return TimeUnit{"h", 1.0 / 3600}
-	}
-	return TimeUnit{"min", 1.0 / 60}
-}
+// TimeUnit is the unit a report shows times in (metrics.UnitFor chooses it).
+type TimeUnit = metrics.TimeUnit
 
 // runColumn is one column of the training table: its header (%s: the time unit),
 // its value, and whether only the wide table (-o wide) shows it.
@@ -64,7 +51,7 @@ func (r *Report) Unit() TimeUnit {
 	for _, run := range r.Runs {
 		longest = max(longest, run.MakespanS, run.P95JCTS)
 	}
-	return TimeUnitFor(longest)
+	return metrics.UnitFor(longest)
 }
 
 // Table prints the report for people, in at most 120 columns: times in the
@@ -75,8 +62,12 @@ func (r *Report) Table(w io.Writer) error { return r.table(w, false) }
 func (r *Report) WideTable(w io.Writer) error { return r.table(w, true) }
 
 func (r *Report) table(w io.Writer, wide bool) error {
-	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs, seed %d), device %s\n\n",
-		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, r.Trace.Seed, r.Device.Describe())
+	seed := "" // a trace file has no seed, unless it was resampled
+	if r.Trace.Kind != "" || r.Trace.Resample != "" {
+		seed = fmt.Sprintf(", seed %d", r.Trace.Seed)
+	}
+	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs%s), device %s\n\n",
+		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, seed, r.Device.Describe())
 	if r.Trace.Resample != "" {
 		fmt.Fprintf(w, "The trace is a %s resample of the file (seed %d), not the file as it is.\n", r.Trace.Resample, r.Trace.Seed)
 	}
@@ -121,7 +112,7 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	legend := fmt.Sprintf("Times in %s. JCT/fifo and makespan/fifo: fifo's figure over the scheme's (above 1 is better); /bound: the scheme's over the lower bound; Jain: of the jobs' slowdowns (1 = all slowed alike).", unitWord(u))
+	legend := fmt.Sprintf("Times in %s. JCT/fifo and makespan/fifo: fifo's figure over the scheme's (above 1 is better); /bound: the scheme's over the lower bound; Jain: of the jobs' slowdowns (1 = all slowed alike).", u.Word())
 	if !wide {
 		legend += " -o wide adds makespan/fifo, makespan/bound and the worst slowdown."
 	}
@@ -146,15 +137,6 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	return nil
 }
 
-func unitWord(u TimeUnit) string {
-	switch u.Name {
-	case "s":
-		return "seconds"
-	case "h":
-		return "hours"
-	}
-	return "minutes"
-}
 
 func jain(x float64) string {
 	if x == 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/salusgo/salus/metrics"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -57,7 +58,7 @@ var Criteria = []Criterion{
 // of the noise and counts. It ends with the scheme that clearly leads on most
 // criteria, or says there is no clear winner when every lead is within the noise.
 // It needs two candidates at least.
-func Recommend(cands []Candidate) string { return RecommendIn(cands, TimeUnit{"min", 1.0 / 60}) }
+func Recommend(cands []Candidate) string { return RecommendIn(cands, metrics.Minutes) }
 
 // RecommendIn is Recommend with times shown in unit u.
 func RecommendIn(cands []Candidate, u TimeUnit) string {

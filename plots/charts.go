@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/salusgo/salus/metrics"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,38 +22,72 @@ type Series struct {
 }
 
 // CDF draws the empirical distribution of each series on one chart, x on a log
-// scale (JCTs span minutes to hours). Values are in seconds and drawn in minutes.
+// scale (JCTs span minutes to hours). Values are in seconds, drawn in the unit
+// metrics.UnitFor gives their largest, which the x label (x, without a unit)
+// gains.
 func CDF(name, title, x string, series []Series) Figure {
-	p := cdfPlot(title, x, series)
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	// A log axis needs a positive range even when every value is the same.
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, v := range s.Values {
-			lo, hi = math.Min(lo, math.Max(v/60, 1e-3)), math.Max(hi, math.Max(v/60, 1e-3))
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
+	u := metrics.UnitFor(hi)
+	p := cdfPlot(title, x+" ("+u.Name+", log scale)", series, u.Scale)
+	p.X.Scale = plot.LogScale{}
+	// A log axis needs a positive range even when every value is the same.
+	floor := 1e-3
 	if lo <= hi {
+		lo, hi = math.Max(lo*u.Scale, floor), math.Max(hi*u.Scale, floor)
 		p.X.Min, p.X.Max = lo/1.2, hi*1.2
 	} else {
 		p.X.Min, p.X.Max = 0.1, 10
 	}
+	p.X.Tick.Marker = logTicks{}
 	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times the powers of ten when it
+// spans few decades (plot.LogTicks labels only the powers of ten, so a range
+// within one decade would have no label at all), and at the powers of ten
+// otherwise.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	steps := []float64{1, 2, 5}
+	if hi/lo > 1000 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	if hi/lo < 10 {
+		steps = []float64{1, 1.5, 2, 3, 4, 5, 6, 8}
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range steps {
+			v := m * math.Pow(10, e)
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	return ts
 }
 
 // CDFTo draws the distributions on a linear axis from 0 to maxMin minutes, as a
 // published figure draws them (the paper's Fig. 7: 0 to 300 min), so that the two
 // can be read side by side.
 func CDFTo(name, title, x string, series []Series, maxMin float64) Figure {
-	p := cdfPlot(title, x, series)
+	p := cdfPlot(title, x, series, 1.0/60)
 	p.X.Min, p.X.Max = 0, maxMin
 	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
 }
 
-// cdfPlot is a chart with one step line per series (values in seconds, drawn in
-// minutes), its legend at the bottom right.
-func cdfPlot(title, x string, series []Series) *plot.Plot {
+// cdfPlot is a chart with one step line per series (values in seconds, drawn
+// times scale), its legend at the bottom right.
+func cdfPlot(title, x string, series []Series, scale float64) *plot.Plot {
 	p := newPlot(title, x, "fraction of jobs")
 	p.Legend.Left = false
 	p.Legend.Top = false
@@ -63,7 +100,7 @@ func cdfPlot(title, x string, series []Series) *plot.Plot {
 		pts := make(plotter.XYs, 0, 2*len(s.Values))
 		n := float64(len(s.Values))
 		for k, v := range s.Values {
-			m := math.Max(v/60, 1e-3)
+			m := math.Max(v*scale, 1e-3)
 			pts = append(pts, plotter.XY{X: m, Y: float64(k) / n}, plotter.XY{X: m, Y: float64(k+1) / n})
 		}
 		line, err := plotter.NewLine(pts)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/salusgo/salus/metrics"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -14,11 +16,12 @@ import (
 // memory (solid) with their largest ephemeral peak stacked on it (pale), the
 // memory allocated to lanes (black step line) and the device's capacity (red).
 func Memory(l *RunLog, name, title string) Figure {
-	p := newPlot(title, "time (min)", "memory (GiB)")
 	times, states := memorySteps(l)
 	end := l.EndS()
+	u := metrics.UnitFor(end)
+	p := newPlot(title, "time ("+u.Name+")", "memory (GiB)")
 	if len(times) > 0 {
-		p.Add(&stack{times: times, states: states, end: end})
+		p.Add(&stack{times: times, states: states, end: end, scale: u.Scale})
 		alloc := make(plotter.XYs, 0, 2*len(times)+1)
 		for i, t := range times {
 			var sum float64
@@ -26,18 +29,18 @@ func Memory(l *RunLog, name, title string) Figure {
 				sum += m.LaneMiB
 			}
 			if i > 0 {
-				alloc = append(alloc, plotter.XY{X: t / 60, Y: alloc[len(alloc)-1].Y})
+				alloc = append(alloc, plotter.XY{X: t * u.Scale, Y: alloc[len(alloc)-1].Y})
 			}
-			alloc = append(alloc, plotter.XY{X: t / 60, Y: sum / 1024})
+			alloc = append(alloc, plotter.XY{X: t * u.Scale, Y: sum / 1024})
 		}
-		alloc = append(alloc, plotter.XY{X: end / 60, Y: alloc[len(alloc)-1].Y})
+		alloc = append(alloc, plotter.XY{X: end * u.Scale, Y: alloc[len(alloc)-1].Y})
 		line, _ := plotter.NewLine(alloc)
 		line.Width = vg.Points(0.8)
 		p.Add(line)
 		p.Legend.Add("allocated to lanes", line)
 	}
 	if l.CapacityMiB > 0 {
-		cap := plotter.XYs{{X: 0, Y: l.CapacityMiB / 1024}, {X: end / 60, Y: l.CapacityMiB / 1024}}
+		cap := plotter.XYs{{X: 0, Y: l.CapacityMiB / 1024}, {X: end * u.Scale, Y: l.CapacityMiB / 1024}}
 		line, _ := plotter.NewLine(cap)
 		line.Color, line.Width, line.Dashes = capacityC, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(line)
@@ -46,7 +49,7 @@ func Memory(l *RunLog, name, title string) Figure {
 	}
 	p.Legend.Add("persistent (solid, by lane slot)", swatch{Colour(0)})
 	p.Legend.Add("ephemeral peak (pale)", swatch{pale(Colour(0), 0.6)})
-	p.Y.Min, p.X.Min, p.X.Max = 0, 0, end/60*1.02
+	p.Y.Min, p.X.Min, p.X.Max = 0, 0, end*u.Scale*1.02
 	return Single(name, title, 10*vg.Inch, 4.5*vg.Inch, p)
 }
 
@@ -80,6 +83,7 @@ type stack struct {
 	times  []float64
 	states [][]MemSample
 	end    float64
+	scale  float64 // seconds to the axis's unit
 }
 
 // Plot fills one polygon per layer (a slot's persistent or ephemeral memory)
@@ -112,7 +116,7 @@ func (s *stack) Plot(c draw.Canvas, p *plot.Plot) {
 			base += m.EphemeralMiB
 		}
 	}
-	pt := func(t, mib float64) vg.Point { return vg.Point{X: tx(t / 60), Y: ty(mib / 1024)} }
+	pt := func(t, mib float64) vg.Point { return vg.Point{X: tx(t * s.scale), Y: ty(mib / 1024)} }
 	for l := range lo {
 		pts := make([]vg.Point, 0, 4*n)
 		for i, t := range s.times {

@@ -70,7 +70,18 @@ var columns = map[string]column{
 	"measured":                 {"measured", 1, "x", 2},
 }
 
-func formatValue(key string, v any) (string, bool) {
+// isTime says whether a column is a time, shown in the table's unit.
+func (c column) isTime() bool { return c.scale == 1.0/60 && strings.HasSuffix(c.head, "(min)") }
+
+// in is the column as a table in unit u shows it.
+func (c column) in(u metrics.TimeUnit) column {
+	if c.isTime() {
+		c.scale, c.head = u.Scale, strings.TrimSuffix(c.head, "(min)")+"("+u.Name+")"
+	}
+	return c
+}
+
+func formatValue(key string, v any, u metrics.TimeUnit) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return x, true
@@ -78,6 +89,7 @@ func formatValue(key string, v any) (string, bool) {
 		return fmt.Sprint(x), true
 	case float64:
 		if c, ok := columns[key]; ok {
+			c = c.in(u)
 			if x == 0 && c.unit == "x" {
 				return "-", true
 			}
@@ -93,9 +105,9 @@ func formatValue(key string, v any) (string, bool) {
 	return "", false // objects and arrays are shown elsewhere
 }
 
-func header(key string) string {
+func header(key string, u metrics.TimeUnit) string {
 	if c, ok := columns[key]; ok {
-		return c.head
+		return c.in(u).head
 	}
 	return strings.ReplaceAll(key, "_", " ")
 }

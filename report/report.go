@@ -164,15 +164,16 @@ func trainingFigures(r *eval.Report, prefix string, logs map[string]*plots.RunLo
 	}
 	var labels []string
 	var makespan, avg, p95 []float64
+	u := r.Unit()
 	for _, run := range runs {
 		labels = append(labels, run.Scheme)
-		makespan, avg, p95 = append(makespan, run.MakespanS/60), append(avg, run.AvgJCTS/60), append(p95, run.P95JCTS/60)
+		makespan, avg, p95 = append(makespan, run.MakespanS*u.Scale), append(avg, run.AvgJCTS*u.Scale), append(p95, run.P95JCTS*u.Scale)
 	}
 	add(plots.Bars(prefix+"bars", "Makespan, average and p95 JCT per policy", 11*vg.Inch,
-		plots.Panel{Title: "makespan", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: makespan}}},
-		plots.Panel{Title: "average JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: avg}}},
-		plots.Panel{Title: "p95 JCT", Y: "minutes", Categories: labels, Groups: []plots.Series{{Values: p95}}}),
-		"Makespan, average and 95th-percentile job completion time of each run, in minutes (lower is better).")
+		plots.Panel{Title: "makespan", Y: u.Word(), Categories: labels, Groups: []plots.Series{{Values: makespan}}},
+		plots.Panel{Title: "average JCT", Y: u.Word(), Categories: labels, Groups: []plots.Series{{Values: avg}}},
+		plots.Panel{Title: "p95 JCT", Y: u.Word(), Categories: labels, Groups: []plots.Series{{Values: p95}}}),
+		"Makespan, average and 95th-percentile job completion time of each run, in "+u.Word()+" (lower is better).")
 	var cdf []plots.Series
 	for _, run := range runs {
 		if l := logs[run.Log]; l != nil {
@@ -193,7 +194,7 @@ func trainingFigures(r *eval.Report, prefix string, logs map[string]*plots.RunLo
 			"Each job's slowdown is its completion time over its time alone on the device (start-up and iterations, from the arrive event's alone_s). Jain's index of the slowdowns, (sum x)² / (n · sum x²), is 1 when every job is slowed alike and falls towards 1/n as the slowdown piles on fewer jobs; the worst slowdown is the job that suffered most.")
 	}
 	if len(cdf) > 0 {
-		add(plots.CDF(prefix+"jct-cdf", "JCT distribution", "job completion time (min, log scale)", cdf),
+		add(plots.CDF(prefix+"jct-cdf", "JCT distribution", "job completion time", cdf),
 			"Share of jobs finished within a given completion time (arrival to end), every run on one chart: a curve further left and higher is better.")
 	}
 	for _, run := range runs {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/plots"
 )
 
@@ -67,7 +68,7 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 	var figs []figure
 	switch r := res.(type) {
 	case *eval.AllReport:
-		if t, ok := structTable("the paper's headlines and this project's figures", reflect.ValueOf(r.Claims)); ok {
+		if t, ok := structTable("the paper's headlines and this project's figures", reflect.ValueOf(r.Claims), metrics.Minutes); ok {
 			sec.Tables = append(sec.Tables, t)
 		}
 		return sec, nil
@@ -86,7 +87,7 @@ func section(res eval.Result, prefix string, logs map[string]*plots.RunLog) (sui
 	}
 	genericTables(res, &sec)
 	if hs := res.Headlines(); len(hs) > 0 {
-		if t, ok := structTable("the paper's figures and this project's", reflect.ValueOf(hs)); ok {
+		if t, ok := structTable("the paper's figures and this project's", reflect.ValueOf(hs), metrics.Minutes); ok {
 			sec.Tables = append(sec.Tables, t)
 		}
 	}
@@ -163,13 +164,15 @@ func boundTable(r *eval.Report) (table, bool) {
 	if b == nil {
 		return table{}, false
 	}
-	m := func(s float64) string { return fmt.Sprintf("%.1f", s/60) }
+	u := r.Unit()
+	m := func(s float64) string { return fmt.Sprintf("%.1f", s*u.Scale) }
 	work, workSpan := m(b.WorkAvgJCTS), m(b.WorkMakespanS)
 	if b.AloneOnly { // from an event log, which gives no demands
 		work, workSpan = "-", "-"
 	}
+	in := " (" + u.Name + ")"
 	return table{Caption: "lower bound on this trace and device (no scheme can beat it; see README, Lower bound)",
-		Head: []string{"figure", "bound (min)", "SRPT on the GPU work (min)", "jobs alone (min)"},
+		Head: []string{"figure", "bound" + in, "SRPT on the GPU work" + in, "jobs alone" + in},
 		Rows: [][]string{
 			{"average JCT", m(b.AvgJCTS), work, m(b.AloneAvgJCTS)},
 			{"makespan", m(b.MakespanS), workSpan, m(b.AloneMakespanS)},
@@ -190,6 +193,10 @@ func genericTables(res eval.Result, sec *suiteSection) {
 	if v.Kind() != reflect.Struct {
 		return
 	}
+	u := metrics.Minutes
+	if r, ok := res.(*eval.Report); ok {
+		u = r.Unit() // the runs' times in the unit of the run's length
+	}
 	scalars := table{Caption: "suite", Head: []string{"parameter", "value"}}
 	var params []table
 	for _, f := range fields(v) {
@@ -204,19 +211,19 @@ func genericTables(res eval.Result, sec *suiteSection) {
 			if f.name == "runs" {
 				caption = sec.Name + " runs"
 			}
-			if t, ok := structTable(caption, f.v); ok {
+			if t, ok := structTable(caption, f.v, u); ok {
 				sec.Tables = append(sec.Tables, t)
 			}
 		case reflect.Indirect(f.v).Kind() == reflect.Struct:
 			t := table{Caption: f.name, Head: []string{"parameter", "value"}}
 			for _, g := range fields(reflect.Indirect(f.v)) {
-				if s, ok := format(g.name, g.v); ok {
+				if s, ok := format(g.name, g.v, metrics.Minutes); ok {
 					t.Rows = append(t.Rows, []string{g.name, s})
 				}
 			}
 			params = append(params, t)
 		default:
-			if s, ok := format(f.name, f.v); ok {
+			if s, ok := format(f.name, f.v, metrics.Minutes); ok {
 				scalars.Rows = append(scalars.Rows, []string{f.name, s})
 			}
 		}
@@ -263,7 +270,8 @@ func fields(v reflect.Value) []field {
 // structTable shows a list of structs, a row each, with their scalar fields as
 // columns (a column left out when JSON would leave it out of every row; logs are
 // files beside the page, not figures).
-func structTable(caption string, list reflect.Value) (table, bool) {
+// Times are in unit u.
+func structTable(caption string, list reflect.Value, u metrics.TimeUnit) (table, bool) {
 	t := table{Caption: caption}
 	if list.Kind() != reflect.Slice || list.Len() == 0 {
 		return t, false
@@ -276,7 +284,7 @@ func structTable(caption string, list reflect.Value) (table, bool) {
 	keep := map[string]bool{}
 	for i := range list.Len() {
 		for _, f := range fields(elem(i)) {
-			if _, scalar := format(f.name, f.v); !scalar || f.name == "log" || f.name == "suite" {
+			if _, scalar := format(f.name, f.v, u); !scalar || f.name == "log" || f.name == "suite" {
 				continue
 			}
 			if _, seen := keep[f.name]; !seen {
@@ -292,7 +300,7 @@ func structTable(caption string, list reflect.Value) (table, bool) {
 	for _, c := range cols {
 		if keep[c] {
 			shown = append(shown, c)
-			t.Head = append(t.Head, header(c))
+			t.Head = append(t.Head, header(c, u))
 		}
 	}
 	for i := range list.Len() {
@@ -303,7 +311,7 @@ func structTable(caption string, list reflect.Value) (table, bool) {
 		row := make([]string, len(shown))
 		for j, c := range shown {
 			if v, ok := byName[c]; ok {
-				row[j], _ = format(c, v)
+				row[j], _ = format(c, v, u)
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -312,18 +320,18 @@ func structTable(caption string, list reflect.Value) (table, bool) {
 }
 
 // format shows a scalar field; false for structs, lists and maps.
-func format(name string, v reflect.Value) (string, bool) {
+func format(name string, v reflect.Value, u metrics.TimeUnit) (string, bool) {
 	switch v.Kind() {
 	case reflect.String:
 		return v.String(), true
 	case reflect.Bool:
 		return fmt.Sprint(v.Bool()), true
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return formatValue(name, float64(v.Int()))
+		return formatValue(name, float64(v.Int()), u)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return formatValue(name, float64(v.Uint()))
+		return formatValue(name, float64(v.Uint()), u)
 	case reflect.Float32, reflect.Float64:
-		return formatValue(name, v.Float())
+		return formatValue(name, v.Float(), u)
 	}
 	return "", false
 }
