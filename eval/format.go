@@ -137,7 +137,6 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	return nil
 }
 
-
 func jain(x float64) string {
 	if x == 0 {
 		return "-"
