@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"text/tabwriter"
 )
 
@@ -77,21 +76,14 @@ func (r *AllReport) table(w io.Writer, wide bool) error {
 	for _, h := range r.Claims {
 		why := h.Explanation
 		if why != "agrees with the paper" {
-			n := slices.Index(notes, why)
-			if n < 0 {
-				notes = append(notes, why)
-				n = len(notes) - 1
-			}
-			why = fmt.Sprintf("[%d]", n+1)
+			why = note(&notes, why)
 		}
 		fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%s\n", h.Claim, h.Paper, h.Measured, why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for i, n := range notes {
-		fmt.Fprintln(w, Wrap(fmt.Sprintf("[%d] %s", i+1, n), 100))
-	}
+	printNotes(w, notes)
 	return nil
 }
 

@@ -174,12 +174,7 @@ func (r *PaperReport) Table(w io.Writer) error {
 			if why == "agrees with the paper" {
 				why = "agrees"
 			} else if why != "" {
-				n := slices.Index(notes, why)
-				if n < 0 {
-					notes = append(notes, why)
-					n = len(notes) - 1
-				}
-				why = fmt.Sprintf("[%d]", n+1)
+				why = note(&notes, why)
 			}
 			if seeded {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", row.Figure, row.Row, row.Column, row.Paper, row.Unit,
@@ -191,11 +186,27 @@ func (r *PaperReport) Table(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for i, n := range notes {
-			fmt.Fprintf(w, "%s\n", Wrap(fmt.Sprintf("[%d] %s", i+1, n), 100))
-		}
+		printNotes(w, notes)
 	}
 	return nil
+}
+
+// note returns the marker of reason why among a table's notes, "[n]", adding it
+// if it is new: a reason shared by several rows is printed once, under the table.
+func note(notes *[]string, why string) string {
+	n := slices.Index(*notes, why)
+	if n < 0 {
+		*notes = append(*notes, why)
+		n = len(*notes) - 1
+	}
+	return fmt.Sprintf("[%d]", n+1)
+}
+
+// printNotes prints a table's notes, each wrapped at 100 characters.
+func printNotes(w io.Writer, notes []string) {
+	for i, n := range notes {
+		fmt.Fprintln(w, Wrap(fmt.Sprintf("[%d] %s", i+1, n), 100))
+	}
 }
 
 // JSON prints the report.
