@@ -14,6 +14,8 @@ package client
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,8 +48,15 @@ type Options struct {
 	Demand float64 `json:"demand,omitempty"`
 	// Resume takes back this job's session that a restarted daemon recovered
 	// from its event log (same arrival, same attained GPU time) instead of
-	// opening a new one. The client sets it itself when it reconnects.
+	// opening a new one, presenting ResumeToken. The client sets it itself when
+	// it reconnects, with the token its first open reply gave.
 	Resume bool `json:"resume,omitempty"`
+	// ResumeToken is, with Resume, the session's resume token: the
+	// Admission.ResumeToken of its first open (which a job that restarts itself
+	// kept). The daemon refuses a resume without it (protocol.CodeResumeDenied).
+	// Without Resume it is the token to give the new session; empty, the client
+	// makes a random one.
+	ResumeToken string `json:"-"`
 	// BatchSize is the job's batch size (0: not given): the daemon logs it, so
 	// that salus profile can tell a model's batch sizes apart.
 	BatchSize int `json:"batch_size,omitempty"`
@@ -59,6 +68,10 @@ type Options struct {
 	// driver's CDI edits put in SALUS_CLAIM. The daemon then places the job on
 	// the claim's GPU, within the claim's memory.
 	Claim string `json:"claim,omitempty"`
+	// ClaimSecret is the claim's secret, which the daemon requires with Claim
+	// (protocol.CodeClaimDenied otherwise): what the DRA driver's CDI edits put
+	// in SALUS_CLAIM_SECRET. Empty with a Claim: read from $SALUS_CLAIM_SECRET.
+	ClaimSecret string `json:"-"`
 
 	// Reconnect is how long the client tries to reconnect when the connection
 	// drops without a word from the daemon: it dials again with backoff (50 ms,
@@ -81,10 +94,12 @@ type Options struct {
 	TokenFile string `json:"-"`
 }
 
-// Environment variables the clients read the daemon's token from.
+// Environment variables the clients read the daemon's token from, and a
+// Kubernetes claim's secret (the DRA driver sets it beside SALUS_CLAIM).
 const (
-	EnvToken     = "SALUS_TOKEN"
-	EnvTokenFile = "SALUS_TOKEN_FILE"
+	EnvToken       = "SALUS_TOKEN"
+	EnvTokenFile   = "SALUS_TOKEN_FILE"
+	EnvClaimSecret = "SALUS_CLAIM_SECRET"
 )
 
 // ResolveToken returns the token to present: token itself, else the contents of
@@ -111,6 +126,13 @@ func ResolveToken(token, file string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// newResumeToken returns 256 random bits, hex.
+func newResumeToken() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}
+
 // Admission is the daemon's answer to open.
 type Admission struct {
 	Session      string  `json:"session"`
@@ -135,6 +157,12 @@ type Admission struct {
 	// with CUDA_VISIBLE_DEVICES set to them before CUDA starts (Device says
 	// what). Empty from a daemon that does not say (before multi-GPU support).
 	GPUs []int `json:"gpus,omitempty"`
+	// ResumeToken is what a resume of this session after a daemon restart must
+	// present (Options.ResumeToken): the Session keeps it and sends it when it
+	// reconnects; a job that restarts itself and resumes its session must keep
+	// it too. Keep it secret: it gives the session to whoever holds it. Empty
+	// from a daemon before resume tokens.
+	ResumeToken string `json:"-"`
 }
 
 // VisibleDevices is the value of CUDA_VISIBLE_DEVICES that makes the GPUs the
@@ -220,7 +248,16 @@ func Open(ctx context.Context, addr string, o Options) (*Session, error) {
 		return nil, fmt.Errorf("open %q: %w", o.Job, err)
 	}
 	o.Token = tok
+	if o.Claim != "" && o.ClaimSecret == "" {
+		o.ClaimSecret = strings.TrimSpace(os.Getenv(EnvClaimSecret))
+	}
 	s := &Session{addr: addr, opts: o, stop: make(chan struct{})}
+	// The session's resume token: chosen here and sent with the first open, so
+	// that the session can be resumed even if the daemon dies before answering.
+	s.ResumeToken = o.ResumeToken
+	if !o.Resume && s.ResumeToken == "" {
+		s.ResumeToken = newResumeToken()
+	}
 	err = s.open(ctx, o.Resume)
 	if err != nil && o.Reconnect > 0 && reconnectable(err) && ctx.Err() == nil {
 		err = s.reconnect(ctx, o.Reconnect)
@@ -252,10 +289,15 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	s.wmu.Unlock()
 	s.r = bufio.NewReaderSize(c, 4096)
 	o.Resume = resume
-	body, err := json.Marshal(protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
+	req := protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
 		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
 		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
-		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs, Claim: o.Claim})
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs, Claim: o.Claim}
+	req.ResumeToken = s.ResumeToken
+	if o.Claim != "" {
+		req.ClaimSecret = o.ClaimSecret
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
@@ -278,9 +320,13 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 		c.Close()
 		return fmt.Errorf("open %q: bad reply from the daemon: %v", o.Job, err)
 	}
+	token := s.ResumeToken // a resume's reply has none: the session keeps its first
+	if a.ResumeToken != "" {
+		token = a.ResumeToken
+	}
 	s.Admission = Admission{Session: a.Session, Lane: a.Lane, LaneMiB: a.LaneMiB, StartupOnGPU: a.StartupOnGPU,
 		LeaseMS: a.LeaseMS, Policy: a.Policy, Emulated: a.Emulated, Resumed: a.Resumed, RecoverMS: a.RecoverMS,
-		AcceptsMeasured: a.AcceptsMeasured, GPUs: a.GPUs}
+		AcceptsMeasured: a.AcceptsMeasured, GPUs: a.GPUs, ResumeToken: token}
 	return nil
 }
 

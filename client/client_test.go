@@ -6,13 +6,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/salusgo/salus/client"
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/server"
 )
 
@@ -189,3 +193,133 @@ func TestResumeRefused(t *testing.T) {
 }
 
 func errorsAs(err error, e **client.Error) bool { return errors.As(err, e) }
+
+// journaled starts a daemon that appends its event log to path (recovering from
+// it when recover is set), listening on back; it returns the daemon and a
+// function that copies its log, as a kill -9 would leave it now, to a new path
+// for the next daemon.
+func journaled(t *testing.T, path, back string, recover bool, capacity float64) (*server.Server, func() string) {
+	t.Helper()
+	var j *server.Journal
+	if recover {
+		var err error
+		if j, err = server.ReadJournal(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := eventlog.OpenAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetFlushEach(true)
+	t.Cleanup(func() { f.Close() })
+	p, _ := core.Lookup("fair")
+	s, err := server.New(server.Config{Policy: p, CapacityMiB: capacity, Log: f, Recover: j, RecoverWindow: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(back)
+	l, err := net.Listen("unix", back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeFast(l)
+	t.Cleanup(s.Shutdown)
+	return s, func() string {
+		snapshot, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := path + ".crashed"
+		if err := os.WriteFile(next, snapshot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+}
+
+// TestResumeAfterRestart: the daemon dies and comes back on its journal; the
+// client reconnects and resumes its session with the resume token it keeps,
+// mid-run or while its open still waited for admission (it chose its token
+// before the first open, so it has one even without a reply), and carries on.
+// A stranger without the token is refused meanwhile (resume_denied), and the
+// owners' resumes still succeed after it.
+func TestResumeAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	path, back := filepath.Join(dir, "live.jsonl"), filepath.Join(dir, "daemon.sock")
+	a, snapshot := journaled(t, path, back, false, 100)
+	px := &proxy{t: t, front: filepath.Join(dir, "front.sock"), back: back}
+	px.listen()
+	t.Cleanup(px.cut)
+	run, err := client.Open(context.Background(), px.addr(), client.Options{Job: "run", PersistentMiB: 40, EphemeralMiB: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	var wait *client.Session
+	go func() {
+		var err error
+		wait, err = client.Open(context.Background(), px.addr(), client.Options{Job: "wait", PersistentMiB: 40, EphemeralMiB: 40,
+			Reconnect: 10 * time.Second})
+		waiting <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(readFile(t, path), `"ev":"arrive","job":"wait"`) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	// The crash: the log as it is now, and no word to the clients (the daemon
+	// must not see them go, nor tell them it stops).
+	next := snapshot()
+	px.cut()
+	a.Shutdown()
+	b, _ := journaled(t, next, back, true, 100)
+	if ss := b.Sessions(); len(ss) != 2 || ss[1].Job != "wait" || ss[1].State != "waiting" {
+		t.Fatalf("recovered %v, want run, and wait still waiting for admission", ss)
+	}
+	// A stranger, before the owners are back.
+	var e *client.Error
+	if _, err := client.Open(context.Background(), "unix:"+back, client.Options{Job: "run", PersistentMiB: 40, EphemeralMiB: 40, Resume: true}); !errors.As(err, &e) || e.Code != protocol.CodeResumeDenied {
+		t.Errorf("a stranger's resume: %v, want resume_denied", err)
+	}
+	px.listen()
+	if err := run.Next(0, 0); err != nil {
+		t.Fatalf("next across the restart: %v", err)
+	}
+	if !run.Resumed {
+		t.Error("run did not resume its session")
+	}
+	if err := run.End(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waiting; err != nil {
+		t.Fatalf("the open that waited across the restart: %v", err)
+	}
+	if !wait.Resumed {
+		t.Error("wait did not resume its session")
+	}
+	if err := wait.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	wait.End(0, 0)
+	if err := wait.Close(true); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Finished != 2 || st.Lost != 0 {
+		t.Errorf("stats after the restart %+v: want both finished", st)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

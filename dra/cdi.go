@@ -46,6 +46,9 @@ type (
 // cdiName is what the CDI spec allows as a device name.
 var cdiName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 
+// secretChars is what a claim secret may be: what the daemon accepts.
+var secretChars = regexp.MustCompile(`^[!-~]{32,256}$`)
+
 // readOnlyBind are the mount options of the socket and the token file.
 var readOnlyBind = []string{"ro", "nosuid", "nodev", "bind"}
 
@@ -53,14 +56,21 @@ var readOnlyBind = []string{"ro", "nosuid", "nodev", "bind"}
 // the claim's UID, whose edits mount the daemon's socket and token file
 // read-only into the container and set the environment a salus client reads:
 // SALUS_ADDR and SALUS_TOKEN_FILE (their paths inside the container; the Python
-// client reads both), SALUS_GPU (the GPU's physical index), SALUS_DECLARED_S, SALUS_PRIORITY,
+// client reads both), SALUS_GPU (the GPU's physical index), SALUS_CLAIM (the
+// claim's UID) and SALUS_CLAIM_SECRET (its secret, which the daemon requires of
+// an open naming the claim: only this container has it), SALUS_DECLARED_S, SALUS_PRIORITY,
 // SALUS_PERSISTENT_MIB, SALUS_EPHEMERAL_MIB and SALUS_GPUS when the
 // configuration gives them, and CUDA_VISIBLE_DEVICES with CUDA_DEVICE_ORDER so
 // that CUDA numbers the GPUs as the daemon does. It refuses a claim whose memory
-// does not fit on the GPU (Fits).
-func CDISpec(claimUID string, gpu GPU, socket, tokenPath string, cfg ClaimConfig) ([]byte, error) {
+// does not fit on the GPU (Fits), and a secret that is not 32 to 256 printable
+// ASCII characters. The spec holds the secret: write it where only the
+// container runtime reads (mode 0600).
+func CDISpec(claimUID, secret string, gpu GPU, socket, tokenPath string, cfg ClaimConfig) ([]byte, error) {
 	if !cdiName.MatchString(claimUID) {
 		return nil, fmt.Errorf("CDI spec: claim UID %q is not a CDI device name: give the claim's UID (letters, digits, '_', '.', '-', starting with a letter or digit)", claimUID)
+	}
+	if !secretChars.MatchString(secret) {
+		return nil, fmt.Errorf("CDI spec: claim %s: its secret must be 32 to 256 printable ASCII characters (%d given)", claimUID, len(secret))
 	}
 	for _, p := range []struct{ name, v string }{{"socket", socket}, {"token file", tokenPath}} {
 		if !path.IsAbs(p.v) {
@@ -82,6 +92,7 @@ func CDISpec(claimUID string, gpu GPU, socket, tokenPath string, cfg ClaimConfig
 		"SALUS_TOKEN_FILE=" + ContainerToken,
 		"SALUS_GPU=" + idx,
 		"SALUS_CLAIM=" + claimUID, // the session names its claim: the daemon pins it to this GPU
+		"SALUS_CLAIM_SECRET=" + secret,
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	if cfg.DeclaredS > 0 {

@@ -28,7 +28,8 @@ func TestCDISpec(t *testing.T) {
 	gpu := GPU{Index: 3, Model: "NVIDIA L4", MemoryMiB: 23034, DriverVersion: "550.54.15"}
 	cfg := ClaimConfig{DeclaredS: 90.5, PersistentMiB: 1500, EphemeralMiB: 4000}
 	const uid = "6f1d2c3a-8e4b-4b1e-9a7c-0123456789ab"
-	raw, err := CDISpec(uid, gpu, "/run/salus/salus.sock", "/var/lib/salus/token", cfg)
+	const secret = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2"
+	raw, err := CDISpec(uid, secret, gpu, "/run/salus/salus.sock", "/var/lib/salus/token", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,7 @@ func TestCDISpec(t *testing.T) {
 		"SALUS_TOKEN_FILE=" + ContainerToken,
 		"SALUS_GPU=3",
 		"SALUS_CLAIM=" + uid,
+		"SALUS_CLAIM_SECRET=" + secret,
 		"SALUS_DECLARED_S=90.5",
 		"SALUS_PERSISTENT_MIB=1500",
 		"SALUS_EPHEMERAL_MIB=4000",
@@ -95,14 +97,14 @@ func TestCDISpec(t *testing.T) {
 		t.Errorf("env\n%q\nwant\n%q", env, want)
 	}
 	// The same arguments give the same bytes.
-	if again, _ := CDISpec(uid, gpu, "/run/salus/salus.sock", "/var/lib/salus/token", cfg); string(again) != string(raw) {
+	if again, _ := CDISpec(uid, secret, gpu, "/run/salus/salus.sock", "/var/lib/salus/token", cfg); string(again) != string(raw) {
 		t.Error("CDISpec is not deterministic")
 	}
 }
 
 // Numbers not given leave their variables out.
 func TestCDISpecBare(t *testing.T) {
-	raw, err := CDISpec("claim-1", GPU{Index: 0, MemoryMiB: 1024}, "/s", "/t", ClaimConfig{})
+	raw, err := CDISpec("claim-1", testSecret, GPU{Index: 0, MemoryMiB: 1024}, "/s", "/t", ClaimConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +114,8 @@ func TestCDISpecBare(t *testing.T) {
 		}
 	}
 }
+
+const testSecret = "0123456789abcdef0123456789abcdef"
 
 func TestCDISpecRefuses(t *testing.T) {
 	gpu := GPU{Index: 0, Model: "T4", MemoryMiB: 15360}
@@ -131,10 +135,17 @@ func TestCDISpecRefuses(t *testing.T) {
 		{"too big", "u", "/s", "/t", gpu, ClaimConfig{PersistentMiB: 15000, EphemeralMiB: 1000}, "16000 MiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := CDISpec(c.uid, c.gpu, c.socket, c.token, c.cfg)
+			_, err := CDISpec(c.uid, testSecret, c.gpu, c.socket, c.token, c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+	// The claim's secret goes into an environment variable: none, a short one
+	// or one with a newline is refused.
+	for _, secret := range []string{"", "short", testSecret + "\n", testSecret[:31] + " "} {
+		if _, err := CDISpec("u", secret, gpu, "/s", "/t", ClaimConfig{}); err == nil || !strings.Contains(err.Error(), "its secret must be") {
+			t.Errorf("secret %q: %v, want a refusal", secret, err)
+		}
 	}
 }

@@ -231,6 +231,10 @@ func (p *parser) value(key string, e *Event) bool {
 		dst = &e.Trace
 	case "device":
 		dst = &e.Device
+	case "resume_sha256":
+		dst = &e.ResumeSHA256
+	case "owner_uid":
+		dst = &e.OwnerUID
 	default:
 		return false
 	}

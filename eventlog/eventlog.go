@@ -96,6 +96,11 @@ type Event struct {
 	// arrive: the job's priority (a smaller number is more urgent; 0, the
 	// default, is left out)
 	Priority int `json:"priority,omitempty"`
+	// arrive (the daemon's): who may resume the session after a restart: the
+	// SHA-256 (hex) of the resume token its open reply gave, and the opener's
+	// uid (decimal) when it came over a Unix socket
+	ResumeSHA256 string `json:"resume_sha256,omitempty"`
+	OwnerUID     string `json:"owner_uid,omitempty"`
 	// measured (with PersistentMiB and Iterations, the iterations the figures
 	// cover): the client's median iteration time and peak memory
 	IterS   float64 `json:"iter_s,omitempty"`
@@ -269,6 +274,8 @@ func Append(b []byte, e Event) []byte {
 	b = appendNum(b, "capacity_mib", e.CapacityMiB)
 	b = appendInt(b, "batch_size", int64(e.Batch))
 	b = appendInt(b, "priority", int64(e.Priority))
+	b = appendStr(b, "resume_sha256", e.ResumeSHA256)
+	b = appendStr(b, "owner_uid", e.OwnerUID)
 	b = appendNum(b, "iter_s", e.IterS)
 	b = appendNum(b, "peak_mib", e.PeakMiB)
 	return append(b, '}')

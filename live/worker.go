@@ -47,7 +47,7 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.declared, "declared-s", 0, "declared GPU time, seconds (default: iterations x iteration time; start-up excluded)")
 	fs.IntVar(&f.w.Priority, "priority", 0, "priority")
 	fs.IntVar(&f.w.GPUs, "gpus", 1, "GPUs the job needs at once (more than one: a gang, given that many GPUs of the daemon's node together)")
-	fs.StringVar(&f.w.Claim, "claim", os.Getenv("SALUS_CLAIM"), "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver)")
+	fs.StringVar(&f.w.Claim, "claim", os.Getenv("SALUS_CLAIM"), "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver; the claim's secret is sent from $SALUS_CLAIM_SECRET, which the driver sets beside it)")
 	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
 }
 

@@ -36,6 +36,10 @@ const (
 	CodeUnknown = "unknown_session"
 	// CodePermissionDenied: the connect API's call lacks the session's secret or the admin's rights.
 	CodePermissionDenied = "permission_denied"
+	// CodeResumeDenied: an open with resume without the session's resume token, with another, or from another uid than its opener's; the connection is closed and the session untouched.
+	CodeResumeDenied = "resume_denied"
+	// CodeClaimDenied: an open naming a Kubernetes claim without the claim's secret, or with another; the connection is closed and the claim untouched.
+	CodeClaimDenied = "claim_denied"
 )
 
 // CodeInfo describes one error code.
@@ -67,6 +71,8 @@ var Codes = []CodeInfo{
 	{CodeTimeout, "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte", true, true},
 	{CodeUnknown, "connect API: no live session of that name", false, false},
 	{CodePermissionDenied, "connect API: the caller lacks the session's secret or the admin's rights", false, false},
+	{CodeResumeDenied, "open with resume without the session's resume_token, with another, or from another uid than its opener's", true, true},
+	{CodeClaimDenied, "open naming a claim without its claim_secret (the DRA driver's SALUS_CLAIM_SECRET), or with another", true, true},
 }
 
 // Ends reports whether an error reply with code means the session is over (see

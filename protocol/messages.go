@@ -44,6 +44,12 @@ type Request struct {
 	// Claim is the Kubernetes claim (its UID) the job runs under (open; optional):
 	// the DRA driver's SALUS_CLAIM.
 	Claim string `json:"claim,omitempty"`
+	// ResumeToken is, with Resume, the session's resume token, from its first
+	// open reply (open; required with resume).
+	ResumeToken string `json:"resume_token,omitempty"`
+	// ClaimSecret is, with Claim, the claim's secret: the DRA driver's
+	// SALUS_CLAIM_SECRET (open; required with claim).
+	ClaimSecret string `json:"claim_secret,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`
@@ -70,6 +76,10 @@ type OpenReply struct {
 	// GPUs are the physical indices of the GPUs the job was given (one, or a
 	// gang's); absent from daemons before multi-GPU support.
 	GPUs []int `json:"gpus,omitempty"`
+	// ResumeToken is what an open with resume of this session must present
+	// after a daemon restart; only the first open's reply has it (a resumed
+	// session keeps the token it had). Keep it secret.
+	ResumeToken string `json:"resume_token,omitempty"`
 }
 
 // BeginReply is the reply to a begin, or to an end with next, once the

@@ -13,14 +13,27 @@ package server
 //     path, the per-session secret OpenSession returns on the connect API;
 //   - the admin calls (ListSessions, EvictSession, Drain) need the admin token or,
 //     over a Unix socket, the daemon's own uid or root.
+//   - a session recovered after a restart is given back only to its opener: an
+//     open with resume must present the resume token that the session's first
+//     open reply gave (the journal keeps only its SHA-256), and, when the opener
+//     came over a Unix socket and the resume does too, come from the same uid;
+//     anything else is refused with code resume_denied, and the session waits on
+//     for its owner. A resumed connect session gets a fresh secret, and keeps the
+//     resumer's process as its owner;
+//   - a Kubernetes claim is used only by the pod it was prepared for: an open
+//     naming it must present its secret (claims.go), else code claim_denied.
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -40,6 +53,104 @@ func NewToken() string {
 func newSecret() string { return NewToken() }
 
 func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// hashSecret is what the daemon keeps of a resume token or a claim secret: its
+// SHA-256, hex. The journal records only this.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// matches reports whether secret is the one whose hash is hash; never for an
+// empty secret or hash.
+func matches(secret, hash string) bool {
+	return secret != "" && hash != "" && same(hashSecret(secret), hash)
+}
+
+// uidOf is p's uid for the journal (decimal); "" when the kernel did not say
+// (a TCP client).
+func uidOf(p *Peer) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatUint(uint64(p.UID), 10)
+}
+
+// parseUID reads back what uidOf wrote; nil for "" or anything else.
+func parseUID(s string) *uint32 {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return nil
+	}
+	uid := uint32(n)
+	return &uid
+}
+
+// Secrets that clients choose (a resume token, a claim's secret) are 32 to 256
+// printable ASCII characters (a random one: 64 hex digits): enough not to be
+// guessed, and safe in an environment variable.
+const minSecret, maxSecret = 32, 256
+
+// checkSecret refuses a secret that is short, long, or not printable ASCII;
+// "" passes. what names it in the message ("open \"x\": field resume_token").
+func checkSecret(what, secret string) error {
+	if secret == "" {
+		return nil
+	}
+	if len(secret) < minSecret || len(secret) > maxSecret {
+		return errorf(protocol.CodeBadRequest, "%s has %d characters: give %d to %d printable ASCII characters (a random one: 64 hex digits), or none and the daemon makes one", what, len(secret), minSecret, maxSecret)
+	}
+	for i := 0; i < len(secret); i++ {
+		if c := secret[i]; c <= ' ' || c > '~' {
+			return errorf(protocol.CodeBadRequest, "%s has a character that is not printable ASCII (byte %d): give %d to %d printable ASCII characters, or none and the daemon makes one", what, i, minSecret, maxSecret)
+		}
+	}
+	return nil
+}
+
+// resumeToken is the resume token of a fresh open: the client's, checked, or
+// a new one.
+func resumeToken(req OpenRequest) (string, error) {
+	if req.ResumeToken == "" {
+		return newSecret(), nil
+	}
+	if err := checkSecret(fmt.Sprintf("open %q: field resume_token", req.Job), req.ResumeToken); err != nil {
+		return "", err
+	}
+	return req.ResumeToken, nil
+}
+
+// mayResume checks that req may take back the recovered session old: it
+// presents old's resume token, comes from its opener's uid when both came over
+// a Unix socket, and, naming a claim, has the claim's secret. A refused resume
+// changes nothing: the session waits for its owner. Under s.mu.
+func (s *Server) mayResume(old *Session, req OpenRequest) error {
+	var err error
+	switch {
+	case old.resumeHash == "":
+		err = errorf(protocol.CodeResumeDenied, "open %q with resume: the daemon's journal holds no resume token for this session (a daemon before resume tokens opened it), so it cannot tell its owner: it is not given back; it is logged lost once the recover window (%v) passes, then open the job anew, without resume", req.Job, s.cfg.RecoverWindow)
+	case req.ResumeToken == "":
+		err = errorf(protocol.CodeResumeDenied, "open %q with resume: present the session's resume token in the field resume_token (its first open reply gave it; the Go and Python clients keep it and send it when they reconnect): only the session's opener may take it back", req.Job)
+	case !matches(req.ResumeToken, old.resumeHash):
+		err = errorf(protocol.CodeResumeDenied, "open %q with resume: the resume token presented is not this session's: only the session's opener may take it back", req.Job)
+	case old.ownerUID != nil && req.Peer != nil && req.Peer.UID != *old.ownerUID:
+		err = errorf(protocol.CodeResumeDenied, "open %q with resume: the session was opened by uid %d, and this resume comes from uid %d: resume it as the user that opened it", req.Job, *old.ownerUID, req.Peer.UID)
+	default:
+		err = s.claimForResume(req) // claims.go
+	}
+	return err
+}
+
+// logDenied logs an open refused for want of a resume token or claim secret,
+// rate-limited; called without s.mu.
+func (s *Server) logDenied(req OpenRequest, err error) {
+	code := CodeOf(err)
+	if code != protocol.CodeResumeDenied && code != protocol.CodeClaimDenied {
+		return
+	}
+	s.logLimited(slog.LevelWarn, code, "open refused: "+code, append([]any{"job", req.Job, "claim", req.Claim, "resume", req.Resume,
+		"reason", err.Error()}, req.Peer.logAttrs()...)...)
+}
 
 // level is what a caller may do.
 type level int
@@ -179,6 +290,18 @@ func (s *Server) authInterceptor() connect.Interceptor {
 			return next(context.WithValue(ctx, callerKey{}, c), req)
 		}
 	})
+}
+
+// owner says who opened ss, for ListSessions: its process when it came over a
+// Unix socket, else the uid the journal recorded for a recovered session.
+func owner(ss *Session) string {
+	switch {
+	case ss.peer != nil:
+		return ss.peer.String()
+	case ss.ownerUID != nil:
+		return "uid " + strconv.FormatUint(uint64(*ss.ownerUID), 10) + " (from the journal)"
+	}
+	return ""
 }
 
 // owned checks that secret is the one the session's opener was given.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/salusgo/salus/protocol"
@@ -14,6 +16,13 @@ import (
 // scheduler from the device's consumable capacity. The pod's job then opens a
 // session naming the claim; it goes to the claim's GPU only (core.Job.Pinned) and
 // must fit in the claim's memory. Releasing the claim ends its session.
+//
+// A claim is used only by the pod it was prepared for: each has a secret (the
+// driver's, or one the daemon makes at reserve), which the driver puts in that
+// pod's container beside SALUS_CLAIM (SALUS_CLAIM_SECRET), and which an open
+// naming the claim must present; without it, or with another, the open is
+// refused with code claim_denied and the claim's own session is untouched. The
+// daemon keeps only the secret's SHA-256.
 //
 // Reservations are bookkeeping, not lanes: the core admits and places the job as
 // any other, on the claim's GPU. They are kept in memory only: after a restart the
@@ -28,6 +37,7 @@ type claim struct {
 	gpu       int     // the core's index of its GPU
 	mib       float64 // memory granted
 	session   string  // the job open under it; "" none
+	secret    string  // the SHA-256 (hex) of its secret
 }
 
 // ClaimReply is what Reserve answers.
@@ -35,18 +45,26 @@ type ClaimReply struct {
 	Existed    bool    // already reserved as asked: the kubelet retried
 	MemoryMiB  float64 // memory reserved
 	GPUFreeMiB float64 // the GPU's memory that no claim holds, after this one
+	// Secret is the secret the daemon made for a new claim reserved without one;
+	// "" otherwise.
+	Secret string
 }
 
 // ReserveClaim reserves memoryMiB (0: the whole GPU) of the GPU with physical
-// index gpu for the claim uid (name is namespace/name, for messages). Reserving
-// the same claim again as before is a no-op; reserving it differently, past the
-// GPU's memory or past what its other claims leave is refused with code rejected,
-// in words a pod's events can show.
-func (s *Server) ReserveClaim(uid, name string, gpu int, memoryMiB float64) (ClaimReply, error) {
+// index gpu for the claim uid (name is namespace/name, for messages), with
+// secret, which the claim's opens must present; "" makes one, returned in the
+// reply. Reserving the same claim again as before (with the same secret, or
+// none) is a no-op; reserving it differently, with another secret, past the
+// GPU's memory or past what its other claims leave is refused with code
+// rejected, in words a pod's events can show.
+func (s *Server) ReserveClaim(uid, name string, gpu int, memoryMiB float64, secret string) (ClaimReply, error) {
 	if err := checkClaimID(uid, name); err != nil {
 		return ClaimReply{}, err
 	}
 	label := claimLabel(uid, name)
+	if err := checkClaimSecret(label, secret); err != nil {
+		return ClaimReply{}, err
+	}
 	g := slices.IndexFunc(s.gpus, func(x GPU) bool { return x.Index == gpu })
 	if g < 0 {
 		return ClaimReply{}, errorf(protocol.CodeRejected, "claim %s: GPU %d is not one this daemon drives (%s): the node's ResourceSlice is stale; the driver publishes it again", label, gpu, describeGPUs(s.gpus))
@@ -71,6 +89,9 @@ func (s *Server) ReserveClaim(uid, name string, gpu int, memoryMiB float64) (Cla
 		if c.gpu != g || c.mib != memoryMiB {
 			return ClaimReply{}, errorf(protocol.CodeRejected, "claim %s is already reserved with %g MiB of GPU %d, not %g MiB of GPU %d: release it first", label, c.mib, s.gpus[c.gpu].Index, memoryMiB, gpu)
 		}
+		if secret != "" && !matches(secret, c.secret) {
+			return ClaimReply{}, errorf(protocol.CodeRejected, "claim %s is already reserved with another secret: reserve it again with the secret it was reserved with (the driver keeps it in its record of the claim), or release it first", label)
+		}
 		return ClaimReply{Existed: true, MemoryMiB: c.mib, GPUFreeMiB: capacity - held - c.mib}, nil
 	}
 	if held+memoryMiB > capacity {
@@ -79,15 +100,26 @@ func (s *Server) ReserveClaim(uid, name string, gpu int, memoryMiB float64) (Cla
 	if len(s.claims) >= MaxClaims {
 		return ClaimReply{}, errorf(protocol.CodeRejected, "claim %s: the daemon holds %d claims, its most: release some", label, MaxClaims)
 	}
-	c := &claim{uid: uid, name: name, gpu: g, mib: memoryMiB}
+	made := ""
+	if secret == "" {
+		secret = NewToken()
+		made = secret
+	}
+	c := &claim{uid: uid, name: name, gpu: g, mib: memoryMiB, secret: hashSecret(secret)}
 	s.claims[uid] = c
 	for _, ss := range s.sessions { // one resumed after a restart, before its claim came back
-		if ss.claim == uid {
-			c.session = ss.id
+		if ss.claim != uid {
+			continue
 		}
+		if c.session == "" && same(ss.claimHash, c.secret) {
+			c.session, ss.claimHash = ss.id, ""
+			continue
+		}
+		s.logger.Warn("claim reserved: a session resumed naming it without its secret does not run under it", "claim", uid, "name", name, "job", ss.id)
+		ss.claim, ss.claimHash = "", ""
 	}
-	s.logger.Info("claim reserved", "claim", uid, "name", name, "gpu", gpu, "memory_mib", memoryMiB)
-	return ClaimReply{MemoryMiB: memoryMiB, GPUFreeMiB: capacity - held - memoryMiB}, nil
+	s.logger.Info("claim reserved", "claim", uid, "name", name, "gpu", gpu, "memory_mib", memoryMiB, "secret_made", made != "")
+	return ClaimReply{MemoryMiB: memoryMiB, GPUFreeMiB: capacity - held - memoryMiB, Secret: made}, nil
 }
 
 // claimedMiB is the memory of GPU g (core index) that claims other than uid hold.
@@ -127,21 +159,63 @@ func (s *Server) ReleaseClaim(uid string) (existed bool, session string, err err
 	return true, session, nil
 }
 
-// linkClaim records that ss, resumed after a restart, runs under claim uid: the
-// claim's release ends it, whether the driver asserted the claim before the
-// resume or does so after. Under s.mu.
-func (s *Server) linkClaim(ss *Session, uid string) {
+// linkClaim records that ss, resumed after a restart, runs under claim uid
+// (its secret checked by claimForResume): the claim's release ends it, whether
+// the driver asserted the claim before the resume or does so after (ReserveClaim
+// then checks the secret). Under s.mu.
+func (s *Server) linkClaim(ss *Session, uid, secret string) {
 	if uid == "" {
 		return
 	}
 	ss.claim = uid
-	if c := s.claims[uid]; c != nil && c.session == "" {
-		c.session = ss.id
+	if c := s.claims[uid]; c != nil {
+		if c.session == "" {
+			c.session = ss.id
+		}
+		return
 	}
+	ss.claimHash = hashSecret(secret)
+}
+
+// claimForResume checks the claim a resume names, under s.mu: a claim reserved
+// must be given its secret and have no other session; one not reserved yet
+// (the driver asserts its claims again after a restart) must be given a secret,
+// which ReserveClaim checks when it comes.
+func (s *Server) claimForResume(req OpenRequest) error {
+	if req.Claim == "" {
+		return nil
+	}
+	if err := checkClaimID(req.Claim, ""); err != nil {
+		return err
+	}
+	c, ok := s.claims[req.Claim]
+	if !ok {
+		if req.ClaimSecret == "" {
+			return claimDenied(req, claimLabel(req.Claim, ""), false)
+		}
+		return nil
+	}
+	if !matches(req.ClaimSecret, c.secret) {
+		return claimDenied(req, claimLabel(c.uid, c.name), req.ClaimSecret != "")
+	}
+	if c.session != "" && c.session != req.Job {
+		return errorf(protocol.CodeRejected, "open %q with resume: claim %s already has session %q open: one session at a time per claim", req.Job, claimLabel(c.uid, c.name), c.session)
+	}
+	return nil
+}
+
+// claimDenied is the refusal of an open naming a claim without its secret
+// (given false) or with another.
+func claimDenied(req OpenRequest, label string, given bool) error {
+	if !given {
+		return errorf(protocol.CodeClaimDenied, "open %q: claim %s needs its secret: send it in the field claim_secret (the DRA driver puts it in $SALUS_CLAIM_SECRET beside $SALUS_CLAIM; the Go and Python clients and salus worker send it from there): only the pod the claim was prepared for may use it", req.Job, label)
+	}
+	return errorf(protocol.CodeClaimDenied, "open %q: the claim secret presented is not claim %s's: only the pod the claim was prepared for may use it (its $SALUS_CLAIM_SECRET)", req.Job, label)
 }
 
 // claimFor checks an open that names a claim, under s.mu: the claim must be
-// reserved, have no other session open, and hold the job's memory. It returns
+// reserved, its secret presented, have no other session open, and hold the
+// job's memory. It returns
 // the GPUs the job is pinned to and the most its own lane may take, the claim's
 // memory (none and 0 without a claim).
 func (s *Server) claimFor(req OpenRequest) ([]int, float64, error) {
@@ -154,6 +228,9 @@ func (s *Server) claimFor(req OpenRequest) ([]int, float64, error) {
 	c, ok := s.claims[req.Claim]
 	if !ok {
 		return nil, 0, errorf(protocol.CodeRejected, "open %q: claim %s is not reserved on this daemon: the pod runs on another node, or its claim was released; open without a claim outside Kubernetes", req.Job, req.Claim)
+	}
+	if !matches(req.ClaimSecret, c.secret) { // before anything else: a caller without it learns nothing of the claim
+		return nil, 0, claimDenied(req, claimLabel(c.uid, c.name), req.ClaimSecret != "")
 	}
 	if c.session != "" {
 		return nil, 0, errorf(protocol.CodeRejected, "open %q: claim %s already has session %q open: one session at a time per claim; close it first", req.Job, claimLabel(c.uid, c.name), c.session)
@@ -168,17 +245,47 @@ func (s *Server) claimFor(req OpenRequest) ([]int, float64, error) {
 }
 
 // checkClaimID refuses what cannot be a claim's UID or name: Kubernetes UIDs are
-// 36 characters, names (namespace/name) at most 63+1+253.
+// 36 characters of hex digits and dashes (the UID is also the claim's CDI device
+// name: letters, digits, '_', '.', '-', starting with a letter or digit), names
+// (namespace/name) at most 63+1+253 characters, none a control character.
 func checkClaimID(uid, name string) error {
 	switch {
 	case uid == "":
 		return errorf(protocol.CodeBadRequest, "claim: field claim (the claim's UID) is empty")
-	case len(uid) > 128 || !utf8.ValidString(uid):
-		return errorf(protocol.CodeBadRequest, "claim: field claim is not a Kubernetes UID (%d bytes): give the claim's metadata.uid", len(uid))
-	case len(name) > 320 || !utf8.ValidString(name):
-		return errorf(protocol.CodeBadRequest, "claim %s: field name is not namespace/name (%d bytes)", uid, len(name))
+	case len(uid) > 128 || !claimUID(uid):
+		return errorf(protocol.CodeBadRequest, "claim: field claim %q is not a Kubernetes UID (%d bytes; letters, digits, '_', '.' and '-', starting with a letter or digit): give the claim's metadata.uid", truncate(uid, 40), len(uid))
+	case len(name) > 320 || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errorf(protocol.CodeBadRequest, "claim %s: field name is not namespace/name (%d bytes, UTF-8 without control characters)", uid, len(name))
 	}
 	return nil
+}
+
+func claimUID(uid string) bool {
+	for i := 0; i < len(uid); i++ {
+		c := uid[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// truncate shortens s (as valid UTF-8, control characters quoted by the caller's
+// %q) for a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}
+
+// checkClaimSecret refuses a secret that is short, long, or not printable ASCII
+// (access.go's checkSecret); "" (the daemon makes one) passes.
+func checkClaimSecret(label, secret string) error {
+	return checkSecret("claim "+label+": field secret", secret)
 }
 
 // claimLabel names a claim in messages: "ns/name (uid)", or its UID alone.

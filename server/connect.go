@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -10,11 +12,16 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
@@ -30,18 +37,121 @@ import (
 // connect message to as much once decompressed (so a small gzip body cannot
 // inflate to gigabytes); its body must arrive within Config.ReadTimeout, and each
 // response write completes within Config.WriteTimeout.
+//
+// A request with a field the API does not have (a misspelt key in JSON, an
+// unknown field number in protobuf), or an enum value it does not define, is
+// refused with invalid_argument naming it, never ignored: a client that sends a
+// field this daemon does not know (a resume token, a claim secret) must hear so.
+// /metrics answers GET and HEAD only (405 otherwise).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := &connectAPI{s: s}
-	auth := connect.WithInterceptors(s.authInterceptor()) // access.go
+	checks := connect.WithInterceptors(s.authInterceptor(), strictInterceptor()) // access.go, here
 	maxBytes := s.cfg.MaxBodyBytes
 	limit := connect.WithHandlerOptions(connect.WithReadMaxBytes(int(maxBytes)),
 		connect.WithCompression("gzip", func() connect.Decompressor { return &boundedGzip{max: maxBytes} },
-			func() connect.Compressor { return gzip.NewWriter(io.Discard) }))
-	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api, auth, limit))
-	mux.Handle(salusv1connect.NewAdminServiceHandler(api, auth, limit))
-	mux.Handle("/metrics", s.MetricsHandler())
+			func() connect.Compressor { return gzip.NewWriter(io.Discard) }),
+		connect.WithCodec(strictJSON{"json"}), connect.WithCodec(strictJSON{"json; charset=utf-8"}))
+	mux.Handle(salusv1connect.NewSchedulerServiceHandler(api, checks, limit))
+	mux.Handle(salusv1connect.NewAdminServiceHandler(api, checks, limit))
+	mux.Handle("GET /metrics", s.MetricsHandler()) // GET and HEAD; the mux answers others 405
 	return s.bounded(mux)
+}
+
+// strictJSON is connect's JSON codec, except that it refuses unknown fields and
+// enum names (connect's discards them).
+type strictJSON struct{ name string }
+
+func (c strictJSON) Name() string { return c.name }
+
+func (c strictJSON) Marshal(m any) ([]byte, error) {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a protobuf message", m)
+	}
+	return protojson.MarshalOptions{}.Marshal(pm)
+}
+
+func (c strictJSON) Unmarshal(b []byte, m any) error {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return fmt.Errorf("%T is not a protobuf message", m)
+	}
+	if len(b) == 0 {
+		return errors.New("zero-length payload is not a valid JSON object")
+	}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(b, pm); err != nil {
+		return fmt.Errorf("%s: %w (the API's fields are in api/salus/v1/salus.proto; a daemon older than the client does not know newer ones)", pm.ProtoReflect().Descriptor().Name(), err)
+	}
+	return nil
+}
+
+// strictInterceptor refuses a request message with fields the API does not
+// define (kept as unknown fields by the protobuf decoder) or enum values out of
+// their enum's range, naming them.
+func strictInterceptor() connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if m, ok := req.Any().(proto.Message); ok {
+				if err := checkKnown(m.ProtoReflect(), ""); err != nil {
+					return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s: %w", protocol.CodeBadRequest, err))
+				}
+			}
+			return next(ctx, req)
+		}
+	})
+}
+
+// checkKnown walks m: every field known, every enum value defined.
+func checkKnown(m protoreflect.Message, path string) error {
+	if u := m.GetUnknown(); len(u) > 0 {
+		num, _, _ := protowire.ConsumeTag(u)
+		return fmt.Errorf("%s has a field the API does not define (number %d): leave it out, or update the daemon", cmp.Or(path, string(m.Descriptor().Name())), num)
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(fd.Name())
+		if path != "" {
+			name = path + "." + name
+		}
+		check := func(v protoreflect.Value) {
+			switch {
+			case fd.Enum() != nil && fd.Enum().Values().ByNumber(v.Enum()) == nil:
+				err = fmt.Errorf("field %s: %d is not a value of %s: use one of %s", name, v.Enum(), fd.Enum().Name(), enumNames(fd.Enum()))
+			case fd.Message() != nil && !fd.IsMap():
+				err = checkKnown(v.Message(), name)
+			}
+		}
+		switch {
+		case fd.IsList():
+			for i := 0; i < v.List().Len() && err == nil; i++ {
+				check(v.List().Get(i))
+			}
+		case fd.IsMap():
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				if vd := fd.MapValue(); vd.Enum() != nil && vd.Enum().Values().ByNumber(mv.Enum()) == nil {
+					err = fmt.Errorf("field %s: %d is not a value of %s", name, mv.Enum(), vd.Enum().Name())
+				} else if vd.Message() != nil {
+					err = checkKnown(mv.Message(), name)
+				}
+				return err == nil
+			})
+		default:
+			check(v)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// enumNames lists an enum's value names, for a message.
+func enumNames(e protoreflect.EnumDescriptor) string {
+	vs := e.Values()
+	names := make([]string, vs.Len())
+	for i := range names {
+		names[i] = string(vs.Get(i).Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 // bounded applies the per-request limits of Handler. The read and write timeouts
@@ -241,7 +351,7 @@ func connectErr(err error) error {
 		code = connect.CodeUnavailable
 	case protocol.CodeUnauthorized:
 		code = connect.CodeUnauthenticated
-	case protocol.CodePermissionDenied:
+	case protocol.CodePermissionDenied, protocol.CodeResumeDenied, protocol.CodeClaimDenied:
 		code = connect.CodePermissionDenied
 	case protocol.CodeEvicted:
 		code = connect.CodeAborted
@@ -285,7 +395,8 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ch := make(chan result, 1)
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
-		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus), Claim: m.Claim},
+		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus), Claim: m.Claim,
+		ResumeToken: m.ResumeToken, ClaimSecret: m.ClaimSecret},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -298,7 +409,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 		r := res.r
 		return connect.NewResponse(&salusv1.OpenSessionResponse{Session: r.Session, Lane: int32(r.Lane), LaneMib: r.LaneMiB,
 			StartupOnGpu: r.StartupOnGPU, LeaseMs: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated, Secret: r.Secret,
-			Resumed: r.Resumed, RecoverMs: r.RecoverMS, Gpus: int32s(r.GPUs)}), nil
+			Resumed: r.Resumed, RecoverMs: r.RecoverMS, Gpus: int32s(r.GPUs), ResumeToken: r.ResumeToken}), nil
 	case <-ctx.Done():
 		a.s.Lose(ss, "client gave up waiting for admission: "+ctx.Err().Error())
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
@@ -396,11 +507,11 @@ func (a *connectAPI) Drain(ctx context.Context, req *connect.Request[salusv1.Dra
 
 func (a *connectAPI) ReserveClaim(ctx context.Context, req *connect.Request[salusv1.ReserveClaimRequest]) (*connect.Response[salusv1.ReserveClaimResponse], error) {
 	m := req.Msg
-	r, err := a.s.ReserveClaim(m.Claim, m.Name, int(m.Gpu), m.MemoryMib)
+	r, err := a.s.ReserveClaim(m.Claim, m.Name, int(m.Gpu), m.MemoryMib, m.Secret)
 	if err != nil {
 		return nil, connectErr(err)
 	}
-	return connect.NewResponse(&salusv1.ReserveClaimResponse{Existed: r.Existed, MemoryMib: r.MemoryMiB, GpuFreeMib: r.GPUFreeMiB}), nil
+	return connect.NewResponse(&salusv1.ReserveClaimResponse{Existed: r.Existed, MemoryMib: r.MemoryMiB, GpuFreeMib: r.GPUFreeMiB, Secret: r.Secret}), nil
 }
 
 func (a *connectAPI) ReleaseClaim(ctx context.Context, req *connect.Request[salusv1.ReleaseClaimRequest]) (*connect.Response[salusv1.ReleaseClaimResponse], error) {
@@ -446,10 +557,8 @@ func (s *Server) Sessions() []*salusv1.Session {
 		v, _, _, _ := s.sched.JobInfo(ss.id)
 		out = append(out, &salusv1.Session{Job: ss.id, Model: ss.model, State: phaseNames[ss.phase], Lane: int32(ss.lane),
 			ArrivalS: ss.job.Arrival.Seconds(), AttainedS: v.Attained.Seconds(), Iterations: int32(v.Iterations), PersistentMib: ss.job.Persistent,
-			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport, Gpus: int32s(s.physical(ss.gpus))})
-		if ss.peer != nil {
-			out[len(out)-1].Owner = ss.peer.String()
-		}
+			EphemeralMib: ss.job.Ephemeral, DeclaredS: ss.job.Declared.Seconds(), Transport: ss.transport, Gpus: int32s(s.physical(ss.gpus)),
+			Owner: owner(ss)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ArrivalS < out[j].ArrivalS })
 	return out

@@ -305,7 +305,8 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
-			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize, GPUs: req.GPUs, Claim: req.Claim},
+			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize, GPUs: req.GPUs, Claim: req.Claim,
+			ResumeToken: req.ResumeToken, ClaimSecret: req.ClaimSecret},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())
@@ -314,11 +315,17 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 				fc.write(id, func(b []byte) ([]byte, error) {
 					return appendJSON(b, protocol.OpenReply{ID: id, OK: true, Session: r.Session, Lane: r.Lane, LaneMiB: r.LaneMiB,
 						StartupOnGPU: r.StartupOnGPU, LeaseMS: r.LeaseMS, Policy: r.Policy, Emulated: r.Emulated,
-						Resumed: r.Resumed, RecoverMS: r.RecoverMS, AcceptsMeasured: true, GPUs: r.GPUs})
+						Resumed: r.Resumed, RecoverMS: r.RecoverMS, AcceptsMeasured: true, GPUs: r.GPUs, ResumeToken: r.ResumeToken})
 				})
 			})
 		if err != nil {
 			fc.fail(id, CodeOf(err), err.Error())
+			// Without the session's resume token or the claim's secret, the caller
+			// is not who it says: as for a missing token, the connection ends.
+			if code := CodeOf(err); code == protocol.CodeResumeDenied || code == protocol.CodeClaimDenied {
+				fc.gone("open refused: " + code)
+				return false
+			}
 			return true
 		}
 		fc.sess = ss

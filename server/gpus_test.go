@@ -307,12 +307,12 @@ func TestEmulatedGang(t *testing.T) {
 func TestRecoveredGangKeepsItsGPUs(t *testing.T) {
 	j := server.NewJournal()
 	j.Emit(eventlog.Event{Kind: eventlog.Run, Policy: "pack", Engine: "live", CapacityMiB: 14000, GPUs: 2})
-	j.Emit(eventlog.Event{T: 1, Kind: eventlog.Arrive, Job: "g", JobKind: "train", PersistentMiB: 100, EphemeralMiB: 100, GPUs: 2})
+	j.Emit(eventlog.Event{T: 1, Kind: eventlog.Arrive, Job: "g", JobKind: "train", PersistentMiB: 100, EphemeralMiB: 100, GPUs: 2, ResumeSHA256: sha256Hex(testResumeToken)})
 	d := start(t, "pack", 14000, func(c *server.Config) {
 		twoGPUs("")(c)
 		c.Recover, c.RecoverWindow = j, time.Minute
 	})
-	g, err := client.Open(context.Background(), d.addr, client.Options{Job: "g", PersistentMiB: 100, EphemeralMiB: 100, Resume: true})
+	g, err := client.Open(context.Background(), d.addr, client.Options{Job: "g", PersistentMiB: 100, EphemeralMiB: 100, Resume: true, ResumeToken: testResumeToken})
 	if err != nil {
 		t.Fatal(err)
 	}

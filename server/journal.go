@@ -50,7 +50,13 @@ type RecoveredSession struct {
 	// OnGPUs are the node's GPUs (core indices) it was admitted to, if it was:
 	// its process holds memory there, so it is restored onto them.
 	OnGPUs []int
-	seq    int
+	// ResumeSHA256 is the SHA-256 (hex) of the session's resume token, and
+	// OwnerUID its opener's uid when it came over a Unix socket (nil: not
+	// recorded): who may take it back (access.go). An empty ResumeSHA256 (a log
+	// of an older daemon) cannot be resumed.
+	ResumeSHA256 string
+	OwnerUID     *uint32
+	seq          int
 }
 
 // NewJournal returns an empty journal.
@@ -64,7 +70,7 @@ func (j *Journal) Emit(e eventlog.Event) {
 		j.seq++
 		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
 			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
-			PlannedIterations: e.Iterations, GPUs: e.GPUs, seq: j.seq}
+			PlannedIterations: e.Iterations, GPUs: e.GPUs, ResumeSHA256: e.ResumeSHA256, OwnerUID: parseUID(e.OwnerUID), seq: j.seq}
 	case eventlog.Admit:
 		if r := j.open[e.Job]; r != nil {
 			r.OnGPUs = []int{e.GPUIndex}
@@ -129,7 +135,8 @@ func (s *Server) recover(j *Journal, now time.Duration) {
 			s.logger.Warn("session lost", "job", r.Job, "reason", reason)
 			continue
 		}
-		s.sessions[r.Job] = &Session{id: r.Job, job: job, model: r.Model, kind: r.Kind, lane: -1, unclaimed: true}
+		s.sessions[r.Job] = &Session{id: r.Job, job: job, model: r.Model, kind: r.Kind, lane: -1, unclaimed: true,
+			resumeHash: r.ResumeSHA256, ownerUID: r.OwnerUID}
 		n++
 	}
 	s.decide(now, &out)
@@ -190,11 +197,13 @@ func (s *Server) loseUnclaimed(out *[]func()) {
 }
 
 // resume gives a recovered session to the client that opened its job with
-// resume. fresh holds what the open brought (transport, hooks, emulated work).
+// resume, once mayResume let it. fresh holds what the open brought (transport,
+// hooks, emulated work, the caller's process and a fresh connect secret).
 // Called under the lock.
 func (s *Server) resume(ss, fresh *Session, out *[]func()) {
 	ss.unclaimed, ss.resumed = false, true
 	ss.transport, ss.drop, ss.pendingOpen = fresh.transport, fresh.drop, fresh.pendingOpen
+	ss.peer, ss.secret = fresh.peer, fresh.secret
 	ss.emulated, ss.work, ss.demand = fresh.emulated, fresh.work, fresh.demand
 	ss.touch()
 	if ss.phase == pWaiting { // the open is answered at admission, as any open
@@ -212,5 +221,5 @@ func (s *Server) resume(ss, fresh *Session, out *[]func()) {
 func (s *Server) openReply(ss *Session) OpenReply {
 	return OpenReply{Session: ss.id, Lane: ss.lane, LaneMiB: ss.laneMiB, StartupOnGPU: s.cfg.Policy.StartupOnGPU,
 		LeaseMS: s.cfg.Lease.Milliseconds(), Policy: s.cfg.Policy.Name, Emulated: ss.emulated, Resumed: ss.resumed,
-		RecoverMS: s.cfg.RecoverWindow.Milliseconds(), Secret: ss.secret, GPUs: s.physical(ss.gpus)}
+		RecoverMS: s.cfg.RecoverWindow.Milliseconds(), Secret: ss.secret, GPUs: s.physical(ss.gpus), ResumeToken: ss.resumeToken}
 }

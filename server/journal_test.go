@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -51,12 +52,15 @@ func TestRecoverFromTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.jsonl")
 	a, fileA := startOnLog(t, "fair", path, time.Second, false)
 	conns := map[string]*raw{}
+	tokens := map[string]string{} // each session's resume token, from its open reply
 	for _, job := range []string{"x", "y", "gone", "web"} {
 		c := rawConn(t, a)
-		if rep := c.call(`{"op":"open","id":1,"version":1,"job":"` + job + `","persistent_mib":100,"ephemeral_mib":100}`); rep["ok"] != true || rep["recover_ms"] != 1000.0 {
+		rep := c.call(`{"op":"open","id":1,"version":1,"job":"` + job + `","persistent_mib":100,"ephemeral_mib":100}`)
+		if tok, _ := rep["resume_token"].(string); rep["ok"] != true || rep["recover_ms"] != 1000.0 || len(tok) != 64 {
 			t.Fatalf("open %s: %v", job, rep)
 		}
 		conns[job] = c
+		tokens[job] = rep["resume_token"].(string)
 	}
 	for i := range 3 {
 		c := conns["x"]
@@ -102,11 +106,11 @@ func TestRecoverFromTheLog(t *testing.T) {
 		t.Errorf("resume of an unknown job: %v", rep)
 	}
 	x = rawConn(t, b)
-	if rep := x.call(`{"op":"open","id":1,"version":1,"job":"x","resume":true,"persistent_mib":100,"ephemeral_mib":100}`); rep["ok"] != true || rep["resumed"] != true {
+	if rep := x.call(`{"op":"open","id":1,"version":1,"job":"x","resume":true,"persistent_mib":100,"ephemeral_mib":100,"resume_token":"` + tokens["x"] + `"}`); rep["ok"] != true || rep["resumed"] != true || rep["resume_token"] != nil {
 		t.Fatalf("resume x: %v", rep)
 	}
 	y := rawConn(t, b)
-	if rep := y.call(`{"op":"open","id":1,"version":1,"job":"y","resume":true,"persistent_mib":100,"ephemeral_mib":100}`); rep["ok"] != true || rep["resumed"] != true {
+	if rep := y.call(`{"op":"open","id":1,"version":1,"job":"y","resume":true,"persistent_mib":100,"ephemeral_mib":100,"resume_token":"` + tokens["y"] + `"}`); rep["ok"] != true || rep["resumed"] != true {
 		t.Fatalf("resume y: %v", rep)
 	}
 	// Under fair, y (less attained) runs before x, as before the restart.
@@ -144,10 +148,18 @@ func TestRecoverFromTheLog(t *testing.T) {
 	if code, out := post(salusv1connect.SchedulerServiceBeginIterationProcedure, `{"session":"web"}`); code == 200 || !strings.Contains(out, "resume") {
 		t.Errorf("begin of a recovered session not resumed: %d %s", code, out)
 	}
-	if code, out := post(salusv1connect.SchedulerServiceOpenSessionProcedure, `{"job":"web","resume":true,"persistentMib":100,"ephemeralMib":100}`); code != 200 || !strings.Contains(out, `"resumed":true`) || !strings.Contains(out, `"recoverMs":"300"`) {
-		t.Errorf("OpenSession with resume: %d %s", code, out)
+	code, out := post(salusv1connect.SchedulerServiceOpenSessionProcedure, `{"job":"web","resume":true,"persistentMib":100,"ephemeralMib":100,"resumeToken":"`+tokens["web"]+`"}`)
+	var web struct{ Secret string }
+	json.Unmarshal([]byte(out), &web)
+	if code != 200 || !strings.Contains(out, `"resumed":true`) || !strings.Contains(out, `"recoverMs":"300"`) || len(web.Secret) != 64 {
+		t.Errorf("OpenSession with resume: %d %s; want it resumed, with a fresh secret", code, out)
 	}
-	if code, out := post(salusv1connect.SchedulerServiceCloseSessionProcedure, `{"session":"web"}`); code != 200 {
+	// The resumed session is its resumer's: a call without the fresh secret is
+	// refused (before, a resumed connect session had none, and anyone could).
+	if code, out := post(salusv1connect.SchedulerServiceCloseSessionProcedure, `{"session":"web"}`); code != 403 || !strings.Contains(out, "permission_denied") {
+		t.Errorf("close of the resumed session without its secret: %d %s; want 403 permission_denied", code, out)
+	}
+	if code, out := post(salusv1connect.SchedulerServiceCloseSessionProcedure, `{"session":"web","secret":"`+web.Secret+`"}`); code != 200 {
 		t.Errorf("close: %d %s", code, out)
 	}
 	// "gone" is not resumed: lost once the window passes.

@@ -213,6 +213,15 @@ type OpenRequest struct {
 	// Claim is the Kubernetes claim (UID) the job runs under, reserved by the DRA
 	// driver (claims.go): the job goes to the claim's GPU, within its memory.
 	Claim string
+	// ResumeToken is, with Resume, the session's resume token (access.go): only
+	// its opener may take a recovered session back. Without Resume, the token
+	// the client chose for its session (then returned in the reply), so that it
+	// can resume even if the daemon died before answering; "": the daemon makes
+	// one.
+	ResumeToken string
+	// ClaimSecret is, with Claim, the claim's secret (claims.go): only the pod
+	// the claim was prepared for may open under it.
+	ClaimSecret string
 }
 
 // OpenReply says where the job was admitted.
@@ -237,6 +246,9 @@ type OpenReply struct {
 	// GPUs are the physical indices of the GPUs the job was given: one, or every
 	// GPU of a gang.
 	GPUs []int
+	// ResumeToken is what an open with resume of this session must present
+	// after a restart (access.go); only a fresh open's reply has it.
+	ResumeToken string
 }
 
 // BeginReply says the job may run its iteration.
@@ -298,6 +310,12 @@ type Session struct {
 	// unclaimed: a session recovered after a restart that no client has resumed
 	// yet; resumed: one that a client resumed.
 	unclaimed, resumed bool
+	// Who may resume it after a restart (access.go): the resume token its open
+	// reply gives (kept only until then; the journal has its hash) and the
+	// token's SHA-256; ownerUID, the opener's uid as the journal recorded it
+	// (nil: not recorded, or the opener came over TCP).
+	resumeToken, resumeHash string
+	ownerUID                *uint32
 
 	// startedAt is when the running iteration was granted, on the core's clock:
 	// its GPU time is measured from there.
@@ -317,7 +335,9 @@ type Session struct {
 	// ended counts the iterations that ended in this session (measured.go).
 	ended int
 	// claim is the Kubernetes claim the session runs under (claims.go); "" none.
-	claim string
+	// claimHash is the hash of the secret a resumed session presented for a
+	// claim not reserved yet, checked when the claim is.
+	claim, claimHash string
 }
 
 // ID returns the session id (the job name).
@@ -585,6 +605,12 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if transport == "connect" {
 		ss.secret = newSecret()
 	}
+	if !req.Resume { // access.go: the client's resume token, or one made here
+		if ss.resumeToken, err = resumeToken(req); err != nil {
+			return nil, err
+		}
+		ss.resumeHash = hashSecret(ss.resumeToken)
+	}
 	workFrom := ""
 	if s.emu != nil {
 		var err error
@@ -607,11 +633,16 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if old, dup := s.sessions[req.Job]; dup {
 		switch {
 		case req.Resume && old.unclaimed:
+			if err := s.mayResume(old, req); err != nil { // access.go, claims.go
+				s.mu.Unlock()
+				s.logDenied(req, err)
+				return nil, err
+			}
 			s.resume(old, ss, &out)
-			s.linkClaim(old, req.Claim)
+			s.linkClaim(old, req.Claim, req.ClaimSecret)
 			s.unlockRun(out)
-			s.logger.Info("session resumed after restart", "job", req.Job, "transport", transport,
-				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting)
+			s.logger.Info("session resumed after restart", append([]any{"job", req.Job, "transport", transport,
+				"arrival_s", old.job.Arrival.Seconds(), "admitted", old.phase != pWaiting}, req.Peer.logAttrs()...)...)
 			return old, nil
 		case old.unclaimed:
 			s.mu.Unlock()
@@ -627,6 +658,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	pinned, laneCap, err := s.claimFor(req)
 	if err != nil {
 		s.mu.Unlock()
+		s.logDenied(req, err)
 		return nil, err
 	}
 	now := s.clock(&out)
@@ -643,7 +675,8 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind, Priority: req.Priority,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
-		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs)})
+		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs),
+		ResumeSHA256: ss.resumeHash, OwnerUID: uidOf(ss.peer)})
 	s.decide(now, &out)
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
@@ -984,6 +1017,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				s.logger.Info("session admitted", "job", job, "lane", lane, "lane_mib", size, "gpus", gpus, "waited", wait)
 			})
 			rep := s.openReply(ss)
+			ss.resumeToken = "" // given once, in this reply; the journal keeps its hash
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
 				*out = append(*out, func() { f(rep, nil) })

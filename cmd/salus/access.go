@@ -38,13 +38,20 @@ const tokenPathHelp = "$XDG_RUNTIME_DIR/salus/%[1]s, else ~/.config/salus/%[1]s"
 // token (mode 0600, in a directory created 0700) when there is none. flag names
 // the option, for errors. It refuses a file that its group or others may read or
 // write, one another user owns, a symbolic link, and an empty one: each would let
-// someone else know or choose the token.
+// someone else know or choose the token. It refuses a directory that its group
+// or others may write (unless it is sticky, as /tmp is: then nobody else can
+// remove or rename the daemon's file), or that another user than the daemon's
+// or root owns: whoever can write there can swap the file for one of their own
+// between the daemon's checks and its read.
 func loadToken(path, flag string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if err := checkTokenDir(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return "", fmt.Errorf("%s %s: %w", flag, path, err)
-		}
 		// O_EXCL: never follow a link planted at path, never reuse a file made meanwhile.
 		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if cerr == nil {
@@ -96,6 +103,36 @@ func checkTokenFile(path string, fi fs.FileInfo) error {
 		return fmt.Errorf("token file %s belongs to uid %d, not to the daemon's user (uid %d): someone else may know its token; remove it", path, st.Uid, os.Getuid())
 	}
 	return nil
+}
+
+// checkTokenDir refuses a token file's directory that someone other than the
+// daemon's user (or root) may write to.
+func checkTokenDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("token directory %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+		return fmt.Errorf("token directory %s can be written by its group or others (mode %04o): they could put a file of their own in the token's place; run chmod go-w %s, or keep the token in a directory only the daemon's user can write (--token-file)", dir, perm, dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+		return fmt.Errorf("token directory %s belongs to uid %d, neither the daemon's user (uid %d) nor root: its owner could replace the token file; keep the token in a directory of the daemon's user (--token-file)", dir, st.Uid, os.Getuid())
+	}
+	return nil
+}
+
+// socketModeWarning is what serve logs when --socket-mode lets others connect
+// (their write bit: 0666, 0777): every user of the machine may then open
+// sessions over the Unix socket, where no token is asked, and, over
+// --api-socket, call the API. "" for a mode that keeps them out.
+func socketModeWarning(mode os.FileMode) string {
+	if mode&0o002 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--socket-mode %04o lets every user of the machine connect to the Unix sockets, where no token is asked: give 0660 (the daemon's user and --socket-group) unless that is meant", mode)
 }
 
 // socketAccess is who may connect to the daemon's Unix sockets.

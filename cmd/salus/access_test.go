@@ -188,6 +188,64 @@ func TestLoadToken(t *testing.T) {
 	}
 }
 
+// TestTokenDirectoryPermissions: a token file in a directory its group or
+// others may write to is refused (before, only the file's own mode was checked),
+// whether the file is there yet or not; a sticky directory such as /tmp, or
+// one of the daemon's user's own, is accepted.
+func TestTokenDirectoryPermissions(t *testing.T) {
+	for _, tc := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{{0o700, true}, {0o755, true}, {0o770, false}, {0o757, false}, {0o777, false}, {0o777 | os.ModeSticky, true}, {0o770 | os.ModeSticky, true}} {
+		for _, existing := range []bool{false, true} {
+			dir := filepath.Join(t.TempDir(), "salus")
+			os.Mkdir(dir, 0o700)
+			path := filepath.Join(dir, "token")
+			if existing {
+				os.WriteFile(path, []byte("a-token-of-the-daemon\n"), 0o600)
+			}
+			os.Chmod(dir, tc.mode)
+			_, err := loadToken(path, "--token-file")
+			if tc.ok && err != nil {
+				t.Errorf("directory mode %v (file there: %v): %v, want it accepted", tc.mode, existing, err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "can be written by its group or others") || !strings.Contains(err.Error(), "--token-file")) {
+				t.Errorf("directory mode %v (file there: %v): %v, want a refusal naming the directory", tc.mode, existing, err)
+			}
+			if !tc.ok && !existing {
+				if _, err := os.Stat(path); !os.IsNotExist(err) {
+					t.Errorf("directory mode %v: a token file was created in it", tc.mode)
+				}
+			}
+		}
+	}
+	if os.Getuid() == 0 {
+		dir := filepath.Join(t.TempDir(), "theirs")
+		os.Mkdir(dir, 0o755)
+		os.Chown(dir, 65534, 65534)
+		if _, err := loadToken(filepath.Join(dir, "token"), "--token-file"); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("a directory of another user: %v, want a refusal", err)
+		}
+	}
+}
+
+// TestServeWarnsOfASocketOthersMayWrite: --socket-mode 0666 or 0777 lets every
+// user connect; serve says so in its log at start (before, it said nothing).
+func TestServeWarnsOfASocketOthersMayWrite(t *testing.T) {
+	for mode, warned := range map[string]bool{"0666": true, "0777": true, "0662": true, "0660": false, "0600": false, "0664": false} {
+		dir := t.TempDir()
+		// Nothing to listen on: serve stops right after its checks and warnings.
+		out, err := run(t, "serve", "--socket", "", "--addr", "", "--fast-addr", "", "--socket-mode", mode,
+			"--token-file", filepath.Join(dir, "token"), "--admin-token-file", filepath.Join(dir, "admin"))
+		if err == nil || !strings.Contains(err.Error(), "nothing to listen on") {
+			t.Fatalf("serve without listeners: %v\n%s", err, out)
+		}
+		if got := strings.Contains(out, "lets every user of the machine connect"); got != warned {
+			t.Errorf("--socket-mode %s: warned %v, want %v:\n%s", mode, got, warned, out)
+		}
+	}
+}
+
 // TestServeRefusesAReadableTokenFile: salus serve stops at once, saying why.
 func TestServeRefusesAReadableTokenFile(t *testing.T) {
 	dir := t.TempDir()

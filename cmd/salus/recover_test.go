@@ -184,3 +184,82 @@ func iterEnds(t *testing.T, path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte(`"ev":"iter_end"`))
 }
+
+// pyResume is the Python client's job for TestPythonClientResumesAfterKill: it
+// iterates until told to stop (the file STOP appears), across the daemon's
+// death and restart, then says what it saw.
+const pyResume = `
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import salus_client
+s = salus_client.Session(name="py", persistent=10, ephemeral=10, address=sys.argv[2])
+n = 0
+while not os.path.exists(sys.argv[3]):
+    with s.iteration():
+        time.sleep(0.002)
+    n += 1
+print(json.dumps({"resumed": s.resumed, "iterations": n, "closed": s.close()}))
+`
+
+// TestPythonClientResumesAfterKill: the Python client, under a real salus
+// serve that is killed (SIGKILL) and restarted on its journal, reconnects and
+// resumes its session with the resume token it sent with its first open, and
+// carries on to a clean close; a stranger's resume without the token is
+// refused meanwhile.
+func TestPythonClientResumesAfterKill(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	sock, events, stop := filepath.Join(dir, "s.sock"), filepath.Join(dir, "live.jsonl"), filepath.Join(dir, "STOP")
+	args := []string{"--policy", "fair", "--events", events, "--recover-window", "20s"}
+	a := startDaemonProc(t, sock, args...)
+	root, err := filepath.Abs("../../client/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := exec.Command(py, "-c", pyResume, root, sock, stop)
+	var out, stderr bytes.Buffer
+	job.Stdout, job.Stderr = &out, &stderr
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { job.Process.Kill(); job.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for iterEnds(t, events) < 20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Wait()
+	before := iterEnds(t, events)
+	b := startDaemonProc(t, sock, args...)
+	var e *client.Error
+	if _, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "py", PersistentMiB: 10, EphemeralMiB: 10, Resume: true}); err == nil ||
+		!(errors.As(err, &e) && (e.Code == "resume_denied" || e.Code == "rejected")) {
+		t.Errorf("a stranger's resume of the Python job's session: %v, want it refused", err)
+	}
+	for iterEnds(t, events) < before+20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	os.WriteFile(stop, nil, 0o644)
+	if err := job.Wait(); err != nil {
+		t.Fatalf("the Python job: %v\n%s", err, stderr.String())
+	}
+	if got := strings.TrimSpace(out.String()); !strings.Contains(got, `"resumed": true`) || !strings.Contains(got, `"closed": true`) {
+		t.Errorf("the Python job said %s (stderr %s); want it resumed and closed", got, stderr.String())
+	}
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	if err := b.cmd.Wait(); err != nil {
+		t.Fatalf("restarted daemon: %v\n%s", err, b.stderr.String())
+	}
+	res, err := metrics.FromFile(events)
+	if err != nil && !errors.Is(err, eventlog.ErrTruncated) {
+		t.Fatal(err)
+	}
+	if res.Jobs != 1 || res.Finished != 1 || res.Lost != 0 {
+		t.Errorf("metrics: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
+	}
+}

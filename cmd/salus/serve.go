@@ -179,11 +179,15 @@ the daemon answers when the model has done the work (docs/protocol.md). Its memo
 preset's unless --capacity-mib says otherwise.
 
 Access: the Unix sockets are created --socket-mode (0660: the daemon's user and
---socket-group) and the daemon logs each peer's uid; over TCP (--fast-addr, --addr)
-callers present the token of --token-file (created 0600 with a random token when
-absent); the admin calls (salus sessions, evict, drain) need the token of
---admin-token-file, or the daemon's uid or root over --api-socket. A job that holds a
-lane without iterating for --idle-timeout gives it back while others wait.
+--socket-group; a mode that lets others write is warned of) and the daemon logs each
+peer's uid; over TCP (--fast-addr, --addr) callers present the token of --token-file
+(created 0600 with a random token when absent; refused when its group or others may
+read it, or write its directory); the admin calls (salus sessions, evict, drain) need
+the token of --admin-token-file, or the daemon's uid or root over --api-socket. A
+session recovered after a restart is given back only to the client that presents its
+resume token (and over the Unix socket, from its opener's uid); an open naming a
+Kubernetes claim must present the claim's secret. A job that holds a lane without
+iterating for --idle-timeout gives it back while others wait.
 
 With --events FILE the event log is the daemon's journal: it is appended to, never
 truncated, and every event is written as it happens (--events-flush). A daemon restarted
@@ -234,6 +238,9 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 			}
 			if acc.mode, err = parseSocketMode(mode); err != nil {
 				return err
+			}
+			if w := socketModeWarning(acc.mode); w != "" {
+				logger.Warn(w)
 			}
 			if idle < 0 {
 				return fmt.Errorf("--idle-timeout %v: give a duration, or 0 to disable it", idle)

@@ -182,8 +182,8 @@ claim_name=$(k get pod -n "$E2E_NS" e2e-train -o jsonpath='{.status.resourceClai
 [[ -n $claim_name ]] || fail "pod e2e-train has no generated ResourceClaim"
 k get resourceclaim -n "$E2E_NS" "$claim_name"
 claim=$(k get resourceclaim -n "$E2E_NS" "$claim_name" -o jsonpath='{.metadata.uid}')
-grep -q "claim $claim," <<<"$train_log" ||
-	fail "the training pod did not get its claim's UID ($claim) in SALUS_CLAIM"
+grep -q "claim $claim (secret set)," <<<"$train_log" ||
+	fail "the training pod did not get its claim's UID ($claim) in SALUS_CLAIM and its secret in SALUS_CLAIM_SECRET"
 
 # 6. The daemon saw the session.
 node=$(k get pod -n "$E2E_NS" e2e-train -o jsonpath='{.spec.nodeName}')

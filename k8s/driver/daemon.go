@@ -61,8 +61,8 @@ func (c *ConnectDaemon) GPUs(ctx context.Context) ([]dra.GPU, error) {
 }
 
 // Reserve calls ReserveClaim.
-func (c *ConnectDaemon) Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64) error {
-	_, err := c.admin.ReserveClaim(ctx, connect.NewRequest(&salusv1.ReserveClaimRequest{Claim: uid, Name: name, Gpu: int32(gpu), MemoryMib: memoryMiB}))
+func (c *ConnectDaemon) Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string) error {
+	_, err := c.admin.ReserveClaim(ctx, connect.NewRequest(&salusv1.ReserveClaimRequest{Claim: uid, Name: name, Gpu: int32(gpu), MemoryMib: memoryMiB, Secret: secret}))
 	return unwrap(err)
 }
 

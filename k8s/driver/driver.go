@@ -6,13 +6,22 @@
 // the claim. The pure pieces (the slice, the claim configuration, the CDI spec)
 // are package dra's; this package adds the kubelet and daemon calls.
 //
+// Each claim has a secret, made here (256 random bits) when the claim is first
+// prepared: the driver reserves the claim with it and puts it in the claim's
+// container (SALUS_CLAIM_SECRET, beside SALUS_CLAIM), so that only that pod's
+// job can open a session under the claim. The CDI spec and the record that hold
+// it are written 0600.
+//
 // Every prepared claim is also recorded in a small file under the plugin's data
 // directory, so that a restarted driver (or one that sees the daemon restart)
-// asserts its claims with the daemon again (Resync) and can release them later.
+// asserts its claims with the daemon again (Resync), with the same secret, and
+// can release them later.
 package driver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,9 +44,9 @@ import (
 type Daemon interface {
 	// GPUs lists the GPUs the daemon drives, with their usable memory.
 	GPUs(ctx context.Context) ([]dra.GPU, error)
-	// Reserve holds memoryMiB of the GPU (physical index) for the claim; the
-	// same reservation again is a no-op.
-	Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64) error
+	// Reserve holds memoryMiB of the GPU (physical index) for the claim, whose
+	// opens must present secret; the same reservation again is a no-op.
+	Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string) error
 	// Release drops the claim's reservation and ends its session; an unknown
 	// claim is no error.
 	Release(ctx context.Context, uid string) error
@@ -115,6 +124,9 @@ type record struct {
 	Name      string  `json:"name"` // namespace/name
 	GPU       int     `json:"gpu"`
 	MemoryMiB float64 `json:"memoryMiB"`
+	// Secret is the claim's secret (its CDI spec gives it to the container);
+	// empty in the record of a driver before claim secrets.
+	Secret string `json:"secret,omitempty"`
 }
 
 // PrepareResourceClaims reserves each claim with the daemon and writes its CDI
@@ -173,18 +185,30 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		return nil, fmt.Errorf("the claim's configuration needs %g MiB (persistentMiB %g + ephemeralMiB %g), more than the %g MiB of capacity %s it was granted: request more capacity, or lower them", need, cfg.PersistentMiB, cfg.EphemeralMiB, granted, dra.CapMemory)
 	}
 	rec := record{UID: string(c.UID), Name: c.Namespace + "/" + c.Name, GPU: gpu.Index, MemoryMiB: granted}
-	if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB); err != nil {
+	// A claim prepared before (the kubelet retries) keeps its secret: its
+	// container may already have it, and the daemon holds the claim with it.
+	if old, err := d.readRecord(d.statePath(rec.UID)); err == nil && old.Secret != "" {
+		rec.Secret = old.Secret
+	} else {
+		rec.Secret = newSecret()
+	}
+	if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret); err != nil {
 		return nil, err
 	}
-	spec, err := dra.CDISpec(rec.UID, gpu, d.cfg.HostSocket, d.cfg.HostToken, cfg)
+	// A claim the daemon holds must be one the driver can assert again, with
+	// its secret: without its record, it is released.
+	state, _ := json.Marshal(rec)
+	if err := writeAtomically(d.statePath(rec.UID), state); err != nil {
+		if rerr := d.cfg.Daemon.Release(ctx, rec.UID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	spec, err := dra.CDISpec(rec.UID, rec.Secret, gpu, d.cfg.HostSocket, d.cfg.HostToken, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if err := writeAtomically(d.cdiPath(rec.UID), spec); err != nil {
-		return nil, err
-	}
-	state, _ := json.Marshal(rec)
-	if err := writeAtomically(d.statePath(rec.UID), state); err != nil {
 		return nil, err
 	}
 	d.log.Info("claim prepared", "claim", rec.UID, "name", rec.Name, "gpu", rec.GPU, "memory_mib", rec.MemoryMiB)
@@ -264,23 +288,41 @@ func (d *Driver) Resync(ctx context.Context) (int, error) {
 	var errs []error
 	n := 0
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		rec, err := d.readRecord(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		var rec record
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w: remove the file if its claim is gone", f, err))
-			continue
+		if rec.Secret == "" {
+			d.log.Warn("claim prepared by a driver before claim secrets: its container has none, so its job cannot open a session; delete the pod to prepare the claim again", "claim", rec.UID, "name", rec.Name)
 		}
-		if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB); err != nil {
+		if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret); err != nil {
 			errs = append(errs, fmt.Errorf("claim %s (%s): %w", rec.UID, rec.Name, err))
 			continue
 		}
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// readRecord reads a prepared claim's record.
+func (d *Driver) readRecord(path string) (record, error) {
+	var rec record
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, fmt.Errorf("%s: %w: remove the file if its claim is gone", path, err)
+	}
+	return rec, nil
+}
+
+// newSecret is a claim's secret: 256 random bits, hex.
+func newSecret() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
 }
 
 // HandleError logs errors met in the background (publishing the slice). They
@@ -295,7 +337,8 @@ func (d *Driver) WatchHealthStatus(ctx context.Context, _ chan<- kubeletplugin.D
 }
 
 // writeAtomically writes data to path through a temporary file and a rename, so
-// that the runtime never reads half a spec.
+// that the runtime never reads half a spec. The file is 0600: the spec and the
+// record hold the claim's secret, and the runtime that reads the spec is root.
 func writeAtomically(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
 	if err != nil {
@@ -306,7 +349,7 @@ func writeAtomically(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	oci "github.com/opencontainers/runtime-spec/specs-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -29,6 +31,8 @@ import (
 	"sigs.k8s.io/yaml"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 
+	salusv1 "github.com/salusgo/salus/api/salus/v1"
+	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/dra"
 	"github.com/salusgo/salus/k8s/driver"
@@ -42,15 +46,40 @@ const (
 	adminToken = "admin-secret-for-the-test"
 )
 
+// clientToken is the daemon's user token in the tests.
+const clientToken = "client-token-for-the-test"
+
+// envValue is the value of name in a list of NAME=VALUE.
+func envValue(env []string, name string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// bearer makes a connect client present tok.
+func bearer(tok string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+tok)
+			return next(ctx, req)
+		}
+	}))
+}
+
 // rig is a daemon of two 16000 MiB GPUs (physical 0 and 1), the driver in front
 // of it registered as a kubelet plugin with a fake clientset, and a gRPC client
 // that calls the plugin as the kubelet does.
 type rig struct {
-	daemon  *server.Server
-	kube    *fake.Clientset
-	drv     *driver.Driver
-	cdiDir  string
-	kubelet drapb.DRAPluginClient
+	daemon   *server.Server
+	kube     *fake.Clientset
+	drv      *driver.Driver
+	cdiDir   string
+	stateDir string
+	api      string // the daemon's connect API
+	kubelet  drapb.DRAPluginClient
 }
 
 func start(t *testing.T) *rig {
@@ -61,7 +90,7 @@ func start(t *testing.T) *rig {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := server.New(server.Config{Policy: pol, Device: "H100", CapacityMiB: 16000, GPUs: []server.GPU{{Index: 0}, {Index: 1}},
-		AdminToken: adminToken, Token: "client-token-for-the-test", Logger: quiet})
+		AdminToken: adminToken, Token: clientToken, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +99,11 @@ func start(t *testing.T) *rig {
 	t.Cleanup(api.Close)
 
 	dir := t.TempDir()
-	r := &rig{daemon: d, cdiDir: filepath.Join(dir, "cdi")}
+	r := &rig{daemon: d, cdiDir: filepath.Join(dir, "cdi"), stateDir: filepath.Join(dir, "plugin"), api: api.URL}
 	r.kube = fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid-1"}})
 	daemon := driver.NewConnectDaemon(api.URL, adminToken)
 	daemon.DriverVersion = "550.54.15"
-	pluginDir, registry := filepath.Join(dir, "plugin"), filepath.Join(dir, "registry")
+	pluginDir, registry := r.stateDir, filepath.Join(dir, "registry")
 	if err := os.MkdirAll(registry, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +302,42 @@ func TestPrepareAndUnprepare(t *testing.T) {
 		t.Errorf("CDI mounts %+v", m)
 	}
 	// The daemon holds 6000 of GPU 1's 16000 MiB for it: 10000 are left for others.
-	if _, err := r.daemon.ReserveClaim("other", "team-b/big", 1, 10001); err == nil || !strings.Contains(err.Error(), "its other claims hold 6000") {
+	if _, err := r.daemon.ReserveClaim("other", "team-b/big", 1, 10001, ""); err == nil || !strings.Contains(err.Error(), "its other claims hold 6000") {
 		t.Errorf("a claim past what is left: %v", err)
 	}
-	// The kubelet retries: the same answer, nothing doubled.
+	// The claim's secret is in its container's environment and nowhere else a
+	// pod can read: the spec and the driver's record are 0600. The pod's job
+	// opens under the claim with it; another job without it is refused.
+	secret := envValue(spec.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
+	if len(secret) != 64 {
+		t.Fatalf("SALUS_CLAIM_SECRET %q: want 64 hex digits", secret)
+	}
+	for _, p := range []string{filepath.Join(r.cdiDir, "gpu.salus.dev-0b7e-uid-1.json"), filepath.Join(r.stateDir, "claim-0b7e-uid-1.json")} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, %v; want 0600 (it holds the claim's secret)", p, fi.Mode(), err)
+		}
+	}
+	sc := salusv1connect.NewSchedulerServiceClient(http.DefaultClient, r.api, bearer(clientToken))
+	ctx := context.Background()
+	if _, err := sc.OpenSession(ctx, connect.NewRequest(&salusv1.OpenSessionRequest{Job: "thief", PersistentMib: 10, EphemeralMib: 10, Claim: "0b7e-uid-1"})); connect.CodeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), "claim_denied") {
+		t.Errorf("an open naming the claim without its secret: %v, want permission_denied (claim_denied)", err)
+	}
+	op, err := sc.OpenSession(ctx, connect.NewRequest(&salusv1.OpenSessionRequest{Job: "pod", PersistentMib: 2000, EphemeralMib: 3000, DeclaredS: 600, Claim: "0b7e-uid-1", ClaimSecret: secret}))
+	if err != nil {
+		t.Fatalf("the pod's open with its claim's secret: %v", err)
+	}
+	if len(op.Msg.Gpus) != 1 || op.Msg.Gpus[0] != 1 {
+		t.Errorf("the claim's job runs on GPU %v, want its claim's GPU 1", op.Msg.Gpus)
+	}
+	// The kubelet retries: the same answer, the same secret, nothing doubled.
 	if again := r.prepare(t, c); again.Error != "" || len(again.Devices) != 1 {
 		t.Fatalf("prepare again: %+v", again)
 	}
-	if _, err := r.daemon.ReserveClaim("other", "team-b/big", 1, 10000); err != nil {
+	raw, _ = os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-0b7e-uid-1.json"))
+	if !strings.Contains(string(raw), "SALUS_CLAIM_SECRET="+secret) {
+		t.Errorf("the retry changed the claim's secret:\n%s", raw)
+	}
+	if _, err := r.daemon.ReserveClaim("other", "team-b/big", 1, 10000, ""); err != nil {
 		t.Errorf("after the retry, GPU 1 should still have 10000 MiB: %v", err)
 	}
 	if msg := r.unprepare(t, c); msg != "" {
@@ -322,7 +379,7 @@ func TestPrepareRefuses(t *testing.T) {
 		}
 	}
 	// Nothing was reserved: the whole of GPU 0 is free for a claim.
-	if _, err := r.daemon.ReserveClaim("whole", "team-b/whole", 0, 16000); err != nil {
+	if _, err := r.daemon.ReserveClaim("whole", "team-b/whole", 0, 16000, ""); err != nil {
 		t.Errorf("GPU 0 after refused claims: %v", err)
 	}
 }
@@ -343,7 +400,22 @@ func TestResyncAfterDaemonRestart(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("resync = %d, %v; want 1 claim asserted", n, err)
 	}
-	if _, err := r.daemon.ReserveClaim("uid-r", "team-a/train-r", 0, 5000); err != nil {
-		t.Errorf("after resync the daemon should hold the claim as before: %v", err)
+	// As before: with the same secret, the one in the claim's container.
+	spec, err := os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-uid-r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Devices []struct {
+			ContainerEdits struct{ Env []string } `json:"containerEdits"`
+		} `json:"devices"`
+	}
+	json.Unmarshal(spec, &parsed)
+	secret := envValue(parsed.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
+	if res, err := r.daemon.ReserveClaim("uid-r", "team-a/train-r", 0, 5000, secret); err != nil || !res.Existed {
+		t.Errorf("after resync the daemon should hold the claim as before, with its secret: %+v, %v", res, err)
+	}
+	if _, err := r.daemon.ReserveClaim("uid-r", "team-a/train-r", 0, 5000, strings.Repeat("0", 64)); err == nil || !strings.Contains(err.Error(), "another secret") {
+		t.Errorf("after resync the claim should hold the secret of its container: %v", err)
 	}
 }

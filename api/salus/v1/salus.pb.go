@@ -113,7 +113,16 @@ type OpenSessionRequest struct {
 	// The Kubernetes claim (its UID) the job runs under, as the DRA driver's
 	// CDI edits give it (SALUS_CLAIM): the job goes to the claim's GPU only, and
 	// its memory must fit in the claim's. Refused when the claim is not reserved.
-	Claim         string `protobuf:"bytes,31,opt,name=claim,proto3" json:"claim,omitempty"`
+	Claim string `protobuf:"bytes,31,opt,name=claim,proto3" json:"claim,omitempty"`
+	// Fields added by the access work are numbered from 40.
+	// With resume: the session's resume token, from its first OpenSessionResponse
+	// (or the fast path's open reply). Without it, or with another, the resume is
+	// refused (permission_denied, "resume_denied: ...") and the session is untouched.
+	ResumeToken string `protobuf:"bytes,40,opt,name=resume_token,json=resumeToken,proto3" json:"resume_token,omitempty"`
+	// With claim: the claim's secret, which the DRA driver puts in the pod's
+	// container beside SALUS_CLAIM (SALUS_CLAIM_SECRET). Without it, or with
+	// another, the open is refused (permission_denied, "claim_denied: ...").
+	ClaimSecret   string `protobuf:"bytes,41,opt,name=claim_secret,json=claimSecret,proto3" json:"claim_secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -246,6 +255,20 @@ func (x *OpenSessionRequest) GetClaim() string {
 	return ""
 }
 
+func (x *OpenSessionRequest) GetResumeToken() string {
+	if x != nil {
+		return x.ResumeToken
+	}
+	return ""
+}
+
+func (x *OpenSessionRequest) GetClaimSecret() string {
+	if x != nil {
+		return x.ClaimSecret
+	}
+	return ""
+}
+
 type OpenSessionResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -268,7 +291,12 @@ type OpenSessionResponse struct {
 	// The GPUs the job was given, as the daemon names them (salus serve --gpus:
 	// physical CUDA indices): one, or all of a gang's. Make them the job's devices
 	// (CUDA_VISIBLE_DEVICES) before CUDA starts.
-	Gpus          []int32 `protobuf:"varint,30,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
+	Gpus []int32 `protobuf:"varint,30,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
+	// What a resume of this session after a daemon restart must present
+	// (OpenSessionRequest.resume_token): keep it secret, as the secret. Given by
+	// the first open only; a resumed session keeps the token it had. The daemon
+	// keeps only its SHA-256, in its journal.
+	ResumeToken   string `protobuf:"bytes,40,opt,name=resume_token,json=resumeToken,proto3" json:"resume_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -378,6 +406,13 @@ func (x *OpenSessionResponse) GetGpus() []int32 {
 		return x.Gpus
 	}
 	return nil
+}
+
+func (x *OpenSessionResponse) GetResumeToken() string {
+	if x != nil {
+		return x.ResumeToken
+	}
+	return ""
 }
 
 type BeginIterationRequest struct {
@@ -1697,11 +1732,16 @@ func (x *DrainRequest) GetResume() bool {
 }
 
 type ReserveClaimRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Claim         string                 `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"`                            // the claim's UID
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`                              // namespace/name, for messages and the daemon's log
-	Gpu           int32                  `protobuf:"varint,3,opt,name=gpu,proto3" json:"gpu,omitempty"`                               // the allocated device's GPU (physical index, salus serve --gpus)
-	MemoryMib     float64                `protobuf:"fixed64,4,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"` // the memory the claim was granted; 0: the whole GPU
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Claim     string                 `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"`                            // the claim's UID
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`                              // namespace/name, for messages and the daemon's log
+	Gpu       int32                  `protobuf:"varint,3,opt,name=gpu,proto3" json:"gpu,omitempty"`                               // the allocated device's GPU (physical index, salus serve --gpus)
+	MemoryMib float64                `protobuf:"fixed64,4,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"` // the memory the claim was granted; 0: the whole GPU
+	// The claim's secret, which an open naming the claim must present
+	// (OpenSessionRequest.claim_secret, SALUS_CLAIM_SECRET): 32 to 256 printable
+	// ASCII characters. Empty: the daemon makes one and returns it. A claim
+	// reserved again must be given the same secret, or none.
+	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1764,11 +1804,21 @@ func (x *ReserveClaimRequest) GetMemoryMib() float64 {
 	return 0
 }
 
+func (x *ReserveClaimRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 type ReserveClaimResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Existed       bool                   `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`                            // the claim was already reserved, as asked (a retry)
-	MemoryMib     float64                `protobuf:"fixed64,2,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"`      // the memory reserved
-	GpuFreeMib    float64                `protobuf:"fixed64,3,opt,name=gpu_free_mib,json=gpuFreeMib,proto3" json:"gpu_free_mib,omitempty"` // the GPU's memory no claim holds, after this one
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Existed    bool                   `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`                            // the claim was already reserved, as asked (a retry)
+	MemoryMib  float64                `protobuf:"fixed64,2,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"`      // the memory reserved
+	GpuFreeMib float64                `protobuf:"fixed64,3,opt,name=gpu_free_mib,json=gpuFreeMib,proto3" json:"gpu_free_mib,omitempty"` // the GPU's memory no claim holds, after this one
+	// The secret the daemon made for the claim, when the request gave none and
+	// the claim was new; empty otherwise (the daemon keeps only its SHA-256).
+	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1822,6 +1872,13 @@ func (x *ReserveClaimResponse) GetGpuFreeMib() float64 {
 		return x.GpuFreeMib
 	}
 	return 0
+}
+
+func (x *ReserveClaimResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
 }
 
 type ReleaseClaimRequest struct {
@@ -1984,7 +2041,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\x98\x03\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xde\x03\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -2003,7 +2060,9 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x06demand\x18\v \x01(\x01R\x06demand\x12\x16\n" +
 	"\x06resume\x18\f \x01(\bR\x06resume\x12\x12\n" +
 	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\x12\x14\n" +
-	"\x05claim\x18\x1f \x01(\tR\x05claim\"\xb8\x02\n" +
+	"\x05claim\x18\x1f \x01(\tR\x05claim\x12!\n" +
+	"\fresume_token\x18( \x01(\tR\vresumeToken\x12!\n" +
+	"\fclaim_secret\x18) \x01(\tR\vclaimSecret\"\xdb\x02\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
@@ -2016,7 +2075,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
 	"recover_ms\x18\t \x01(\x03R\trecoverMs\x12\x16\n" +
 	"\x06secret\x18\x14 \x01(\tR\x06secret\x12\x12\n" +
-	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"I\n" +
+	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\x12!\n" +
+	"\fresume_token\x18( \x01(\tR\vresumeToken\"I\n" +
 	"\x15BeginIterationRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x16\n" +
 	"\x06secret\x18\x14 \x01(\tR\x06secret\"h\n" +
@@ -2111,19 +2171,21 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x19\n" +
 	"\bfree_mib\x18\x02 \x01(\x01R\afreeMib\"&\n" +
 	"\fDrainRequest\x12\x16\n" +
-	"\x06resume\x18\x01 \x01(\bR\x06resume\"p\n" +
+	"\x06resume\x18\x01 \x01(\bR\x06resume\"\x88\x01\n" +
 	"\x13ReserveClaimRequest\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
 	"\x03gpu\x18\x03 \x01(\x05R\x03gpu\x12\x1d\n" +
 	"\n" +
-	"memory_mib\x18\x04 \x01(\x01R\tmemoryMib\"q\n" +
+	"memory_mib\x18\x04 \x01(\x01R\tmemoryMib\x12\x16\n" +
+	"\x06secret\x18\x14 \x01(\tR\x06secret\"\x89\x01\n" +
 	"\x14ReserveClaimResponse\x12\x18\n" +
 	"\aexisted\x18\x01 \x01(\bR\aexisted\x12\x1d\n" +
 	"\n" +
 	"memory_mib\x18\x02 \x01(\x01R\tmemoryMib\x12 \n" +
 	"\fgpu_free_mib\x18\x03 \x01(\x01R\n" +
-	"gpuFreeMib\"+\n" +
+	"gpuFreeMib\x12\x16\n" +
+	"\x06secret\x18\x14 \x01(\tR\x06secret\"+\n" +
 	"\x13ReleaseClaimRequest\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\"J\n" +
 	"\x14ReleaseClaimResponse\x12\x18\n" +

@@ -19,13 +19,13 @@ and :mod:`salus_client.errors` for what can go wrong.
 
 __version__ = "0.1.0"
 
-from .errors import (DaemonGone, DaemonUnavailable, Evicted, ProtocolError, Rejected, SalusError,
-                     SessionLost, Unauthorized)
+from .errors import (DaemonGone, DaemonUnavailable, Evicted, PermissionDenied, ProtocolError, Rejected,
+                     SalusError, SessionLost, Unauthorized)
 from .protocol import DEFAULT_SOCKET, resolve_address, resolve_token
 from .session import Session
 
 __all__ = [
     "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Evicted",
-    "Rejected", "Unauthorized", "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
+    "Rejected", "Unauthorized", "PermissionDenied", "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
     "resolve_token", "__version__",
 ]

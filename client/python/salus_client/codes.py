@@ -26,6 +26,8 @@ TOO_MANY_CONNECTIONS = "too_many_connections"
 TIMEOUT = "timeout"
 UNKNOWN_SESSION = "unknown_session"
 PERMISSION_DENIED = "permission_denied"
+RESUME_DENIED = "resume_denied"
+CLAIM_DENIED = "claim_denied"
 
 # What each code means.
 CODES = {
@@ -45,6 +47,8 @@ CODES = {
     TIMEOUT: "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte",
     UNKNOWN_SESSION: "connect API: no live session of that name",
     PERMISSION_DENIED: "connect API: the caller lacks the session's secret or the admin's rights",
+    RESUME_DENIED: "open with resume without the session's resume_token, with another, or from another uid than its opener's",
+    CLAIM_DENIED: "open naming a claim without its claim_secret (the DRA driver's SALUS_CLAIM_SECRET), or with another",
 }
 
 # Codes that end the session: the client stops (or reconnects), it does not retry.
@@ -57,4 +61,6 @@ ENDS_SESSION = frozenset([
     SHUTDOWN,
     TOO_MANY_CONNECTIONS,
     TIMEOUT,
+    RESUME_DENIED,
+    CLAIM_DENIED,
 ])

@@ -13,6 +13,9 @@ without the daemon). The subclasses say what happened:
 - :class:`Rejected`: the daemon refused to open the session (duplicate name, a job that
   cannot fit the device, an unknown model, a draining daemon: code ``draining``);
 - :class:`Unauthorized`: the open over TCP lacked the daemon's token, or had another;
+- :class:`PermissionDenied`: the open named a session or a claim that is not this job's: a
+  resume without the session's resume token (code ``resume_denied``), or a claim without its
+  secret (code ``claim_denied``);
 - :class:`ProtocolError`: any other error reply, or a reply the client cannot read.
 """
 
@@ -51,6 +54,12 @@ class Rejected(SalusError):
 
 class Unauthorized(Rejected):
     """The open over TCP did not carry the daemon's token (``token=``, ``$SALUS_TOKEN``)."""
+
+
+class PermissionDenied(Rejected):
+    """The open named what is not this job's: a recovered session without its resume token
+    (code ``resume_denied``), or a Kubernetes claim without its secret (``claim_denied``,
+    ``$SALUS_CLAIM_SECRET``)."""
 
 
 class ProtocolError(SalusError):

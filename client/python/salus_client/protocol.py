@@ -207,7 +207,7 @@ class Connection:
 
     def raise_for(self, op, reply):
         """Raise the exception that an error reply to ``op`` stands for."""
-        from .errors import Evicted, Rejected, Unauthorized
+        from .errors import Evicted, PermissionDenied, Rejected, Unauthorized
         code = reply.get("code") or "error"
         text = reply.get("error") or "no message"
         msg = "salus daemon at %s refused %s: %s (code %s)" % (self.where, op, text, code)
@@ -220,6 +220,9 @@ class Connection:
         if code == codes.UNAUTHORIZED:
             self.close()
             raise Unauthorized(msg, code=code)
+        if code in (codes.RESUME_DENIED, codes.CLAIM_DENIED):
+            self.close()
+            raise PermissionDenied(msg, code=code)
         if code == codes.SHUTDOWN:
             self.close()
             raise DaemonGone("the salus daemon at %s is shutting down: %s" % (self.where, text), code=code)

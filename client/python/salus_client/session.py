@@ -23,13 +23,17 @@ When the connection drops without a word from the daemon (no ``shutdown`` or
 ``lost`` code: it crashed or was killed), the session reconnects with backoff (50 ms,
 doubling to 2 s) for the daemon's recover window and re-opens with ``resume``: a
 daemon restarted on its event log gives the session back with its arrival and
-attained GPU time. If the daemon stays away, ``on_daemon_gone="continue"`` carries on
-without it (iterations run ungated); the default raises :class:`DaemonGone`.
+attained GPU time. The resume presents the session's resume token, which the client
+chooses at random before its first open and sends with it: the daemon gives a recovered
+session back only to whoever presents it (a stranger gets ``resume_denied``). If the daemon
+stays away, ``on_daemon_gone="continue"`` carries on without it (iterations run ungated);
+the default raises :class:`DaemonGone`.
 """
 
 import atexit
 import math
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -110,8 +114,10 @@ class Session:
       are read from ``$SALUS_DECLARED_S``, ``$SALUS_PERSISTENT_MIB``, ``$SALUS_EPHEMERAL_MIB``,
       ``$SALUS_PRIORITY`` and ``$SALUS_GPUS`` when set (a Kubernetes claim's configuration
       puts them there), as the address comes from ``$SALUS_ADDR`` and the token from
-      ``$SALUS_TOKEN_FILE``. ``$SALUS_CLAIM`` (the claim's UID) is sent with the open: the
-      daemon then runs the job on the claim's GPU, within the claim's memory.
+      ``$SALUS_TOKEN_FILE``. ``$SALUS_CLAIM`` (the claim's UID) is sent with the open, with
+      the claim's secret from ``$SALUS_CLAIM_SECRET`` (the DRA driver sets both): the daemon
+      then runs the job on the claim's GPU, within the claim's memory, and refuses an open
+      naming the claim without its secret (:class:`PermissionDenied`, ``claim_denied``).
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -150,7 +156,12 @@ class Session:
             batch_size=None if batch_size is None else int(batch_size),
             token=resolve_token(token, token_file),
             gpus=gpus if gpus is not None and gpus > 1 else None,
-            claim=os.environ.get("SALUS_CLAIM") or None)
+            claim=os.environ.get("SALUS_CLAIM") or None,
+            # What a resume after a daemon restart presents: chosen here, sent with the first
+            # open too, so the session can be resumed even if the daemon died before answering.
+            resume_token=secrets.token_hex(32))
+        if self._open_fields["claim"]:
+            self._open_fields["claim_secret"] = (os.environ.get("SALUS_CLAIM_SECRET") or "").strip() or None
         declared = persistent is not None or ephemeral is not None or model is not None
         # Asking torch whether CUDA is there may start CUDA, after which the GPU the
         # daemon gives cannot be masked: with memory declared, ask after the open, and

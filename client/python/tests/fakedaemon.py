@@ -10,7 +10,11 @@ open replies say it can recover sessions after a restart, and it answers an open
 ``resume`` as a restarted daemon would; with ``address`` it listens on that socket path
 (a daemon restarted where the last one was). With ``accepts_measured`` its open replies
 say it takes the ``measured`` op, which it then answers ok; without, it answers that op
-as an older daemon does (``bad_request``, unknown op).
+as an older daemon does (``bad_request``, unknown op). Like the real daemon it keeps each
+session's resume token (``resume_tokens``, which a restarted fake may be given, as the real
+one reads them from its journal) and refuses a resume without it (``resume_denied``);
+``claims`` maps a claim's UID to its secret, and an open naming a claim without it is
+refused (``claim_denied``).
 """
 
 import json
@@ -29,7 +33,8 @@ class FakeDaemon:
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
                  die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
-                 address=None, accepts_measured=False, gpus=None, emulated=False):
+                 address=None, accepts_measured=False, gpus=None, emulated=False, resume_tokens=None,
+                 claims=None):
         self.lease_ms = lease_ms
         self.lane_mib = lane_mib
         self.policy = policy
@@ -44,6 +49,8 @@ class FakeDaemon:
         self.accepts_measured = accepts_measured
         self.gpus = gpus  # the open reply's "gpus" (physical indices), when not None
         self.emulated = emulated
+        self.resume_tokens = {} if resume_tokens is None else resume_tokens  # job -> token
+        self.claims = claims or {}
         self.events = []  # (job, op, request) in arrival order; heartbeats included
         self.sessions = {}  # job -> "open" | "finished" | "closed early" | "lost: reason"
         self.begins = 0
@@ -209,6 +216,15 @@ class FakeDaemon:
                         _send(c, {"id": rid, "ok": False, "code": "unauthorized",
                                   "error": "open over TCP needs the daemon's token in the field \"token\""})
                         break
+                    denied = None
+                    if req.get("resume") and req.get("job") in self.resume_tokens and \
+                            req.get("resume_token") != self.resume_tokens[req["job"]]:
+                        denied = ("resume_denied", "present the session's resume token in the field resume_token")
+                    if req.get("claim") and self.claims.get(req["claim"]) != req.get("claim_secret"):
+                        denied = ("claim_denied", "claim %s needs its secret: send it in the field claim_secret" % req["claim"])
+                    if denied:
+                        _send(c, {"id": rid, "ok": False, "code": denied[0], "error": denied[1]})
+                        break
                     if req.get("job") in self.reject:
                         _send(c, {"id": rid, "ok": False, "code": "rejected",
                                   "error": "job %r cannot fit the device" % req.get("job")})
@@ -226,6 +242,10 @@ class FakeDaemon:
                         reply["recover_ms"] = self.recover_ms
                     if req.get("resume"):
                         reply["resumed"] = True
+                    else:
+                        token = req.get("resume_token") or "made-by-the-fake-daemon-%s" % req["job"]
+                        self.resume_tokens[req["job"]] = token
+                        reply["resume_token"] = token
                     if self.accepts_measured:
                         reply["accepts_measured"] = True
                     if self.gpus is not None:

@@ -73,6 +73,45 @@ class TokenTest(unittest.TestCase):
         self.assertIn("/nonexistent/salus/token", str(cm.exception))
 
 
+class ClaimTest(unittest.TestCase):
+    """A Kubernetes claim's secret: $SALUS_CLAIM_SECRET goes with $SALUS_CLAIM, and an open
+    without it is refused with claim_denied (PermissionDenied)."""
+
+    SECRET = "c" * 64
+
+    def setUp(self):
+        self.d = FakeDaemon(claims={"uid-1": self.SECRET}).start()
+        self.addCleanup(self.d.stop)
+        saved = {k: os.environ.pop(k, None) for k in ("SALUS_CLAIM", "SALUS_CLAIM_SECRET")}
+
+        def restore():
+            for k, v in saved.items():
+                os.environ.pop(k, None)
+                if v is not None:
+                    os.environ[k] = v
+        self.addCleanup(restore)
+        os.environ["SALUS_CLAIM"] = "uid-1"
+
+    def test_secret_from_the_environment(self):
+        os.environ["SALUS_CLAIM_SECRET"] = self.SECRET + "\n"
+        salus_client.Session(name="pod", persistent=1, ephemeral=1, address=self.d.address).close()
+        opened = self.d.requests("pod", "open")[0]
+        self.assertEqual((opened["claim"], opened["claim_secret"]), ("uid-1", self.SECRET))
+        self.assertEqual(self.d.sessions, {"pod": "finished"})
+
+    def test_without_the_secret_the_open_is_refused(self):
+        with self.assertRaises(salus_client.PermissionDenied) as cm:
+            salus_client.Session(name="thief", persistent=1, ephemeral=1, address=self.d.address)
+        self.assertEqual(cm.exception.code, "claim_denied")
+        self.assertNotIn("claim_secret", self.d.requests("thief", "open")[0])
+
+    def test_no_claim_no_secret_sent(self):
+        del os.environ["SALUS_CLAIM"]
+        os.environ["SALUS_CLAIM_SECRET"] = self.SECRET
+        salus_client.Session(name="plain", persistent=1, ephemeral=1, address=self.d.address).close()
+        self.assertNotIn("claim_secret", self.d.requests("plain", "open")[0])
+
+
 class EvictedTest(unittest.TestCase):
     def test_evicted_session_raises_evicted(self):
         d = FakeDaemon().start()

@@ -398,7 +398,8 @@ class ReconnectTest(unittest.TestCase):
 
         def restart():
             time.sleep(0.3)
-            restarted.append(FakeDaemon(recover_ms=5000, address=d1.address).start())
+            restarted.append(FakeDaemon(recover_ms=5000, address=d1.address,
+                                        resume_tokens=d1.resume_tokens).start())
 
         t = threading.Thread(target=restart)
         t.start()
@@ -412,6 +413,9 @@ class ReconnectTest(unittest.TestCase):
         self.assertEqual(d2.ops("j"), ["open", "begin", "end", "begin", "end", "begin", "end"])
         opened = d2.requests("j", "open")[0]
         self.assertTrue(opened["resume"])
+        first = d1.requests("j", "open")[0]
+        self.assertEqual(len(first["resume_token"]), 64, "a random token sent with the first open")
+        self.assertEqual(opened["resume_token"], first["resume_token"], "the resume presents it")
         self.assertEqual((opened["persistent_mib"], opened["ephemeral_mib"]), (1.0, 1.0))
         self.assertTrue(s.close())
         self.assertEqual(d2.sessions, {"j": "finished"})
@@ -422,13 +426,32 @@ class ReconnectTest(unittest.TestCase):
         s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d1.address)
         with s.iteration():
             d1.die()
-            d2 = FakeDaemon(recover_ms=5000, address=d1.address).start()
+            d2 = FakeDaemon(recover_ms=5000, address=d1.address, resume_tokens=d1.resume_tokens).start()
             self.addCleanup(d2.die)
         # The end found the daemon gone: it resumed, and the iteration counts as ended.
         self.assertEqual(s.iterations_done, 1)
         with s.iteration():
             pass
         self.assertEqual(d2.ops("j"), ["open", "begin", "end"])
+        s.close()
+
+    def test_resume_refused_without_the_token(self):
+        # The restarted daemon knows another token for the job (the session is someone
+        # else's): the resume is refused with resume_denied, which is final.
+        d1 = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d1.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d1.address)
+        d1.die()
+        d2 = FakeDaemon(recover_ms=5000, address=d1.address, resume_tokens={"j": "0" * 64}).start()
+        self.addCleanup(d2.die)
+        t0 = time.monotonic()
+        with self.assertRaises(salus_client.PermissionDenied) as cm:
+            with s.iteration():
+                pass
+        self.assertEqual(cm.exception.code, "resume_denied")
+        self.assertIsInstance(cm.exception, salus_client.Rejected)
+        self.assertLess(time.monotonic() - t0, 2.0, "no retrying a refusal")
+        self.assertEqual(len(d2.requests("j", "open")), 1)
         s.close()
 
     def test_stays_away_and_the_job_goes_on_alone(self):

@@ -55,8 +55,9 @@ named gpu-<index>, with its usable memory as consumable capacity. When the kubel
 prepares a pod's claim, it reserves the claim's share of the GPU with the daemon
 (ReserveClaim, with the admin token) and writes a CDI spec that mounts the
 daemon's socket and token into the container and sets SALUS_ADDR,
-SALUS_TOKEN_FILE, SALUS_CLAIM, the claim's declared figures and
-CUDA_VISIBLE_DEVICES. A claim the daemon refuses fails with the daemon's words,
+SALUS_TOKEN_FILE, SALUS_CLAIM, SALUS_CLAIM_SECRET (the claim's secret, without
+which the daemon refuses an open naming the claim), the claim's declared figures
+and CUDA_VISIBLE_DEVICES. A claim the daemon refuses fails with the daemon's words,
 which the pod's events show. On unprepare it releases the claim, which ends its
 session. Every --resync it asserts its prepared claims with the daemon again
 (a restarted daemon keeps no reservation) and publishes the GPUs again.`,
