@@ -70,6 +70,8 @@ func (f *serveFlags) node(dev device.Device) ([]server.GPU, core.GPUPlacement, e
 // limits), for `salus serve`.
 type limitFlags struct {
 	maxConns         int
+	maxConnsPerUser  int
+	reservedConns    int
 	handshakeTimeout time.Duration
 	readTimeout      time.Duration
 	writeTimeout     time.Duration
@@ -79,6 +81,8 @@ type limitFlags struct {
 func (f *limitFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "connections served at once on the fast path (all listeners together), and on the HTTP API; beyond it a connection is refused with too_many_connections (negative: no limit)")
+	fl.IntVar(&f.maxConnsPerUser, "max-conns-per-user", 0, "connections one user may hold, of the fast path's and of the HTTP API's each: per uid over the Unix sockets, per token over TCP; beyond, refused with too_many_connections (0: a quarter of --max-conns; negative: no limit)")
+	fl.IntVar(&f.reservedConns, "reserved-conns", 0, "fast-path slots a new session may not take, kept for the sessions clients resume after a restart (with --events; 0: an eighth of --max-conns; negative: none)")
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "a fast-path connection must open its session, and an HTTP request send its header, within this")
 	fl.DurationVar(&f.readTimeout, "read-timeout", server.DefaultReadTimeout, "a frame must arrive whole this long after its first byte, an HTTP request body within this")
 	fl.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "a reply not written within this drops the client (its session is lost)")
@@ -98,6 +102,7 @@ func (f *limitFlags) apply(c *server.Config) error {
 		return fmt.Errorf("--max-body-bytes %d: give a positive number", f.maxBodyBytes)
 	}
 	c.MaxConns, c.HandshakeTimeout, c.ReadTimeout, c.WriteTimeout, c.MaxBodyBytes = f.maxConns, f.handshakeTimeout, f.readTimeout, f.writeTimeout, f.maxBodyBytes
+	c.MaxConnsPerUser, c.ReservedConns = f.maxConnsPerUser, f.reservedConns
 	return nil
 }
 
