@@ -188,7 +188,9 @@ Access: the Unix sockets are created --socket-mode (0660: the daemon's user and
 callers present the token of --token-file (created 0600 with a random token when
 absent); the admin calls (salus sessions, evict, drain) need the token of
 --admin-token-file, or the daemon's uid or root over --api-socket. A job that holds a
-lane without iterating for --idle-timeout gives it back while others wait.
+lane or memory without iterating for --idle-timeout gives it back while others wait.
+One user (a uid over the Unix sockets, a token over TCP) may hold --max-conns-per-user
+connections; a connection without a session gives its slot to a newer one at a limit.
 
 With --events FILE the event log is the daemon's journal: it is appended to, never
 truncated, and every event is written as it happens (--events-flush). A daemon restarted
@@ -310,7 +312,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&apiSocket, "api-socket", "", "also serve the connect API on this Unix socket: no token needed, and the daemon's uid or root are admins (empty: off)")
 	f.StringVar(&tokenFile, "token-file", "", "file of the token TCP callers present (created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "token")+")")
 	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
-	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait (under fifo, or with an iteration begun and never ended: it is evicted); 0 disables")
+	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait for it (while jobs wait for admission, for its memory, or with an iteration begun and never ended: it is evicted); 0 disables")
 	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one ("+strings.Join(device.Names(), ", ")+"): iterations take the simulator's device-model time")
 	return cmd
 }
