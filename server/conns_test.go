@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -243,5 +245,63 @@ func TestAdminSocketKnowsItsUID(t *testing.T) {
 	other := uint32(os.Getuid()) + 4242
 	if err := list(serveAPI(&server.Peer{UID: other, GID: other, PID: 1})); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("uid %d over the API socket: %v, want permission denied", other, err)
+	}
+}
+
+// TestHTTPConnectionsPerUID: the HTTP API's Unix socket bounds one uid's
+// connections too: uid A's second is answered 503 too_many_connections while
+// uid B is served, and A's first still works.
+func TestHTTPConnectionsPerUID(t *testing.T) {
+	d := start(t, "pack", 1000, func(c *server.Config) { c.MaxConns, c.MaxConnsPerUser = 8, 1 })
+	serveAs := func(uid uint32) string {
+		sock := filepath.Join(t.TempDir(), "api.sock")
+		server.FakePeer(t, sock, server.Peer{UID: uid, GID: uid, PID: 1})
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := d.NewHTTPServer()
+		go hs.Serve(d.LimitListener(l))
+		t.Cleanup(func() { hs.Close() })
+		return sock
+	}
+	readers := map[net.Conn]*bufio.Reader{}
+	var body []byte
+	get := func(c net.Conn) string { // one request on c; its status line (body: its body)
+		t.Helper()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: salus\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if readers[c] == nil {
+			readers[c] = bufio.NewReader(c)
+		}
+		res, err := http.ReadResponse(readers[c], nil)
+		if err != nil {
+			return err.Error()
+		}
+		body, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.Proto + " " + res.Status
+	}
+	a, b := serveAs(5000), serveAs(5001)
+	first := dialRaw(t, a).c
+	if rep := get(first); !strings.HasPrefix(rep, "HTTP/1.1 200") {
+		t.Fatalf("uid 5000's first connection: %q", rep)
+	}
+	second := dialRaw(t, a).c
+	second.SetDeadline(time.Now().Add(5 * time.Second))
+	rep, _ := io.ReadAll(second)
+	if !strings.HasPrefix(string(rep), "HTTP/1.1 503") || !strings.Contains(string(rep), "too_many_connections: uid 5000: 1 HTTP connections open") {
+		t.Errorf("uid 5000's second connection: %q, want 503 too_many_connections naming the uid", rep)
+	}
+	if rep := get(dialRaw(t, b).c); !strings.HasPrefix(rep, "HTTP/1.1 200") {
+		t.Errorf("uid 5001: %q, want served", rep)
+	}
+	if rep := get(first); !strings.HasPrefix(rep, "HTTP/1.1 200") {
+		t.Errorf("uid 5000's first connection, again: %q", rep)
+	}
+	if want := `salus_connections_refused_total{reason="http_per_user"} 1`; !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }
