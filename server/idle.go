@@ -76,6 +76,9 @@ func (s *Server) reclaimIdle(wall time.Time) {
 	}
 	var idle []idleSession
 	for _, ss := range s.sessions {
+		if ss.unclaimed {
+			continue // recovered after a restart: its client has the recover window to come back
+		}
 		var idleFor time.Duration
 		switch ss.phase {
 		case pRunning:
