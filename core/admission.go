@@ -148,7 +148,7 @@ func (s *Scheduler) admitStarving(out []Decision, gpus []GPUInfo) ([]Decision, [
 			return out, gpus, true
 		}
 		if gpus == nil {
-			gpus = s.GPUs()
+			gpus = s.gpuInfos()
 		}
 		l, isNew := s.place(js.job, gpus)
 		if l == nil {

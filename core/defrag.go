@@ -1,7 +1,5 @@
 package core
 
-import "slices"
-
 // Lane defragmentation (Policy.Defrag: pack-defrag splits, pack-merge splits and
 // merges), for Salus lanes (SalusLanes): lanes are
 // memory accounting, so at an iteration boundary the lanes of a GPU may be split
@@ -97,17 +95,6 @@ func (s *Scheduler) defragOn() bool {
 // idleLane is whether l may change now: no iteration in flight, not a gang lane.
 func idleLane(l *lane) bool { return l.holder == nil && !l.closed && l.live > 0 && len(l.gpus) == 1 }
 
-// freeOn is GPU g's memory not allocated to any lane.
-func (s *Scheduler) freeOn(g int) float64 {
-	free := s.gpus[g]
-	for _, l := range s.lanes {
-		if slices.Contains(l.gpus, g) {
-			free -= l.size
-		}
-	}
-	return free
-}
-
 // split applies rule 1 to every idle lane, in id order.
 func (s *Scheduler) split(out []Decision) []Decision {
 	var sizer SalusLanes
@@ -131,6 +118,7 @@ func (s *Scheduler) split(out []Decision) []Decision {
 		d := Decision{Action: Defrag, Lane: l.id, GPUs: l.gpus, Regroup: &Regroup{Kind: "split", Changed: []int{l.id}}}
 		l.size = sizer.LaneSize(jobs[0].job)
 		l.reset(jobs[:1])
+		s.refresh(l)
 		for _, js := range jobs[1:] {
 			n := s.newLane(sizer.LaneSize(js.job), l.gpus)
 			n.id = s.nextLane
@@ -138,6 +126,7 @@ func (s *Scheduler) split(out []Decision) []Decision {
 			s.lanes = append(s.lanes, n)
 			s.laneByID[n.id] = n
 			s.transfer(js, l, n)
+			s.opened(n)
 			d.Regroup.Jobs = append(d.Regroup.Jobs, js.job.ID)
 			d.Regroup.Lanes = append(d.Regroup.Lanes, n.id)
 			d.Regroup.Changed = append(d.Regroup.Changed, n.id)
@@ -178,6 +167,7 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 		} else {
 			a.size += grow
 		}
+		s.refresh(a)
 		d.LaneSize = a.size
 		d.Regroup.Changed = append(d.Regroup.Changed, a.id)
 		out = append(out, d)
@@ -204,7 +194,7 @@ func (s *Scheduler) bestMerge(j Job) (a, b *lane, grow float64, ok bool) {
 		for _, l := range s.lanes {
 			if l.gpus[0] == g && idleLane(l) {
 				idle = append(idle, l)
-				infos = append(infos, l.info(false))
+				infos = append(infos, l.view)
 			}
 		}
 		consider := func(x, y *lane, size, persistent, ephemeral, extra float64) {

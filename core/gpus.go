@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// GPUInfo is a read-only view of one GPU of the node, given to a GPUPlacement.
+// GPUInfo is a read-only view of one GPU of the node, given to a GPUPlacement:
+// its Lanes are the scheduler's own, never to be modified or kept.
 type GPUInfo struct {
 	Index    int
 	Capacity float64 // usable memory, MiB

@@ -49,7 +49,8 @@ func NewLane(size float64) Where { return Where{Lane: -1, NewSize: size} }
 // shrinks (jobs admitted, none leaving). Every built-in placement keeps both.
 type Placement interface {
 	// Place returns where job j goes, or false to keep it waiting. free is the
-	// device memory not allocated to any lane.
+	// device memory not allocated to any lane. lanes are the device's lanes by
+	// id, the scheduler's own views of them: read them, never modify or keep them.
 	Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, bool)
 	// Feasible returns an error when j could never be placed, even on an empty device.
 	Feasible(j Job, capacity float64) error

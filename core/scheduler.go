@@ -115,16 +115,19 @@ type lane struct {
 	peaks      map[float64][]*jobState
 	maxPeak    float64
 	ready      readyQueue
+	view       LaneInfo      // what compute gives, kept up to date (views.go)
 	holder     *jobState     // running or holding the lane
 	last       *jobState     // the job that ran last
 	since      time.Duration // when last started its turn (for a quantum)
 	dirty      bool          // in Scheduler.dirty: may have to start an iteration
 }
 
-// info is the lane's view. With swapped set (suspend/resume: only the running job
-// is resident), its memory is the biggest job's, found in O(1); otherwise the sums
-// go over the lane's jobs, which memory keeps few.
-func (l *lane) info(swapped bool) LaneInfo {
+// compute is the lane's view, from its jobs. With swapped set (suspend/resume:
+// only the running job is resident), its memory is the biggest job's, found in
+// O(1); otherwise the sums go over the lane's jobs, in the order they joined. The
+// scheduler keeps each lane's view up to date (views.go) rather than computing it
+// for every lane at every admission.
+func (l *lane) compute(swapped bool) LaneInfo {
 	li := LaneInfo{ID: l.id, Size: l.size, Jobs: l.live, GPU: l.gpus[0], Closed: l.closed}
 	if len(l.gpus) > 1 {
 		li.GPUs = l.gpus
@@ -174,6 +177,7 @@ type Scheduler struct {
 	freed      bool    // memory was freed since the last admission
 	lanes      []*lane // by id
 	laneByID   map[int]*lane
+	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
 	last       *jobState // the job find found last (nil after it left)
 	dirty      []*lane   // lanes that may have to start an iteration
 	needsAdmit bool      // memory was freed or a job arrived since the last admission
@@ -208,8 +212,12 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 	if d.Placement == nil {
 		d.Placement = LeastLoaded{}
 	}
+	gv := make([]gpuView, len(d.Capacities))
+	for g, c := range d.Capacities {
+		gv[g] = gpuView{prefix: []float64{c}, valid: 1}
+	}
 	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
-		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{},
+		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{}, gv: gv,
 		deadlines: jobHeap{less: byStarveAt}, starving: jobHeap{less: bySeq}}, nil
 }
 
@@ -394,6 +402,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 	if l.live == 0 {
 		s.closeLane(l)
 	} else {
+		s.refresh(l)
 		s.markDirty(l)
 	}
 	return nil
@@ -442,7 +451,7 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 func (s *Scheduler) Lanes() []LaneInfo {
 	out := make([]LaneInfo, len(s.lanes))
 	for i, l := range s.lanes {
-		out[i] = l.info(s.policy.Swapped)
+		out[i] = l.view
 	}
 	return out
 }
@@ -453,7 +462,7 @@ func (s *Scheduler) Lane(id int) (LaneInfo, bool) {
 	if !ok {
 		return LaneInfo{}, false
 	}
-	return l.info(s.policy.Swapped), true
+	return l.view, true
 }
 
 // Free returns the memory of all GPUs not allocated to any lane, in MiB.
@@ -467,30 +476,9 @@ func (s *Scheduler) Free() float64 {
 
 // GPUs returns a snapshot of every GPU: its memory, lanes and jobs.
 func (s *Scheduler) GPUs() []GPUInfo {
-	out := make([]GPUInfo, len(s.gpus))
-	for i, c := range s.gpus {
-		out[i] = GPUInfo{Index: i, Capacity: c, Free: c}
-	}
-	for _, l := range s.lanes {
-		info := l.info(s.policy.Swapped)
-		for _, g := range l.gpus {
-			out[g].Free -= l.size
-			out[g].Jobs += l.live
-			out[g].Lanes = append(out[g].Lanes, info)
-		}
-	}
-	return out
-}
-
-// gpu is GPU g's snapshot, as GPUs gives it.
-func (s *Scheduler) gpu(g int) GPUInfo {
-	out := GPUInfo{Index: g, Capacity: s.gpus[g], Free: s.gpus[g]}
-	for _, l := range s.lanes {
-		if slices.Contains(l.gpus, g) {
-			out.Free -= l.size
-			out.Jobs += l.live
-			out.Lanes = append(out.Lanes, l.info(s.policy.Swapped))
-		}
+	out := s.gpuInfos()
+	for i := range out {
+		out[i].Lanes = slices.Clone(out[i].Lanes)
 	}
 	return out
 }
@@ -602,7 +590,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 				break
 			}
 			if gpus == nil {
-				gpus = s.GPUs()
+				gpus = s.gpuInfos()
 			}
 			l, isNew := s.place(js.job, gpus)
 			if l == nil {
@@ -626,7 +614,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		c := h.cs[0]
 		js := c.front()
 		if gpus == nil {
-			gpus = s.GPUs()
+			gpus = s.gpuInfos()
 		}
 		l, isNew := s.place(js.job, gpus)
 		if l == nil {
@@ -668,13 +656,16 @@ func (s *Scheduler) firstWaiting() *jobState {
 
 // admitTo admits js into l (a new lane when isNew) and brings gpus up to date.
 func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, out []Decision) []Decision {
+	l.join(js)
 	if isNew {
 		l.id = s.nextLane
 		s.nextLane++
 		s.lanes = append(s.lanes, l)
 		s.laneByID[l.id] = l
+		s.opened(l)
+	} else {
+		s.joined(l, js)
 	}
-	l.join(js)
 	js.lane = l
 	js.phase = idle
 	s.nWaiting--
@@ -693,7 +684,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, o
 		s.markDirty(l)
 	}
 	for _, g := range l.gpus {
-		gpus[g] = s.gpu(g)
+		gpus[g] = s.gpuInfo(g)
 	}
 	return append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 }
@@ -812,8 +803,11 @@ func (s *Scheduler) lane(id int) *lane {
 }
 
 func (s *Scheduler) closeLane(l *lane) {
-	s.lanes = remove(s.lanes, l)
+	if i, ok := slices.BinarySearchFunc(s.lanes, l.id, func(x *lane, id int) int { return x.id - id }); ok {
+		s.lanes = slices.Delete(s.lanes, i, i+1)
+	}
 	delete(s.laneByID, l.id)
+	s.closed(l)
 	if l.dirty {
 		l.dirty = false
 		s.dirty = remove(s.dirty, l)

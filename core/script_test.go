@@ -55,6 +55,9 @@ func TestScripts(t *testing.T) {
 				if err != nil {
 					fmt.Fprintf(&out, "error: %v\n", err)
 				}
+				if err := s.checkViews(); err != nil {
+					t.Errorf("%s: %v", td.Pos, err)
+				}
 				for _, d := range ds {
 					out.WriteString(formatDecision(d) + "\n")
 				}

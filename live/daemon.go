@@ -88,8 +88,12 @@ func StartDaemon(c DaemonConfig) (*Daemon, error) {
 	for i := range c.GPUs {
 		gpus = append(gpus, server.GPU{Index: i})
 	}
+	// Every client of this daemon is one of the run's own workers, on a private
+	// socket: one user, who may take every slot (a burst of arrivals waits for
+	// admission on as many connections).
 	d.Server, err = server.New(server.Config{Policy: c.Policy, CapacityMiB: c.CapacityMiB, Grace: c.Grace,
-		Log: &lockedSink{s: sinks}, Logger: c.Logger, Trace: c.Trace, Emulate: c.Emulate, GPUs: gpus, GPUPlacement: c.GPUPlacement})
+		Log: &lockedSink{s: sinks}, Logger: c.Logger, Trace: c.Trace, Emulate: c.Emulate, GPUs: gpus, GPUPlacement: c.GPUPlacement,
+		MaxConnsPerUser: -1})
 	if err != nil {
 		d.cleanup()
 		return nil, err

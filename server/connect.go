@@ -8,13 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -281,59 +277,6 @@ func (s *Server) NewHTTPServer() *http.Server {
 		ErrorLog:    log.New(logWriter{s}, "", 0),
 		ConnContext: connContext, // who connected over a Unix socket (access.go)
 	}
-}
-
-// LimitListener bounds the connections accepted on l to Config.MaxConns at once:
-// beyond it a connection gets "503 Service Unavailable" and is closed. Accept
-// errors are the caller's (http.Server.Serve backs off from temporary ones).
-func (s *Server) LimitListener(l net.Listener) net.Listener {
-	if s.cfg.MaxConns < 0 {
-		return l
-	}
-	return &limitListener{Listener: l, s: s}
-}
-
-type limitListener struct {
-	net.Listener
-	s    *Server
-	open atomic.Int64
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) <= int64(l.s.cfg.MaxConns) {
-			return &countedConn{Conn: c, l: l}, nil
-		}
-		l.open.Add(-1)
-		msg := fmt.Sprintf("%s: the daemon already serves %d HTTP connections, its limit (salus serve --max-conns): retry later, or raise the limit\n",
-			protocol.CodeTooManyConns, l.s.cfg.MaxConns)
-		l.s.logLimited(slog.LevelWarn, "http-conn-limit", "HTTP API: connection refused: too many connections",
-			"max_conns", l.s.cfg.MaxConns, "remote", c.RemoteAddr().String())
-		l.s.refuse(c, fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg))
-	}
-}
-
-type countedConn struct {
-	net.Conn
-	l    *limitListener
-	once sync.Once
-}
-
-// CloseWrite keeps net/http's graceful close (it half-closes TCP connections).
-func (c *countedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
 }
 
 type connectAPI struct{ s *Server }

@@ -46,16 +46,19 @@ func (s *Server) ServeFast(l net.Listener) error {
 		if fc.unix = isUnix(c); fc.unix { // access.go: the socket's permissions let it in
 			fc.peer = peerOf(c)
 		}
-		switch s.addConn(fc) {
+		fc.acct.user = accountOf(fc.unix, fc.peer) // conns.go: whose slots it takes
+		switch r, yield, limit := s.addConn(fc); r {
 		case connAdded:
+			if yield != nil {
+				yield.yieldSlot(s.limitsFor(limit, yield.acct.user))
+			}
 			go fc.serve()
 		case connShutdown:
 			s.refuse(c, errorFrame(protocol.CodeShutdown, "the daemon is shutting down"))
-		case connFull:
+		case connFull, connUserFull:
 			s.logLimited(slog.LevelWarn, "conn-limit", "fast path: connection refused: too many connections",
-				"max_conns", s.cfg.MaxConns, "remote", c.RemoteAddr().String())
-			s.refuse(c, errorFrame(protocol.CodeTooManyConns, fmt.Sprintf(
-				"the daemon already serves %d connections, its limit (salus serve --max-conns): retry later, or raise the limit", s.cfg.MaxConns)))
+				"max_conns", s.cfg.MaxConns, "max_conns_per_user", s.cfg.MaxConnsPerUser, "user", fc.acct.user, "remote", c.RemoteAddr().String())
+			s.refuse(c, errorFrame(protocol.CodeTooManyConns, s.limitsFor(r, fc.acct.user)+": retry later, close connections you do not use, or ask the daemon's operator to raise the limit"))
 		}
 	}
 }
@@ -95,6 +98,7 @@ type fastConn struct {
 	why         atomic.Pointer[string] // why the daemon dropped the client, when it did
 	outstanding atomic.Int64           // id of the request awaiting its reply, 0 when none
 	sess        *Session
+	acct        connAcct // its slot (conns.go); guarded by s.tr.mu
 }
 
 func newFastConn(s *Server, c net.Conn) *fastConn {
@@ -302,6 +306,11 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 			fc.gone("unauthorized open")
 			return false
 		}
+		if err := s.opening(fc, req.Resume, req.Token); err != nil { // conns.go: its user's slots
+			fc.fail(id, CodeOf(err), err.Error())
+			fc.gone("too many connections")
+			return false
+		}
 		fc.outstanding.Store(id)
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
@@ -319,6 +328,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 				})
 			})
 		if err != nil {
+			s.unopened(fc)
 			fc.fail(id, CodeOf(err), err.Error())
 			// Without the session's resume token or the claim's secret, the caller
 			// is not who it says: as for a missing token, the connection ends.
@@ -588,6 +598,7 @@ type tracker struct {
 	stop      chan struct{} // closed at shutdown: ends accept back-offs
 	refusing  chan struct{} // a semaphore: connections being refused
 	rl        rateLimiter
+	acct      accounts // the connections by user and state (conns.go)
 }
 
 // stopped returns the channel closed at shutdown.
@@ -617,38 +628,6 @@ func (s *Server) track(l io.Closer) bool {
 	}
 	s.tr.listeners[l] = struct{}{}
 	return true
-}
-
-type admission int
-
-const (
-	connAdded admission = iota
-	connShutdown
-	connFull
-)
-
-func (s *Server) addConn(fc *fastConn) admission {
-	s.tr.mu.Lock()
-	defer s.tr.mu.Unlock()
-	if s.tr.done {
-		return connShutdown
-	}
-	if s.cfg.MaxConns > 0 && len(s.tr.conns) >= s.cfg.MaxConns {
-		return connFull
-	}
-	if s.tr.conns == nil {
-		s.tr.conns = map[*fastConn]struct{}{}
-	}
-	s.tr.conns[fc] = struct{}{}
-	s.tr.wg.Add(1)
-	return connAdded
-}
-
-func (s *Server) connDone(fc *fastConn) {
-	s.tr.mu.Lock()
-	delete(s.tr.conns, fc)
-	s.tr.mu.Unlock()
-	s.tr.wg.Done()
 }
 
 // alive reports whether ss has not ended.

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +89,83 @@ func TestHungIterationEvicted(t *testing.T) {
 	}
 	b.End(0, 0)
 	b.Close(true)
+}
+
+// idleMemoryRun: job a, admitted and idle, holds memory that job b waits for.
+// The idle timeout (an hour, so the idler's ticker never fires within the test)
+// is applied by the test at chosen wall-clock times (ReclaimIdleAt): not at the
+// timeout, since a has not been idle longer; at the timeout plus one of the
+// idler's periods (an eighth of it), a is evicted and b admitted, in that order.
+func idleMemoryRun(t *testing.T, policy string, aPers, aEph float64, iterate bool) {
+	const timeout = time.Hour
+	d := start(t, policy, 1000, func(c *server.Config) { c.IdleTimeout = timeout })
+	t0 := time.Now()
+	a := rawConn(t, d)
+	if rep := a.call(fmt.Sprintf(`{"op":"open","id":1,"version":1,"job":"a","persistent_mib":%g,"ephemeral_mib":%g}`, aPers, aEph)); rep["ok"] != true {
+		t.Fatal(rep)
+	}
+	if iterate {
+		a.call(`{"op":"begin","id":2}`)
+		if rep := a.call(`{"op":"end","id":3}`); rep["ok"] != true {
+			t.Fatal(rep)
+		}
+		waitFor(t, 5*time.Second, "a yields its lane at the end of the grace window", func() bool { return state(d, "a") == "idle" })
+	}
+	t1 := time.Now() // a has been idle since some time in [t0, t1]
+	b := rawConn(t, d)
+	b.sendBytes(frame(`{"op":"open","id":1,"version":1,"job":"b","persistent_mib":300,"ephemeral_mib":300}`))
+	waitFor(t, 5*time.Second, "b waits for admission", func() bool { return state(d, "b") == "waiting" })
+
+	d.ReclaimIdleAt(t0.Add(timeout)) // a idle for at most the timeout: kept
+	if state(d, "a") != "idle" || state(d, "b") != "waiting" {
+		t.Fatalf("at the timeout: %v, want a idle and b waiting", d.Sessions())
+	}
+	d.ReclaimIdleAt(t1.Add(timeout + timeout/8))
+	if rep := b.readFrame(); rep["ok"] != true || rep["id"] != 1.0 {
+		t.Fatalf("b's open: %v, want admitted", rep)
+	}
+	if rep := a.readFrame(); rep["code"] != "evicted" || !strings.Contains(fmt.Sprint(rep["error"]), "idle for 1h0m0s") {
+		t.Errorf("a told %v, want code evicted, idle for 1h0m0s", rep)
+	}
+	var order []string
+	d.log.mu.Lock()
+	for _, e := range d.log.ev {
+		if e.Kind == eventlog.Lost || e.Kind == eventlog.Admit {
+			order = append(order, e.Kind+" "+e.Job+" "+e.Reason)
+		}
+	}
+	d.log.mu.Unlock()
+	if want := []string{"admit a ", "lost a idle for 1h0m0s", "admit b "}; !slices.Equal(order, want) {
+		t.Errorf("admissions and losses %q, want %q", order, want)
+	}
+	if rep := b.call(`{"op":"begin","id":2}`); rep["ok"] != true {
+		t.Errorf("b's begin: %v", rep)
+	}
+}
+
+// TestIdlePackJobGivesBackItsMemory: under pack, a job admitted into a lane of
+// its own that never begins holds memory a waiting job needs: past the idle
+// timeout it is evicted and the waiting job admitted (its lane time alone would
+// let no one in; before, the waiting job waited for as long as a lived).
+func TestIdlePackJobGivesBackItsMemory(t *testing.T) {
+	idleMemoryRun(t, "pack", 300, 300, false)
+}
+
+// TestIdleFairJobGivesBackItsMemory: under fair, one lane the size of the GPU;
+// a job that ran an iteration and stopped (its lane yielded at the end of the
+// grace window) holds persistent memory the waiting job needs.
+func TestIdleFairJobGivesBackItsMemory(t *testing.T) {
+	idleMemoryRun(t, "fair", 600, 300, true)
+}
+
+// TestIdleJobsNotTakenWhenNobodyWaits: past the timeout, with nobody waiting
+// for admission, idle jobs under pack keep their memory.
+func TestIdleJobsNotTakenWhenNobodyWaits(t *testing.T) {
+	d := start(t, "pack", 1000, func(c *server.Config) { c.IdleTimeout = time.Hour })
+	a := open(t, d, "a", 100, 100, 1)
+	d.ReclaimIdleAt(time.Now().Add(24 * time.Hour))
+	if state(d, "a") != "idle" {
+		t.Fatalf("a taken while nobody waited: %v", d.Sessions())
+	}
+	a.Close(true)
 }

@@ -6,13 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerOf reads the credentials of the process that made the Unix-socket
-// connection c; nil when c is not one or the kernel does not say.
-func peerOf(c net.Conn) *Peer {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return nil
-	}
+// peerCred reads the credentials of the process that made the Unix-socket
+// connection uc (SO_PEERCRED); nil when the kernel does not say.
+func peerCred(uc *net.UnixConn) *Peer {
 	raw, err := uc.SyscallConn()
 	if err != nil {
 		return nil

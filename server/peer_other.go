@@ -4,6 +4,6 @@ package server
 
 import "net"
 
-// peerOf reads a Unix-socket peer's credentials; only Linux (SO_PEERCRED) is
+// peerCred reads a Unix-socket peer's credentials; only Linux (SO_PEERCRED) is
 // supported, elsewhere the peer is unknown (and never an admin by uid).
-func peerOf(net.Conn) *Peer { return nil }
+func peerCred(*net.UnixConn) *Peer { return nil }

@@ -165,6 +165,14 @@ type Config struct {
 	// beyond it is told too_many_connections and closed. Default 4096; negative:
 	// no limit.
 	MaxConns int
+	// MaxConnsPerUser bounds the connections one user may hold, of the fast
+	// path's and of the HTTP API's each: per uid over a Unix socket, per token
+	// over TCP (conns.go). Default a quarter of MaxConns; negative: no limit.
+	MaxConnsPerUser int
+	// ReservedConns are fast-path slots a new session may not take: kept for
+	// the sessions clients resume after a restart (only with RecoverWindow).
+	// Default an eighth of MaxConns; negative: none.
+	ReservedConns int
 	// HandshakeTimeout is how long a fast-path connection may take to open its
 	// session, and an HTTP request to send its header. Default 10 s.
 	HandshakeTimeout time.Duration
@@ -425,6 +433,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.met = newMetrics(s)
 	s.registerAdminMetrics()
+	s.registerConnMetrics() // conns.go's
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
 	if len(gpus) > 1 {

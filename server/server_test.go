@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -501,79 +500,6 @@ func TestMalformedRequests(t *testing.T) {
 	s.Close(true)
 	if st := d.Stats(); st.Lost != 0 || st.Finished != 2 {
 		t.Errorf("stats after bad requests %+v", st)
-	}
-}
-
-// syncLog is a real event log (eventlog.Writer) in memory, readable while the
-// daemon writes it.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	w   *eventlog.Writer
-}
-
-func newSyncLog() *syncLog {
-	l := &syncLog{}
-	l.w = eventlog.NewWriter(&l.buf)
-	return l
-}
-
-func (l *syncLog) Emit(e eventlog.Event) {
-	l.mu.Lock()
-	l.w.Emit(e)
-	l.mu.Unlock()
-}
-
-// check reads the whole log back with the project's reader.
-func (l *syncLog) check() error {
-	l.mu.Lock()
-	err := l.w.Flush()
-	b := bytes.Clone(l.buf.Bytes())
-	l.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return eventlog.Read(bytes.NewReader(b), "the daemon's event log", func(eventlog.Event) error { return nil })
-}
-
-// FuzzFrames feeds arbitrary bytes to the fast path: the daemon must never crash,
-// must keep serving well-formed clients, and its event log must stay readable by
-// eventlog.Read after every input. The daemon's goroutines make coverage vary
-// from run to run, so bound minimization:
-//
-//	go test -run '^$' -fuzz FuzzFrames -fuzzminimizetime 20x ./server
-func FuzzFrames(f *testing.F) {
-	f.Add(frame(`{"op":"open","id":1,"version":1,"job":"f","persistent_mib":1}`))
-	f.Add(frame(`{"op":"begin","id":1}`))
-	f.Add([]byte{0, 0, 0, 3, '{', '}', '}'})
-	f.Add(frame(`{"op":"heartbeat"}`))
-	f.Add(slices.Concat(frame(`{"op":"open","id":1,"version":1,"job":"g","persistent_mib":1,"ephemeral_mib":2,"declared_s":3,"model":"m","kind":"infer"}`),
-		frame(`{"op":"begin","id":2}`), frame(`{"op":"end","id":3,"duration_s":0.5,"peak_mib":1,"next":true}`),
-		frame(`{"op":"end","id":4,"duration_s":1e-9}`), frame(`{"op":"close","id":5,"finished":false}`)))
-	f.Add(frame(`{"OP":"open","id":1,"version":1,"job":"h\ud800"}`))
-	f.Add(frame(`{"op":"open","id":1,"version":1,"job":"i` + "\xff" + `"}`)[:12])
-	lg := newSyncLog()
-	d := start(f, "srtf", 1000, func(c *server.Config) { c.Log = lg; c.HandshakeTimeout = 50 * time.Millisecond })
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := net.Dial("unix", strings.TrimPrefix(d.addr, "unix:"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Write(b)
-		c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-		io.Copy(io.Discard, c)
-		c.Close()
-		if err := lg.check(); err != nil {
-			t.Fatalf("after %q: %v", b, err)
-		}
-	})
-	s := open(f, d, "healthy", 10, 10, 1)
-	if err := s.Begin(); err != nil {
-		f.Fatal(err)
-	}
-	s.Close(true)
-	if err := lg.check(); err != nil {
-		f.Fatal(err)
 	}
 }
 

@@ -49,6 +49,7 @@ func (c *Config) setLimits() {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	c.setConnLimits()
 }
 
 // backoff handles an accept error: a temporary one (the process is out of file
@@ -91,22 +92,27 @@ func temporary(err error) bool {
 // refusal.
 const refuseLinger = 200 * time.Millisecond
 
+// maxLingering bounds the refused connections kept at once to deliver their
+// refusal (each a goroutine and a descriptor for refuseLinger at most).
+const maxLingering = 64
+
 // refuse sends msg on a connection the daemon will not serve, and closes it. It
 // waits for the client's end (within refuseLinger) on a goroutine of its own,
 // because closing a socket with unread input resets it, and the reset can
 // destroy the refusal before the client reads it. Those goroutines are bounded:
-// beyond them, a connection is closed without a word.
+// beyond them a connection is refused at once (refuseNow), which still sends the
+// refusal and reads what the client sent so far.
 func (s *Server) refuse(c net.Conn, msg []byte) {
 	s.tr.mu.Lock()
 	if s.tr.refusing == nil {
-		s.tr.refusing = make(chan struct{}, 64)
+		s.tr.refusing = make(chan struct{}, maxLingering)
 	}
 	sem := s.tr.refusing
 	s.tr.mu.Unlock()
 	select {
 	case sem <- struct{}{}:
 	default:
-		c.Close()
+		refuseNow(c, msg)
 		return
 	}
 	go func() {
@@ -119,6 +125,51 @@ func (s *Server) refuse(c net.Conn, msg []byte) {
 		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
 		c.Close()
 	}()
+}
+
+// refuseNowWrite bounds refuseNow's write. A new connection's socket buffer has
+// room for a refusal, so the write does not wait; the bound is for the
+// impossible case.
+const refuseNowWrite = 10 * time.Millisecond
+
+// refuseNow refuses c without waiting for the client: it writes msg, reads what
+// the client has sent so far (closing a socket with unread input resets the
+// connection, which can destroy the refusal before the client reads it), and
+// closes, sending the end of the stream after the refusal.
+func refuseNow(c net.Conn, msg []byte) {
+	c.SetWriteDeadline(time.Now().Add(refuseNowWrite))
+	c.Write(msg)
+	drainNow(c)
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.Close()
+}
+
+// drainNow reads and discards what c has received, up to 1 MiB, without
+// waiting for more.
+func drainNow(c net.Conn) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var buf [4096]byte
+	raw.Read(func(fd uintptr) bool {
+		for range 256 {
+			n, err := syscall.Read(int(fd), buf[:]) // the socket is non-blocking: EAGAIN once it is empty
+			if err == syscall.EINTR {
+				continue
+			}
+			if n <= 0 || err != nil {
+				break
+			}
+		}
+		return true
+	})
 }
 
 // errorFrame is an unsolicited error frame (id 0).

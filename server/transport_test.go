@@ -156,10 +156,16 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 // TestConnectionLimit: a connection beyond --max-conns is told why and closed;
 // the daemon keeps serving those it has, and takes new ones when some close.
 func TestConnectionLimit(t *testing.T) {
-	d := start(t, "pack", 1000, func(c *server.Config) { c.MaxConns = 3 })
+	// One user (the test's uid) may take every slot here; conns_test.go tests
+	// the per-user share. Every slot carries a session: a connection without
+	// one would give its slot to the newcomer.
+	d := start(t, "pack", 1000, func(c *server.Config) { c.MaxConns, c.MaxConnsPerUser = 3, -1 })
 	a := open(t, d, "a", 1, 1, 1)
 	b := open(t, d, "b", 1, 1, 1)
-	idle := rawConn(t, d)
+	third := rawConn(t, d)
+	if rep := third.call(`{"op":"open","id":1,"version":1,"job":"third","persistent_mib":1,"ephemeral_mib":1}`); rep["ok"] != true {
+		t.Fatal(rep)
+	}
 	over := rawConn(t, d)
 	rep := over.readFrameWithin(2 * time.Second)
 	if rep["code"] != "too_many_connections" || !strings.Contains(fmt.Sprint(rep["error"]), "3") {
@@ -176,7 +182,7 @@ func TestConnectionLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	idle.c.Close()
+	third.c.Close()
 	var c *client.Session
 	waitFor(t, 2*time.Second, "no connection taken after one closed", func() bool {
 		var err error

@@ -54,10 +54,27 @@ func (a *adminFlags) client(cmd *cobra.Command) (salusv1connect.AdminServiceClie
 	switch {
 	case err == nil:
 		tok := strings.TrimSpace(string(b))
+		// Over the API socket the daemon's user and root need no token: a token
+		// file left in the default place by another daemon (a stale one) must not
+		// lock them out. The daemon refuses an unknown token before it looks at
+		// the caller's uid, so the call is made again without it.
+		retryBare := isUnix && a.tokenFile == ""
 		opts = append(opts, connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 				req.Header().Set("Authorization", "Bearer "+tok)
-				return next(ctx, req)
+				res, err := next(ctx, req)
+				if retryBare && connect.CodeOf(err) == connect.CodeUnauthenticated {
+					req.Header().Del("Authorization")
+					bare, err2 := next(ctx, req)
+					switch {
+					case err2 == nil:
+						fmt.Fprintf(cmd.ErrOrStderr(), "salus: the admin token in %s is not this daemon's (left by another daemon?): called as uid %d over %s instead\n", file, os.Getuid(), path)
+						return bare, nil
+					case connect.CodeOf(err2) != connect.CodeUnauthenticated:
+						return bare, err2 // what the daemon says of this uid
+					}
+				}
+				return res, err
 			}
 		})))
 	case isUnix && a.tokenFile == "" && errors.Is(err, fs.ErrNotExist):

@@ -70,6 +70,8 @@ func (f *serveFlags) node(dev device.Device) ([]server.GPU, core.GPUPlacement, e
 // limits), for `salus serve`.
 type limitFlags struct {
 	maxConns         int
+	maxConnsPerUser  int
+	reservedConns    int
 	handshakeTimeout time.Duration
 	readTimeout      time.Duration
 	writeTimeout     time.Duration
@@ -79,6 +81,8 @@ type limitFlags struct {
 func (f *limitFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.maxConns, "max-conns", server.DefaultMaxConns, "connections served at once on the fast path (all listeners together), and on the HTTP API; beyond it a connection is refused with too_many_connections (negative: no limit)")
+	fl.IntVar(&f.maxConnsPerUser, "max-conns-per-user", 0, "connections one user may hold, of the fast path's and of the HTTP API's each: per uid over the Unix sockets, per token over TCP; beyond, refused with too_many_connections (0: a quarter of --max-conns; negative: no limit)")
+	fl.IntVar(&f.reservedConns, "reserved-conns", 0, "fast-path slots a new session may not take, kept for the sessions clients resume after a restart (with --events; 0: an eighth of --max-conns; negative: none)")
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "a fast-path connection must open its session, and an HTTP request send its header, within this")
 	fl.DurationVar(&f.readTimeout, "read-timeout", server.DefaultReadTimeout, "a frame must arrive whole this long after its first byte, an HTTP request body within this")
 	fl.DurationVar(&f.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "a reply not written within this drops the client (its session is lost)")
@@ -98,6 +102,7 @@ func (f *limitFlags) apply(c *server.Config) error {
 		return fmt.Errorf("--max-body-bytes %d: give a positive number", f.maxBodyBytes)
 	}
 	c.MaxConns, c.HandshakeTimeout, c.ReadTimeout, c.WriteTimeout, c.MaxBodyBytes = f.maxConns, f.handshakeTimeout, f.readTimeout, f.writeTimeout, f.maxBodyBytes
+	c.MaxConnsPerUser, c.ReservedConns = f.maxConnsPerUser, f.reservedConns
 	return nil
 }
 
@@ -186,8 +191,10 @@ read it, or write its directory); the admin calls (salus sessions, evict, drain)
 the token of --admin-token-file, or the daemon's uid or root over --api-socket. A
 session recovered after a restart is given back only to the client that presents its
 resume token (and over the Unix socket, from its opener's uid); an open naming a
-Kubernetes claim must present the claim's secret. A job that holds a lane without
-iterating for --idle-timeout gives it back while others wait.
+Kubernetes claim must present the claim's secret. A job that holds a lane or memory
+without iterating for --idle-timeout gives it back while others wait. One user (a uid
+over the Unix sockets, a token over TCP) may hold --max-conns-per-user connections; a
+connection without a session gives its slot to a newer one at a limit.
 
 With --events FILE the event log is the daemon's journal: it is appended to, never
 truncated, and every event is written as it happens (--events-flush). A daemon restarted
@@ -312,7 +319,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&apiSocket, "api-socket", "", "also serve the connect API on this Unix socket: no token needed, and the daemon's uid or root are admins (empty: off)")
 	f.StringVar(&tokenFile, "token-file", "", "file of the token TCP callers present (created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "token")+")")
 	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
-	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait (under fifo, or with an iteration begun and never ended: it is evicted); 0 disables")
+	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait for it (while jobs wait for admission, for its memory, or with an iteration begun and never ended: it is evicted); 0 disables")
 	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one ("+strings.Join(device.Names(), ", ")+"): iterations take the simulator's device-model time")
 	return cmd
 }
