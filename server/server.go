@@ -213,7 +213,8 @@ type OpenRequest struct {
 	// Resume asks for the session of this job that a restarted daemon recovered
 	// from its log, instead of a new one.
 	Resume bool
-	// Batch is the job's batch size, when the client gave it: logged only.
+	// Batch is the job's batch size, when the client gave it: logged, and with a
+	// catalog model it picks the profile of that batch.
 	Batch int
 	// GPUs is how many GPUs the job needs at once (a gang); 0 or 1 is one. More
 	// than the node has is refused.
@@ -573,10 +574,13 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	m, known := Model{}, false
 	if req.Model != "" && s.cfg.Models != nil {
-		m, known = s.cfg.Models(req.Model)
+		m, known = s.lookupModel(&req)
 	}
 	// A model with declared memory is only a label; without, it names the profile.
 	if req.Model != "" && req.PersistentMiB == 0 && req.EphemeralMiB == 0 {
+		if !known && req.Batch > 0 && !strings.Contains(req.Model, "/") {
+			return nil, errorf(protocol.CodeRejected, "open %q: model %q has no %s profile at batch size %d in the daemon's catalog: salus models lists the batch sizes it has; name one of them, or declare persistent_mib and ephemeral_mib (and iter_s)", req.Job, req.Model, modelKind(req.Kind), req.Batch)
+		}
 		if !known {
 			return nil, errorf(protocol.CodeRejected, "open %q: unknown model %q: give a catalog model (salus models lists them) or declare persistent_mib and ephemeral_mib", req.Job, req.Model)
 		}
@@ -1192,4 +1196,23 @@ func gangSize(n int) int {
 		return n
 	}
 	return 0
+}
+
+// lookupModel resolves an open's model in the daemon's catalog: with a batch size,
+// the profile of that model at that batch ("resnet50/50/train"), and no other,
+// so that a job is never given another batch's memory and time; without, the
+// name as given (a model's first training profile, or a profile key).
+func (s *Server) lookupModel(req *OpenRequest) (Model, bool) {
+	if req.Batch > 0 && !strings.Contains(req.Model, "/") {
+		return s.cfg.Models(fmt.Sprintf("%s/%d/%s", req.Model, req.Batch, modelKind(req.Kind)))
+	}
+	return s.cfg.Models(req.Model)
+}
+
+// modelKind is the catalog's kind of an open's kind.
+func modelKind(kind string) string {
+	if kind == "infer" || kind == "inference" {
+		return "infer"
+	}
+	return "train"
 }
