@@ -25,6 +25,18 @@ def cuda_available():
         return False
 
 
+def torch_without_cuda():
+    """True when the program imported a PyTorch built without CUDA (a CPU wheel, or
+    Debian's python3-torch): asking costs nothing and starts no CUDA."""
+    torch = torch_module()
+    if torch is None:
+        return False
+    try:
+        return getattr(getattr(torch, "version", None), "cuda", "x") is None
+    except Exception:
+        return False
+
+
 def cuda_initialized():
     """True when the program's PyTorch has initialized CUDA already (its device mask,
     ``CUDA_VISIBLE_DEVICES``, can no longer change). False without torch."""

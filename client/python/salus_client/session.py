@@ -118,6 +118,11 @@ class Session:
       the claim's secret from ``$SALUS_CLAIM_SECRET`` (the DRA driver sets both): the daemon
       then runs the job on the claim's GPU, within the claim's memory, and refuses an open
       naming the claim without its secret (:class:`PermissionDenied`, ``claim_denied``).
+    - ``iter_time`` and ``demand``: what one iteration costs on the reference P100, in
+      seconds alone, and the share of the GPU it keeps busy (0 to 1). Only a daemon that
+      emulates its GPU (``salus serve --emulate p100``, for machines without one) needs
+      them, to time the iteration on its device model; a catalog ``model=`` (with its
+      ``batch_size=``) gives them instead. A daemon on a real GPU ignores them.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -132,7 +137,7 @@ class Session:
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
                  connect_timeout=5.0, token=None, token_file=None, reconnect=None,
                  on_daemon_gone="stop", batch_size=None, report_after=5, label=None,
-                 gpus=None, select_gpu=True):
+                 gpus=None, select_gpu=True, iter_time=None, demand=None):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
         if on_daemon_gone not in ("stop", "continue"):
@@ -153,6 +158,7 @@ class Session:
             persistent_mib=_num(persistent), ephemeral_mib=_num(ephemeral),
             declared_s=_num(total_time), priority=priority, kind=kind,
             iterations=iterations, startup_s=_num(startup),
+            iter_s=_num(iter_time), demand=_num(demand),
             batch_size=None if batch_size is None else int(batch_size),
             token=resolve_token(token, token_file),
             gpus=gpus if gpus is not None and gpus > 1 else None,
@@ -183,7 +189,7 @@ class Session:
         self._on_daemon_gone = on_daemon_gone
         self._select_gpu = select_gpu
         self.gpus = []  # the physical GPU indices the daemon gave the job
-        self.device = None  # "cuda:0" once the given GPU is the job's device
+        self._device = None  # "cuda:0" once the given GPU is the job's device (device)
         self.emulated = False
         self.recover_ms = 0
         self.resumed = False
@@ -337,6 +343,14 @@ class Session:
             self._cap()
 
     @property
+    def device(self):
+        """The job's device: "cuda:0" (or "cuda:N") once the GPU the daemon gave it is
+        its device; None when it was given none, when the daemon emulates the GPU, and
+        when the PyTorch the program imported before the session has no CUDA (a CPU
+        build), so that ``model.to(sess.device or "cpu")`` runs wherever the job can."""
+        return self._device
+
+    @property
     def cuda(self):
         """True when the program runs PyTorch on CUDA. A program that imports torch only
         after the session opened (so that the GPU mask applies) is seen to at its first
@@ -369,7 +383,7 @@ class Session:
         self.accepts_measured = bool(reply.get("accepts_measured"))
         self.emulated = bool(reply.get("emulated"))
         given = [int(g) for g in reply.get("gpus") or []]
-        if self.device is not None and given and given != self.gpus:
+        if self._device is not None and given and given != self.gpus:
             _say("job %r: the resumed session is on GPU %s, but the job runs on GPU %s already "
                  "and stays there" % (self.name, _gpu_list(given), _gpu_list(self.gpus)))
         else:
@@ -389,8 +403,14 @@ class Session:
         """Make the GPU(s) the daemon gave the job its device(s), and say so."""
         if not self.gpus or self.emulated or not self._select_gpu:
             return
+        if gpu.torch_without_cuda():
+            # A CPU build of torch has no CUDA device to be: device stays None, so
+            # that model.to(sess.device or "cpu") runs on the CPU.
+            _say("job %r was given GPU %s, but this PyTorch has no CUDA: it runs on the CPU"
+                 % (self.name, _gpu_list(self.gpus)))
+            return
         how, device, note = gpu.use_gpus(self.gpus)
-        self.device = device
+        self._device = device
         what = "GPUs" if len(self.gpus) > 1 else "GPU"
         if how == "CUDA_VISIBLE_DEVICES":
             msg = "job %r runs on %s %s: CUDA_VISIBLE_DEVICES=%s, device %s" % (

@@ -76,6 +76,18 @@ class GPUTest(unittest.TestCase):
         self.assertTrue(s.cuda)
         self.assertIn(("fraction", 1000.0 / 16000), self.calls, "capped on the given GPU")
 
+    def test_no_cuda_device_with_a_cpu_torch(self):
+        # Debian's python3-torch is a CPU build: torch.version.cuda is None. The job
+        # was given a GPU, but its device is None, so model.to(sess.device or "cpu")
+        # runs on the CPU rather than fail with "Torch not compiled with CUDA".
+        cpu_torch = types.SimpleNamespace(version=types.SimpleNamespace(cuda=None),
+                                          cuda=types.SimpleNamespace(is_available=lambda: False,
+                                                                     is_initialized=lambda: False))
+        s, _, err = self.open(cpu_torch, FakeDaemon(gpus=[2]))
+        self.assertEqual(s.gpus, [2])
+        self.assertIsNone(s.device)
+        self.assertIn("this PyTorch has no CUDA: it runs on the CPU", err)
+
     def test_torch_imported_after_the_open(self):
         s, _, _ = self.open(None, FakeDaemon(gpus=[1]))
         self.assertEqual(os.environ["CUDA_VISIBLE_DEVICES"], "1")
