@@ -23,7 +23,7 @@ import (
 
 // startOnLog starts a daemon that appends its event log to path, after
 // recovering from it when recover is set.
-func startOnLog(t *testing.T, policy, path string, window time.Duration, recover bool) (*daemon, *eventlog.File) {
+func startOnLog(t *testing.T, policy, path string, window time.Duration, recover bool) (*daemon, *eventlog.Appender) {
 	t.Helper()
 	var j *server.Journal
 	if recover {

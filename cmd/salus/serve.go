@@ -332,7 +332,7 @@ type listenAccess struct {
 }
 
 // serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
-func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.File, addr, socket, fastAddr string, acc listenAccess) error {
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -462,7 +462,7 @@ func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
 // appends, and when the file already holds a log, it reads it first so that the
 // daemon continues the run (cfg.Recover). A gzip log cannot be appended to, and
 // a file that is not an event log is not written to.
-func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.File, error) {
+func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.Appender, error) {
 	if path == "" {
 		return nil, nil
 	}
