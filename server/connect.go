@@ -33,7 +33,7 @@ import (
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := &connectAPI{s: s}
-	auth := connect.WithInterceptors(s.authInterceptor()) // access.go
+	auth := connect.WithInterceptors(s.authInterceptor(), boundStrings()) // access.go, validate.go
 	maxBytes := s.cfg.MaxBodyBytes
 	limit := connect.WithHandlerOptions(connect.WithReadMaxBytes(int(maxBytes)),
 		connect.WithCompression("gzip", func() connect.Decompressor { return &boundedGzip{max: maxBytes} },

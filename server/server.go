@@ -529,6 +529,9 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if req.Job == "" {
 		return nil, errorf(protocol.CodeBadRequest, "open: field job is empty: give the job a unique name")
 	}
+	if err := checkNames(req); err != nil {
+		return nil, err
+	}
 	if err := checkStrings(req); err != nil {
 		return nil, err
 	}
