@@ -2,8 +2,10 @@
 // line, times in seconds from the start of the run. The metrics package reads it,
 // whichever engine wrote it. This package encodes and decodes; it defines, once for
 // both engines, the events of the core's decisions (AdmitEvent, StartEvent,
-// MemoryEvent); and its Tracker follows each job through the log, the bookkeeping
-// the metrics and the pictures share. It computes no metric.
+// MemoryEvent); its Tracker follows each job through the log, the bookkeeping
+// the metrics and the pictures share; and its Appender writes a daemon's journal,
+// which survives a full disk and rotates into segments that read as one log
+// (journal.go). It computes no metric and takes no scheduling decision.
 package eventlog
 
 import (
@@ -42,7 +44,41 @@ const (
 	// Measured is what a client reported it measured (iteration time, peak and
 	// persistent memory): logged as the client's word, never used to schedule.
 	Measured = "measured"
+	// Snapshot is the state of a daemon's open sessions at T (Open): the first
+	// line of a rotated journal (Appender.Rotate), all a restart needs of the
+	// segments before it. It is state, not history: readers of the history skip
+	// it, unless the segments before it are gone (Tracker.Step).
+	Snapshot = "snapshot"
 )
+
+// SessionState is one session open at a snapshot: what a restarted daemon
+// rebuilds it from (server.RecoveredSession).
+type SessionState struct {
+	Job           string  `json:"job"`
+	Model         string  `json:"model,omitempty"`
+	Kind          string  `json:"kind,omitempty"`
+	ArrivalS      float64 `json:"arrival_s"`
+	PersistentMiB float64 `json:"persistent_mib,omitempty"`
+	EphemeralMiB  float64 `json:"ephemeral_mib,omitempty"`
+	DeclaredS     float64 `json:"declared_s,omitempty"`
+	StartupS      float64 `json:"startup_s,omitempty"`
+	AloneS        float64 `json:"alone_s,omitempty"`
+	Priority      int     `json:"priority,omitempty"`
+	// Iterations is what the job planned; Ended and AttainedS what it ran: the
+	// iterations that ended, and their GPU time (seconds).
+	Iterations int     `json:"iterations,omitempty"`
+	Ended      int     `json:"ended,omitempty"`
+	AttainedS  float64 `json:"attained_s,omitempty"`
+	// GPUs is how many GPUs the job needs at once (0: one); OnGPUs the GPUs it
+	// was admitted to (the log's indices), none while it waits.
+	GPUs   int   `json:"gpus,omitempty"`
+	OnGPUs []int `json:"on_gpus,omitempty"`
+	// ResumeSHA256 and OwnerUID say who may resume the session after a restart,
+	// as its arrive event does: without them a snapshot would hand a rotated
+	// journal's sessions back to nobody.
+	ResumeSHA256 string `json:"resume_sha256,omitempty"`
+	OwnerUID     string `json:"owner_uid,omitempty"`
+}
 
 // Event is one line of the log. Which fields are set depends on Kind.
 type Event struct {
@@ -105,6 +141,8 @@ type Event struct {
 	// cover): the client's median iteration time and peak memory
 	IterS   float64 `json:"iter_s,omitempty"`
 	PeakMiB float64 `json:"peak_mib,omitempty"`
+	// snapshot: the sessions open, in arrival order
+	Open []SessionState `json:"open,omitempty"`
 	// run
 	Policy      string  `json:"policy,omitempty"`
 	Mode        string  `json:"mode,omitempty"`
@@ -169,7 +207,9 @@ func (s Sinks) Boundary(job string, handle, lane int, t, gpuS float64) {
 
 // Writer encodes events as JSON Lines. It is safe for concurrent use. The encoding
 // is written by hand: a simulated run logs millions of iterations, and
-// encoding/json would dominate its time.
+// encoding/json would dominate its time. Its first write error stops it, for Flush
+// to report: it writes one-shot logs (a simulation's). A daemon's journal is an
+// Appender, which keeps what it could not write and retries.
 type Writer struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
@@ -177,9 +217,6 @@ type Writer struct {
 	err error
 	// each: every event goes out in its own write, whole (see SetFlushEach).
 	each bool
-	// prefix goes before the first event: the newline that ends a line a crash
-	// cut off, when appending (see OpenAppend).
-	prefix []byte
 }
 
 // NewWriter returns a Writer on w. Call Flush when done.
@@ -194,8 +231,7 @@ func (w *Writer) Emit(e Event) {
 	if w.err != nil {
 		return
 	}
-	w.buf = Append(append(w.buf[:0], w.prefix...), e)
-	w.prefix = nil
+	w.buf = Append(w.buf[:0], e)
 	w.buf = append(w.buf, '\n')
 	_, w.err = w.w.Write(w.buf)
 	if w.each && w.err == nil {
@@ -278,6 +314,10 @@ func Append(b []byte, e Event) []byte {
 	b = appendStr(b, "owner_uid", e.OwnerUID)
 	b = appendNum(b, "iter_s", e.IterS)
 	b = appendNum(b, "peak_mib", e.PeakMiB)
+	if len(e.Open) > 0 { // a snapshot: rare, and nested, so encoding/json's
+		q, _ := json.Marshal(e.Open)
+		b = append(append(b, `,"open":`...), q...)
+	}
 	return append(b, '}')
 }
 
@@ -290,17 +330,37 @@ func hasLane(kind string) bool {
 }
 
 func appendFloat(b []byte, f float64) []byte {
+	f = round(f)
+	if math.Abs(f) < 1e15 {
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// round is f as the log keeps it.
+func round(f float64) float64 {
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0):
 		// JSON has no token for these; the engines check their inputs, so this only
 		// keeps a bug from making the whole log unreadable.
-		return append(b, '0')
+		return 0
 	case math.Abs(f) < 1e15:
 		// Microsecond precision is plenty for both engines and keeps logs small.
-		return strconv.AppendFloat(b, math.Round(f*1e6)/1e6, 'f', -1, 64)
+		return math.Round(f*1e6) / 1e6
 	}
 	// Too large to round to microseconds without overflowing: as it is.
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return f
+}
+
+// Rounded returns e as it reads back from a log: its times and figures rounded as
+// Append writes them (to the microsecond). A reader that follows a log as it is
+// written (a daemon's snapshot of its journal) sees what a reader of the file will.
+func Rounded(e Event) Event {
+	for _, f := range [...]*float64{&e.T, &e.StartupS, &e.DeclaredS, &e.AloneS, &e.PersistentMiB, &e.EphemeralMiB, &e.LaneMiB,
+		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.CapacityMiB} {
+		*f = round(*f)
+	}
+	return e
 }
 
 func appendNum(b []byte, key string, f float64) []byte {
@@ -447,8 +507,19 @@ func decodeLine(b []byte, name string, line int) (e Event, ok bool, err error) {
 	return e, true, nil
 }
 
-// ReadFile reads a log file; a name ending in .gz is decompressed.
+// ReadFile reads the log at path; a name ending in .gz is decompressed. A
+// journal that was rotated (Appender.Rotate) is read as one log: its segments
+// (PATH.000001, ...) first, then PATH.
 func ReadFile(path string, fn func(Event) error) error {
+	all, err := files(path)
+	if err != nil {
+		return err
+	}
+	return readFiles(all, fn)
+}
+
+// readOne reads one log file.
+func readOne(path string, fn func(Event) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -488,40 +559,6 @@ func Create(path string) (*File, error) {
 		w = lf.gz
 	}
 	lf.Writer = NewWriter(w)
-	return lf, nil
-}
-
-// OpenAppend opens path to add events to the log in it, creating it if needed: it
-// never truncates what is there, so a daemon restarted on its log keeps the
-// history of the runs before. When the file's last line was cut off (its writer
-// crashed in the middle of it), the first event appended starts a new line, and
-// the cut line stays as it was, on a line of its own (Read reports it and goes on
-// when a run header follows it, as a restarted daemon's does). A gzip stream
-// cannot be appended to: a name ending in .gz is an error.
-func OpenAppend(path string) (*File, error) {
-	if strings.HasSuffix(path, ".gz") {
-		return nil, fmt.Errorf("%s: a compressed log cannot be appended to: give a name without .gz (and compress the log afterwards if you like)", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	lf := &File{f: f, Writer: NewWriter(f)}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if n := fi.Size(); n > 0 {
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], n-1); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if last[0] != '\n' {
-			lf.prefix = []byte{'\n'}
-		}
-	}
 	return lf, nil
 }
 

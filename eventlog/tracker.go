@@ -141,6 +141,9 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		return nil, false, nil
 	case Memory, Defrag:
 		return nil, false, nil
+	case Snapshot:
+		t.snapshot(e)
+		return nil, false, nil
 	case Arrive:
 		// A name may come again once its job ended (a daemon's log runs on across
 		// restarts): that is a new job.
@@ -193,6 +196,32 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		}
 	}
 	return j, wasRunning, nil
+}
+
+// snapshot takes a journal's snapshot (the first line of a rotated segment).
+// Its sessions are known from the events before it, unless the segments that
+// held them were removed: those it brings in, as they were at the snapshot
+// (arrived, admitted, their GPU time), so that a reader can start at any segment.
+func (t *Tracker) snapshot(e Event) {
+	for _, o := range e.Open {
+		if j, ok := t.jobs[o.Job]; ok && !j.Ended {
+			continue
+		}
+		j := &JobState{ID: o.Job, Model: o.Model, Index: t.Arrivals, Kind: o.Kind, ArrivalS: o.ArrivalS, StartupS: o.StartupS,
+			AloneS: o.AloneS, GPUS: o.AttainedS}
+		t.Arrivals++
+		t.jobs[o.Job] = j
+		for _, g := range o.OnGPUs {
+			if g >= 0 && g < maxGPUs {
+				j.GPUs = append(j.GPUs, g)
+				t.growGPUs(g + 1)
+			}
+		}
+		j.Admitted = len(j.GPUs) > 0
+		if o.Ended > 0 { // it was served before: when, the segments removed knew
+			j.Started, j.ServiceS = true, o.ArrivalS
+		}
+	}
 }
 
 // start begins an iteration of j at time at.

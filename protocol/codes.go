@@ -32,6 +32,8 @@ const (
 	CodeTooManyConns = "too_many_connections"
 	// CodeTimeout: no session opened within the handshake timeout, or a frame incomplete after the read timeout; closed.
 	CodeTimeout = "timeout"
+	// CodeJournal: the daemon cannot write its journal (a full disk): it admits no new job until it can; retry later.
+	CodeJournal = "journal_unavailable"
 	// CodeUnknown: the connect API's call names no live session.
 	CodeUnknown = "unknown_session"
 	// CodePermissionDenied: the connect API's call lacks the session's secret or the admin's rights.
@@ -69,6 +71,7 @@ var Codes = []CodeInfo{
 	{CodeShutdown, "the daemon is shutting down", true, true},
 	{CodeTooManyConns, "the daemon serves --max-conns connections already", true, true},
 	{CodeTimeout, "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte", true, true},
+	{CodeJournal, "open (or measured) refused: the daemon cannot write its journal (a full disk, say) and admits no new job until it can; retry later", true, false},
 	{CodeUnknown, "connect API: no live session of that name", false, false},
 	{CodePermissionDenied, "connect API: the caller lacks the session's secret or the admin's rights", false, false},
 	{CodeResumeDenied, "open with resume without the session's resume_token, with another, or from another uid than its opener's", true, true},

@@ -11,6 +11,7 @@ import (
 	"go/token"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -232,6 +233,29 @@ func TestAppend(t *testing.T) {
 		}{id, true})
 		if got := protocol.AppendOK(nil, id); string(got) != string(want) {
 			t.Errorf("AppendOK(%d) = %s, want %s", id, got, want)
+		}
+	}
+}
+
+// TestEveryStringIsBounded: CheckStrings bounds every string field of Request,
+// and its error names the field and the bound.
+func TestEveryStringIsBounded(t *testing.T) {
+	rt := reflect.TypeFor[protocol.Request]()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if f.Type.Kind() != reflect.String {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		var r protocol.Request
+		reflect.ValueOf(&r).Elem().Field(i).SetString(strings.Repeat("x", protocol.MaxName))
+		if err := r.CheckStrings(); err != nil {
+			t.Errorf("%s of %d bytes: %v", key, protocol.MaxName, err)
+		}
+		reflect.ValueOf(&r).Elem().Field(i).SetString(strings.Repeat("x", 65000))
+		err := r.CheckStrings()
+		if err == nil || !strings.Contains(err.Error(), "field "+key+" ") || !strings.Contains(err.Error(), "at most") {
+			t.Errorf("%s of 65000 bytes: %v, want an error naming the field and its bound", key, err)
 		}
 	}
 }

@@ -42,7 +42,7 @@ import (
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := &connectAPI{s: s}
-	checks := connect.WithInterceptors(s.authInterceptor(), strictInterceptor()) // access.go, here
+	checks := connect.WithInterceptors(s.authInterceptor(), strictInterceptor(), boundStrings()) // access.go, here, validate.go
 	maxBytes := s.cfg.MaxBodyBytes
 	limit := connect.WithHandlerOptions(connect.WithReadMaxBytes(int(maxBytes)),
 		connect.WithCompression("gzip", func() connect.Decompressor { return &boundedGzip{max: maxBytes} },
@@ -290,7 +290,7 @@ func connectErr(err error) error {
 		code = connect.CodeFailedPrecondition
 	case protocol.CodeRejected:
 		code = connect.CodeResourceExhausted
-	case protocol.CodeShutdown, protocol.CodeDraining:
+	case protocol.CodeShutdown, protocol.CodeDraining, protocol.CodeJournal:
 		code = connect.CodeUnavailable
 	case protocol.CodeUnauthorized:
 		code = connect.CodeUnauthenticated
@@ -511,8 +511,11 @@ func (s *Server) Sessions() []*salusv1.Session {
 func (s *Server) Stats() *salusv1.GetStatsResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	j := s.journalHealth() // durable.go
 	return &salusv1.GetStatsResponse{UptimeS: time.Since(s.start).Seconds(), Sessions: int32(len(s.sessions)), Waiting: int32(s.sched.WaitingCount()),
-		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining}
+		Iterations: s.stats.iterations, Finished: s.stats.finished, Lost: s.stats.lost, Switches: s.stats.switches, Draining: s.draining,
+		Journal: j.State, JournalError: j.Error, JournalWriteErrors: j.WriteErrors, JournalUnwrittenBytes: j.Unwritten,
+		JournalDroppedEvents: j.Dropped, JournalRotations: j.Rotations}
 }
 
 // int32s converts GPU indices for the API.

@@ -291,7 +291,7 @@ func (s *Server) completeHeld(ss *Session, now time.Duration, h *heldEnd, out *[
 		return
 	}
 	if !h.next {
-		*out = append(*out, func() { h.done(nil) })
+		s.ackEnd(ss, h, out)
 		return
 	}
 	if err := s.request(ss, now, h.begin); err != nil {

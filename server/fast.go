@@ -172,6 +172,10 @@ func (fc *fastConn) serve() {
 			fc.fail(id, protocol.CodeBadRequest, err.Error())
 			continue
 		}
+		if err := req.CheckStrings(); err != nil {
+			fc.fail(req.ID, protocol.CodeBadRequest, err.Error())
+			continue
+		}
 		if !fc.handle(&req) {
 			return
 		}

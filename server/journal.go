@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/protocol"
 )
 
 // Journal and recovery. The daemon's event log is its journal: every arrival,
@@ -20,17 +22,28 @@ import (
 // client that reconnects and opens its job with resume gets its session back,
 // with the same arrival and attained time, so fair and srtf order it as before.
 // Sessions not resumed within the window are logged lost ("not resumed after
-// restart") and their memory freed. The new daemon's clock continues from the
-// log's last time, so the log's times stay in order across the restart; its run
-// header says "restart".
+// restart") and their memory freed, in one step (leaveAll). The new daemon's
+// clock continues from the log's last time, so the log's times stay in order
+// across the restart; its run header says "restart".
+//
+// A rotated journal (durable.go) is read from its newest snapshot on: the
+// snapshot says what the events before it would have (Journal.Emit takes it),
+// so a restart's reading is bounded by the rotation size and the open sessions.
+// At most Config.MaxRecovered sessions are restored, the earliest arrivals; the
+// others are logged lost at once, and the daemon says so.
 
 // Journal is what a daemon's event log says of its run so far. It is an
 // eventlog.Sink: feed it the log's events in order.
 type Journal struct {
 	// LastS is the time of the log's last event, seconds.
 	LastS float64
-	open  map[string]*RecoveredSession
-	seq   int
+	// Events counts the events read; Files are the files they were read from
+	// (ReadJournal), and Bytes their size.
+	Events int
+	Files  []string
+	Bytes  int64
+	open   map[string]*RecoveredSession
+	seq    int
 }
 
 // RecoveredSession is a session open at the end of a log: its job arrived, and
@@ -40,6 +53,8 @@ type RecoveredSession struct {
 	ArrivalS                    float64
 	PersistentMiB, EphemeralMiB float64
 	DeclaredS, StartupS         float64
+	AloneS                      float64
+	Priority                    int
 	// PlannedIterations is what the job said it plans; Iterations and AttainedS
 	// what it ran: the iterations that ended, and their GPU time.
 	PlannedIterations int
@@ -62,15 +77,26 @@ type RecoveredSession struct {
 // NewJournal returns an empty journal.
 func NewJournal() *Journal { return &Journal{open: map[string]*RecoveredSession{}} }
 
-// Emit takes one event of the log.
+// Emit takes one event of the log. A snapshot replaces what the journal knew:
+// it is the state the events before it left.
 func (j *Journal) Emit(e eventlog.Event) {
 	j.LastS = max(j.LastS, e.T)
+	j.Events++
 	switch e.Kind {
+	case eventlog.Snapshot:
+		clear(j.open)
+		for _, o := range e.Open {
+			j.seq++
+			j.open[o.Job] = &RecoveredSession{Job: o.Job, Model: o.Model, Kind: o.Kind, ArrivalS: o.ArrivalS,
+				PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB, DeclaredS: o.DeclaredS, StartupS: o.StartupS,
+				AloneS: o.AloneS, Priority: o.Priority, PlannedIterations: o.Iterations, Iterations: o.Ended, AttainedS: o.AttainedS,
+				GPUs: o.GPUs, OnGPUs: slices.Clone(o.OnGPUs), ResumeSHA256: o.ResumeSHA256, OwnerUID: parseUID(o.OwnerUID), seq: j.seq}
+		}
 	case eventlog.Arrive:
 		j.seq++
 		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
 			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
-			PlannedIterations: e.Iterations, GPUs: e.GPUs, ResumeSHA256: e.ResumeSHA256, OwnerUID: parseUID(e.OwnerUID), seq: j.seq}
+			AloneS: e.AloneS, Priority: e.Priority, PlannedIterations: e.Iterations, GPUs: e.GPUs, ResumeSHA256: e.ResumeSHA256, OwnerUID: parseUID(e.OwnerUID), seq: j.seq}
 	case eventlog.Admit:
 		if r := j.open[e.Job]; r != nil {
 			r.OnGPUs = []int{e.GPUIndex}
@@ -98,13 +124,36 @@ func (j *Journal) Open() []RecoveredSession {
 	return out
 }
 
-// ReadJournal reads the event log at path for a daemon that restarts on it. A file
-// that does not exist is an empty journal. When a line of the log was cut off (the
-// daemon died in the middle of writing it) the journal of every other event comes
-// back with an error wrapping eventlog.ErrTruncated, for the caller to report.
+// States returns the open sessions as a snapshot lists them, in arrival order.
+func (j *Journal) States() []eventlog.SessionState {
+	open := j.Open()
+	out := make([]eventlog.SessionState, len(open))
+	for i, r := range open {
+		out[i] = eventlog.SessionState{Job: r.Job, Model: r.Model, Kind: r.Kind, ArrivalS: r.ArrivalS, PersistentMiB: r.PersistentMiB,
+			EphemeralMiB: r.EphemeralMiB, DeclaredS: r.DeclaredS, StartupS: r.StartupS, AloneS: r.AloneS, Priority: r.Priority,
+			Iterations: r.PlannedIterations, Ended: r.Iterations, AttainedS: r.AttainedS, GPUs: r.GPUs, OnGPUs: r.OnGPUs,
+			ResumeSHA256: r.ResumeSHA256}
+		if r.OwnerUID != nil {
+			out[i].OwnerUID = strconv.FormatUint(uint64(*r.OwnerUID), 10)
+		}
+	}
+	return out
+}
+
+// ReadJournal reads the event log at path for a daemon that restarts on it: from
+// its newest snapshot on, for a rotated journal (eventlog.ReadFromSnapshot). A
+// file that does not exist is an empty journal. When a line of the log was cut off
+// (the daemon died in the middle of writing it) the journal of every other event
+// comes back with an error wrapping eventlog.ErrTruncated, for the caller to report.
 func ReadJournal(path string) (*Journal, error) {
 	j := NewJournal()
-	err := eventlog.ReadFile(path, func(e eventlog.Event) error { j.Emit(e); return nil })
+	files, err := eventlog.ReadFromSnapshot(path, func(e eventlog.Event) error { j.Emit(e); return nil })
+	j.Files = files
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			j.Bytes += fi.Size()
+		}
+	}
 	switch {
 	case err == nil, errors.Is(err, os.ErrNotExist):
 		return j, nil
@@ -120,8 +169,24 @@ func (s *Server) recover(j *Journal, now time.Duration) {
 	var out []func()
 	s.mu.Lock()
 	defer func() { s.unlockRun(out) }()
+	open := j.Open()
+	if max := s.cfg.MaxRecovered; max > 0 && len(open) > max {
+		// The rest would cost the start-up time and memory of their number: lost
+		// at once, in the log, and said so once.
+		reason := fmt.Sprintf("not restored after restart: the journal held %d open sessions, more than the %d a restart restores (salus serve --max-recovered)", len(open), max)
+		s.jr.batch(func() {
+			for _, r := range open[max:] {
+				s.stats.lost++
+				s.met.lost.Inc()
+				s.log.Emit(eventlog.EndEvent(now, r.Job, false, reason))
+			}
+		})
+		s.logger.Error("journal: too many open sessions to restore: the latest arrivals are lost", "restored", max, "lost", len(open)-max,
+			"max_recovered", max)
+		open = open[:max]
+	}
 	n := 0
-	for _, r := range j.Open() {
+	for _, r := range open {
 		job, err := recoveredJob(r, s.cfg.MinJobMiB)
 		if err == nil {
 			job.Arrival = min(job.Arrival, now)
@@ -179,10 +244,11 @@ func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
 		return core.Job{}, fmt.Errorf("attained time: %v", err)
 	}
 	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
-		Declared: declared, GPUs: r.GPUs, Pinned: r.OnGPUs}, nil
+		Declared: declared, Priority: r.Priority, GPUs: r.GPUs, Pinned: r.OnGPUs}, nil
 }
 
-// loseUnclaimed loses the recovered sessions no client resumed.
+// loseUnclaimed loses the recovered sessions no client resumed, in one step and
+// one decision (leaveAll).
 func (s *Server) loseUnclaimed(out *[]func()) {
 	var gone []*Session
 	for _, ss := range s.sessions {
@@ -190,10 +256,7 @@ func (s *Server) loseUnclaimed(out *[]func()) {
 			gone = append(gone, ss)
 		}
 	}
-	slices.SortFunc(gone, func(a, b *Session) int { return int(a.job.Arrival - b.job.Arrival) })
-	for _, ss := range gone {
-		s.leave(ss, false, "not resumed after restart", out)
-	}
+	s.leaveAll(gone, protocol.CodeLost, "not resumed after restart", out)
 }
 
 // resume gives a recovered session to the client that opened its job with

@@ -24,7 +24,7 @@ import (
 
 // startOnLog starts a daemon that appends its event log to path, after
 // recovering from it when recover is set.
-func startOnLog(t *testing.T, policy, path string, window time.Duration, recover bool) (*daemon, *eventlog.File) {
+func startOnLog(t *testing.T, policy, path string, window time.Duration, recover bool) (*daemon, *eventlog.Appender) {
 	t.Helper()
 	var j *server.Journal
 	if recover {
@@ -209,49 +209,84 @@ func TestRecoverFromTheLog(t *testing.T) {
 }
 
 // BenchmarkRecover measures what a restart costs: reading the journal of a long
-// run (1,000 sessions still open, 500 iterations each: about a million events)
-// and rebuilding the sessions in a new daemon.
+// run (1,000 sessions still open, 1,000 iterations each: a million iterations,
+// two million events) and rebuilding the sessions in a new daemon. "whole" is the
+// journal never rotated (--events-rotate-mib 0), read from its start; "rotated"
+// the same run's journal as the daemon writes it by default (a snapshot every
+// 64 MiB), read from its last snapshot on; "snapshot" one just rotated, read from
+// a snapshot alone: the least a restart can read.
 func BenchmarkRecover(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "live.jsonl")
-	f, err := eventlog.OpenAppend(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	const jobs, iters = 1000, 500
-	f.Emit(eventlog.Event{Kind: eventlog.Run, Policy: "fair", Engine: "live", CapacityMiB: 1e6})
-	t := 0.0
-	for j := range jobs {
-		f.Emit(eventlog.Event{T: t, Kind: eventlog.Arrive, Job: "job" + strconv.Itoa(j), JobKind: "train", PersistentMiB: 100, EphemeralMiB: 100})
-		f.Emit(eventlog.Event{T: t, Kind: eventlog.Admit, Job: "job" + strconv.Itoa(j), LaneMiB: 1e6})
-	}
-	for range iters {
+	dir := b.TempDir()
+	const jobs, iters = 1000, 1000
+	write := func(name string, rotateAt int64, atEnd bool) string {
+		path := filepath.Join(dir, name)
+		f, err := eventlog.OpenAppend(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		open := server.NewJournal() // what the daemon's snapshots come from
+		emit := func(e eventlog.Event) {
+			f.Emit(e)
+			open.Emit(eventlog.Rounded(e))
+			if rotateAt > 0 && f.SinceRotation() >= rotateAt {
+				if err := f.Rotate(eventlog.Event{T: open.LastS, Kind: eventlog.Snapshot, Open: open.States()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		emit(eventlog.Event{Kind: eventlog.Run, Policy: "fair", Engine: "live", CapacityMiB: 1e6})
+		t := 0.0
 		for j := range jobs {
-			job := "job" + strconv.Itoa(j)
-			f.Emit(eventlog.Event{T: t, Kind: eventlog.IterStart, Job: job})
-			t += 0.001
-			f.Emit(eventlog.Event{T: t, Kind: eventlog.IterEnd, Job: job, GPU: 0.001})
+			emit(eventlog.Event{T: t, Kind: eventlog.Arrive, Job: "job" + strconv.Itoa(j), JobKind: "train", PersistentMiB: 100, EphemeralMiB: 100})
+			emit(eventlog.Event{T: t, Kind: eventlog.Admit, Job: "job" + strconv.Itoa(j), LaneMiB: 1e6})
 		}
+		for range iters {
+			for j := range jobs {
+				job := "job" + strconv.Itoa(j)
+				emit(eventlog.Event{T: t, Kind: eventlog.IterStart, Job: job})
+				t += 0.001
+				emit(eventlog.Event{T: t, Kind: eventlog.IterEnd, Job: job, GPU: 0.001})
+			}
+		}
+		if atEnd {
+			if err := f.Rotate(eventlog.Event{T: open.LastS, Kind: eventlog.Snapshot, Open: open.States()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return path
 	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	fi, _ := os.Stat(path)
 	p, _ := core.Lookup("fair")
-	b.ResetTimer()
-	for range b.N {
-		j, err := server.ReadJournal(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := server.New(server.Config{Policy: p, CapacityMiB: 1e6, Recover: j, RecoverWindow: time.Minute,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if n := len(s.Sessions()); n != jobs {
-			b.Fatalf("%d sessions recovered", n)
-		}
-		s.Shutdown()
+	for _, c := range []struct {
+		name     string
+		rotateAt int64
+		atEnd    bool
+	}{{"whole", 0, false}, {"rotated", server.DefaultJournalRotateBytes, false}, {"snapshot", server.DefaultJournalRotateBytes, true}} {
+		path := write(c.name+".jsonl", c.rotateAt, c.atEnd)
+		b.Run(c.name, func(b *testing.B) {
+			var read int64
+			for range b.N {
+				j, err := server.ReadJournal(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := server.New(server.Config{Policy: p, CapacityMiB: 1e6, Recover: j, RecoverWindow: time.Minute,
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := len(s.Sessions()); n != jobs {
+					b.Fatalf("%d sessions recovered", n)
+				}
+				if st := s.Sessions(); st[0].Iterations != iters {
+					b.Fatalf("%d iterations recovered, want %d", st[0].Iterations, iters)
+				}
+				s.Shutdown()
+				read = j.Bytes
+			}
+			b.ReportMetric(float64(read)/1e6, "read-MB")
+		})
 	}
-	b.ReportMetric(float64(fi.Size())/1e6, "log-MB")
 }

@@ -64,6 +64,10 @@ func (s *Server) Measured(ss *Session, m Measurement) error {
 		s.mu.Unlock()
 		return err
 	}
+	if s.jr.paused() { // only a log line: not worth keeping while the journal cannot be written
+		s.mu.Unlock()
+		return errorf(protocol.CodeJournal, "measured %q: %s", ss.id, s.jr.refusal())
+	}
 	if !ss.resumed && m.Iterations > ss.ended {
 		n := ss.ended
 		s.mu.Unlock()

@@ -37,7 +37,7 @@ func sha256Hex(s string) string {
 // what a kill -9 leaves (a shutdown would log every session lost); a new daemon
 // reads it back and holds its sessions for a minute. It returns the new daemon
 // and the journal's path.
-func crash(t *testing.T, a *daemon, fileA *eventlog.File, path string, mod func(*server.Config)) (*daemon, string) {
+func crash(t *testing.T, a *daemon, fileA *eventlog.Appender, path string, mod func(*server.Config)) (*daemon, string) {
 	t.Helper()
 	snapshot, err := os.ReadFile(path)
 	if err != nil {

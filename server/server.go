@@ -13,6 +13,10 @@
 // drain) is decided in access.go and admin.go: Unix-socket permissions and the
 // peer's credentials, tokens over TCP, per-session secrets on the connect API.
 //
+// What an acknowledgement means, and what the daemon does while its journal cannot
+// be written (a full disk), is durable.go's: nothing is acknowledged that the
+// journal does not hold.
+//
 // Two transports reach the same Server: the framed fast path of docs/protocol.md
 // (fast.go) and the connect API of api/salus/v1 (connect.go). The server writes the
 // same event log as the simulator, with engine "live".
@@ -23,6 +27,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +132,7 @@ type Config struct {
 	// log (ReadJournal) by a daemon restarted on the same log: the daemon's clock
 	// continues from the log's last time, and the sessions open at the end of the
 	// log are rebuilt and held for RecoverWindow, for their clients to resume
-	// (journal.go).
+	// (journal.go). The server takes it over: it follows the run from it.
 	Recover *Journal
 	// RecoverWindow is how long recovered sessions wait for their clients to
 	// resume them. Positive only for a daemon whose log is a journal (a file it
@@ -189,6 +194,25 @@ type Config struct {
 	// MaxBodyBytes bounds an HTTP request's body, as sent and, for the connect
 	// API, each message once decompressed. Default 1 MiB.
 	MaxBodyBytes int64
+
+	// Durability of the journal (durable.go), for a Log that says whether it
+	// wrote (eventlog.Appender).
+
+	// OnJournalError is what the daemon does while its journal cannot be
+	// written: JournalStop (the default: grant no work, refuse opens with code
+	// journal_unavailable, answer no iteration's end until its event is written,
+	// and resume once it is) or JournalContinue (go on, and write the events
+	// later).
+	OnJournalError string
+	// JournalRotateBytes: once the journal file has grown this much since it
+	// began, it is rotated into a new one beginning with a snapshot of the open
+	// sessions, which is all a restart then reads. Default
+	// DefaultJournalRotateBytes; negative: never.
+	JournalRotateBytes int64
+	// MaxRecovered bounds the sessions a restart restores from its journal (the
+	// earliest arrivals); the others are logged lost at once. Default
+	// DefaultMaxRecovered; negative: no bound.
+	MaxRecovered int
 }
 
 // OpenRequest is a job asking to be scheduled.
@@ -347,6 +371,9 @@ type Session struct {
 	// claimHash is the hash of the secret a resumed session presented for a
 	// claim not reserved yet, checked when the claim is.
 	claim, claimHash string
+	// unacked is the session's end, processed and waiting for its event to be
+	// written to the journal before it is answered (durable.go).
+	unacked *heldEnd
 }
 
 // ID returns the session id (the job name).
@@ -357,7 +384,8 @@ func (ss *Session) touch() { ss.lastSeen.Store(time.Now().UnixNano()) }
 // Server is the daemon's scheduling state: one core.Scheduler behind one mutex.
 type Server struct {
 	cfg    Config
-	log    eventlog.Sink
+	log    eventlog.Sink // jr
+	jr     *journal
 	logger *slog.Logger
 	start  time.Time
 	met    *metrics
@@ -377,6 +405,8 @@ type Server struct {
 	closing  bool
 	draining bool
 	stats    struct{ iterations, finished, lost, switches int64 }
+	// decisions counts the core's decision passes (decide).
+	decisions int64
 
 	tr         tracker
 	stopReaper chan struct{}
@@ -411,6 +441,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = eventlog.Discard{}
 	}
+	switch cfg.OnJournalError {
+	case "":
+		cfg.OnJournalError = JournalStop
+	case JournalStop, JournalContinue:
+	default:
+		return nil, fmt.Errorf("server: OnJournalError %q: use %q (grant no work while the journal cannot be written) or %q (go on without it)", cfg.OnJournalError, JournalStop, JournalContinue)
+	}
+	if cfg.JournalRotateBytes == 0 {
+		cfg.JournalRotateBytes = DefaultJournalRotateBytes
+	}
+	if cfg.MaxRecovered == 0 {
+		cfg.MaxRecovered = DefaultMaxRecovered
+	}
 	cfg.setLimits()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -424,7 +467,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: %v", err)
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Log, logger: cfg.Logger, start: time.Now(), gpus: gpus,
+		cfg: cfg, logger: cfg.Logger, start: time.Now(), gpus: gpus,
 		sched:      sched,
 		sessions:   map[string]*Session{},
 		claims:     map[string]*claim{},
@@ -432,9 +475,12 @@ func New(cfg Config) (*Server, error) {
 		reaperDone: make(chan struct{}),
 		idlerDone:  make(chan struct{}),
 	}
+	s.jr = newJournal(s, cfg)
+	s.log = s.jr
 	s.met = newMetrics(s)
 	s.registerAdminMetrics()
 	s.registerConnMetrics() // conns.go's
+	s.registerJournalMetrics()
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
 		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
 	if len(gpus) > 1 {
@@ -462,6 +508,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Recover != nil {
 		s.recover(cfg.Recover, s.offset)
 	}
+	s.mu.Lock()
+	s.jr.start()
+	s.mu.Unlock()
 	if len(gpus) > 1 {
 		s.logger.Info("scheduling the GPUs of a node: every GPU has its own lanes", "gpus", describeGPUs(gpus),
 			"gpu_placement", sched.GPUPlacement().Name())
@@ -541,6 +590,13 @@ func (s *Server) now() time.Duration { return s.offset + time.Since(s.start) }
 // device model's timer is then set for its next end (the decisions may have
 // started iterations).
 func (s *Server) decide(now time.Duration, out *[]func()) {
+	if s.jr.paused() { // fail closed: nothing is granted until the journal is written (durable.go)
+		if s.emu != nil && !s.closing {
+			s.arm()
+		}
+		return
+	}
+	s.decisions++
 	ds, err := s.sched.Decide(now)
 	if err != nil {
 		s.logger.Error("core refused to decide", "err", err)
@@ -558,6 +614,9 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg string), done func(OpenReply, error)) (*Session, error) {
 	if req.Job == "" {
 		return nil, errorf(protocol.CodeBadRequest, "open: field job is empty: give the job a unique name")
+	}
+	if err := checkNames(req); err != nil {
+		return nil, err
 	}
 	if err := checkStrings(req); err != nil {
 		return nil, err
@@ -638,6 +697,10 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	if s.closing {
 		s.mu.Unlock()
 		return nil, errorf(protocol.CodeShutdown, "open %q: the daemon is shutting down", req.Job)
+	}
+	if s.jr.paused() && !req.Resume { // a recovered job may come back: it is no new work
+		s.mu.Unlock()
+		return nil, errorf(protocol.CodeJournal, "open %q: %s", req.Job, s.jr.refusal())
 	}
 	if s.draining && !req.Resume { // a recovered job may still come back
 		s.mu.Unlock()
@@ -825,7 +888,7 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 			return err
 		}
 	} else {
-		out = append(out, func() { h.done(nil) })
+		s.ackEnd(ss, h, &out)
 	}
 	s.decide(now, &out)
 	s.unlockRun(out)
@@ -946,6 +1009,47 @@ func (s *Server) leave(ss *Session, finished bool, reason string, out *[]func())
 // leaveWith is leave, failing what the session waited for with code.
 func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out *[]func()) {
 	now := s.clock(out)
+	if lane, in := s.depart(ss, now, finished, code, reason, true, out); in {
+		s.emitMemory(now, lane)
+	}
+	s.decide(now, out)
+}
+
+// leaveAll removes sessions in one step, as lost for reason: what leaveWith does
+// for each, at one instant, but with one memory event per lane they leave, one
+// log line and one decision (many sessions leaving one by one, each followed by a
+// decision, cost time quadratic in their number: minutes for 100,000).
+func (s *Server) leaveAll(gone []*Session, code, reason string, out *[]func()) {
+	if len(gone) == 0 {
+		return
+	}
+	slices.SortFunc(gone, func(a, b *Session) int {
+		return cmp.Or(cmp.Compare(a.job.Arrival, b.job.Arrival), strings.Compare(a.id, b.id))
+	})
+	now := s.clock(out)
+	s.jr.batch(func() {
+		var lanes []int
+		for _, ss := range gone {
+			if ss.phase == pGone {
+				continue
+			}
+			if lane, in := s.depart(ss, now, false, code, reason, false, out); in {
+				lanes = append(lanes, lane)
+			}
+		}
+		slices.Sort(lanes)
+		for _, lane := range slices.Compact(lanes) {
+			s.emitMemory(now, lane)
+		}
+	})
+	s.logger.Warn("sessions lost", "sessions", len(gone), "reason", reason)
+	s.decide(now, out)
+}
+
+// depart removes ss from the core and the server at now, logs it and fails what
+// it waited for; the caller logs its lane's memory (lane, when it had one: in)
+// and decides. logIt logs the departure in the daemon's log.
+func (s *Server) depart(ss *Session, now time.Duration, finished bool, code, reason string, logIt bool, out *[]func()) (lane int, in bool) {
 	if err := s.sched.Leave(now, ss.id); err != nil {
 		s.logger.Error("core refused a leave", "job", ss.id, "err", err)
 	}
@@ -966,15 +1070,16 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 		s.stats.finished++
 		s.met.finished.Inc()
 		s.log.Emit(eventlog.EndEvent(now, ss.id, true, ""))
-		s.logger.Info("session finished", "job", ss.id)
+		if logIt {
+			s.logger.Info("session finished", "job", ss.id)
+		}
 	} else {
 		s.stats.lost++
 		s.met.lost.Inc()
 		s.log.Emit(eventlog.EndEvent(now, ss.id, false, reason))
-		s.logger.Warn("session lost", append([]any{"job", ss.id, "reason", reason}, ss.peer.logAttrs()...)...)
-	}
-	if wasIn {
-		s.emitMemory(now, lane)
+		if logIt {
+			s.logger.Warn("session lost", append([]any{"job", ss.id, "reason", reason}, ss.peer.logAttrs()...)...)
+		}
 	}
 	gone := errorf(code, "session %q ended: %s", ss.id, reason)
 	if s.closing {
@@ -992,7 +1097,11 @@ func (s *Server) leaveWith(ss *Session, finished bool, code, reason string, out 
 		ss.held = nil
 		s.failHeld(h, gone, out)
 	}
-	s.decide(now, out)
+	if h := ss.unacked; h != nil { // its end never reached the journal: not acknowledged
+		ss.unacked = nil
+		s.failHeld(h, gone, out)
+	}
+	return lane, wasIn
 }
 
 // apply carries out the core's decisions: it logs them and queues the replies they
@@ -1172,14 +1281,15 @@ func (s *Server) Shutdown() {
 	for _, ss := range s.sessions {
 		drops = append(drops, ss)
 	}
-	for _, ss := range drops {
-		s.leave(ss, false, "daemon shut down", &out)
-	}
+	s.leaveAll(drops, protocol.CodeLost, "daemon shut down", &out)
 	if s.emu != nil {
 		s.emu.timer.Stop()
 	}
 	if s.recoverTimer != nil {
 		s.recoverTimer.Stop()
+	}
+	if s.jr.timer != nil {
+		s.jr.timer.Stop()
 	}
 	s.mu.Unlock()
 	run(out)

@@ -281,6 +281,11 @@ func TestServeRefusesWhatDoesNothing(t *testing.T) {
 	}{
 		{[]string{"--recover-window", "1s"}, "--recover-window applies to the event log"},
 		{[]string{"--events-flush", "1s"}, "--events-flush applies to the event log"},
+		{[]string{"--on-journal-error", "continue"}, "--on-journal-error applies to the event log"},
+		{[]string{"--events-rotate-mib", "8"}, "--events-rotate-mib applies to the event log"},
+		{[]string{"--max-recovered", "10"}, "--max-recovered applies to the event log"},
+		{[]string{"--events", filepath.Join(t.TempDir(), "e.jsonl"), "--on-journal-error", "maybe"}, `--on-journal-error "maybe": use stop`},
+		{[]string{"--events", filepath.Join(t.TempDir(), "e.jsonl"), "--events-rotate-mib", "-1"}, "give 0 or more"},
 		{[]string{"--policy", "srtf,pack"}, "salus serve runs one policy"},
 	} {
 		_, err := run(t, append(off, c.args...)...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,6 +106,12 @@ field, zeros included.`,
 						s := res.Msg
 						fmt.Fprintf(tw, "uptime (s)\t%.1f\t\nsessions\t%d\t\nwaiting\t%d\t\niterations\t%d\t\nfinished\t%d\t\nlost\t%d\t\nswitches\t%d\t\ndraining\t%v\t\n",
 							s.UptimeS, s.Sessions, s.Waiting, s.Iterations, s.Finished, s.Lost, s.Switches, s.Draining)
+						fmt.Fprintf(tw, "journal\t%s\t\njournal write errors\t%d\t\njournal unwritten (bytes)\t%d\t\njournal dropped events\t%d\t\njournal rotations\t%d\t\n",
+							cmp.Or(s.Journal, "unknown"), s.JournalWriteErrors, s.JournalUnwrittenBytes, s.JournalDroppedEvents, s.JournalRotations)
+						if s.JournalError != "" {
+							// Without a tab: a long error does not widen the table.
+							fmt.Fprintf(tw, "journal error: %s\n", s.JournalError)
+						}
 					})
 				}
 				return fmt.Errorf("get %q: choose sessions, lanes, policy or stats", args[0])

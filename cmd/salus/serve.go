@@ -201,7 +201,12 @@ truncated, and every event is written as it happens (--events-flush). A daemon r
 on the same file after a crash continues the run: its clock goes on from the log's last
 time, and the sessions open at the end of the log are rebuilt (same arrival, same
 attained GPU time) and held for --recover-window, for their clients to reconnect and
-resume them; those not resumed are logged lost.
+resume them; those not resumed are logged lost. An iteration's end is answered only once it
+is in the log. While the log cannot be written (a full disk), the daemon grants no work and
+refuses new jobs with journal_unavailable, and resumes by itself once it can write again
+(--on-journal-error). Past --events-rotate-mib the log is renamed FILE.000001, ... and begun
+anew with a snapshot of the open sessions, all a restart reads; salus report reads the
+files as one run.
 
 Every client is bounded: --max-conns connections at once, --handshake-timeout to open a
 session, --read-timeout for a frame once begun, --write-timeout for each reply (a client
@@ -346,7 +351,7 @@ type listenAccess struct {
 }
 
 // serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
-func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.File, addr, socket, fastAddr string, acc listenAccess) error {
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -410,8 +415,8 @@ func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *e
 		return errors.New("nothing to listen on: give --socket, --fast-addr or --addr")
 	}
 	logger.Info("salus daemon serving", "policy", srv.Policy().Name, "socket", socket, "fast_addr", fastAddr, "addr", addr, "api_socket", acc.apiSocket)
-	flush := time.NewTicker(time.Second)
-	defer flush.Stop()
+	// The event log needs no flushing here: it writes every event, or flushes
+	// itself (--events-flush), and the server retries what it could not write.
 	var err error
 loop:
 	for {
@@ -423,12 +428,6 @@ loop:
 			if err != nil {
 				logger.Error("listener failed", "err", err)
 				break loop
-			}
-		case <-flush.C:
-			if file != nil {
-				if ferr := file.Flush(); ferr != nil {
-					logger.Error("cannot write the event log", "err", ferr)
-				}
 			}
 		}
 	}
@@ -454,17 +453,23 @@ loop:
 type journalFlags struct {
 	recoverWindow time.Duration
 	flushEvery    time.Duration
+	onError       string
+	rotateMiB     int64
+	maxRecovered  int
 }
 
 func (j *journalFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&j.recoverWindow, "recover-window", 30*time.Second, "with --events: after a restart on the same log, how long the sessions open at its end wait for their clients to resume them (0: lost at once)")
 	f.DurationVar(&j.flushEvery, "events-flush", 0, "with --events: 0 writes every event as it happens (a kill -9 loses none); a duration buffers events and writes them that often (a kill -9 loses up to that much)")
+	f.StringVar(&j.onError, "on-journal-error", server.JournalStop, "with --events: while the log cannot be written (a full disk): stop (grant no work, refuse opens with journal_unavailable, answer no iteration's end until it is written, resume when it can be) or continue (go on, and write the events once it can; a crash meanwhile loses them)")
+	f.Int64Var(&j.rotateMiB, "events-rotate-mib", server.DefaultJournalRotateBytes>>20, "with --events: once the log has grown this many MiB, rename it FILE.000001, ... and begin FILE anew with a snapshot of the open sessions, all a restart then reads (0: never; salus report and metrics read the segments and FILE as one run)")
+	f.IntVar(&j.maxRecovered, "max-recovered", server.DefaultMaxRecovered, "with --events: a restart restores at most this many of the sessions open in the log (the earliest arrivals); the others are logged lost at once (0: no bound)")
 }
 
 // check refuses the journal's flags without --events: there is no journal then.
 func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
-	for _, name := range []string{"recover-window", "events-flush"} {
+	for _, name := range []string{"recover-window", "events-flush", "on-journal-error", "events-rotate-mib", "max-recovered"} {
 		if events == "" && changed(fs, name) {
 			return fmt.Errorf("--%s applies to the event log (--events FILE), and there is none: drop it or give --events", name)
 		}
@@ -476,7 +481,7 @@ func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
 // appends, and when the file already holds a log, it reads it first so that the
 // daemon continues the run (cfg.Recover). A gzip log cannot be appended to, and
 // a file that is not an event log is not written to.
-func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.File, error) {
+func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.Appender, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -486,19 +491,35 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 	if j.recoverWindow < 0 || j.flushEvery < 0 {
 		return nil, fmt.Errorf("--recover-window %v, --events-flush %v: give durations of 0 or more", j.recoverWindow, j.flushEvery)
 	}
-	cfg.RecoverWindow = j.recoverWindow
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		t0 := time.Now()
-		jn, err := server.ReadJournal(path)
-		switch {
-		case errors.Is(err, eventlog.ErrTruncated):
-			logger.Warn("event log: a line was cut off by a crash; it is skipped, and the new events start on a line of their own", "err", err)
-		case err != nil:
-			return nil, fmt.Errorf("--events %s: it holds something that is not an event log this daemon can continue (%v): move it away or give another file", path, err)
-		}
+	switch j.onError {
+	case server.JournalStop, server.JournalContinue:
+	default:
+		return nil, fmt.Errorf("--on-journal-error %q: use %s (grant no work while the log cannot be written) or %s (go on without it)", j.onError, server.JournalStop, server.JournalContinue)
+	}
+	if j.rotateMiB < 0 || j.maxRecovered < 0 {
+		return nil, fmt.Errorf("--events-rotate-mib %d, --max-recovered %d: give 0 or more (--events-rotate-mib 0: never rotate; --max-recovered 0: no bound)", j.rotateMiB, j.maxRecovered)
+	}
+	cfg.RecoverWindow, cfg.OnJournalError = j.recoverWindow, j.onError
+	cfg.JournalRotateBytes, cfg.MaxRecovered = j.rotateMiB<<20, j.maxRecovered
+	if j.rotateMiB == 0 {
+		cfg.JournalRotateBytes = -1 // the server's "never"; its 0 means the default
+	}
+	if j.maxRecovered == 0 {
+		cfg.MaxRecovered = -1
+	}
+	t0 := time.Now()
+	jn, err := server.ReadJournal(path) // a rotated log: from its last snapshot on
+	switch {
+	case errors.Is(err, eventlog.ErrTruncated):
+		logger.Warn("event log: a line was cut off by a crash; it is skipped, and the new events start on a line of their own", "err", err)
+	case err != nil:
+		return nil, fmt.Errorf("--events %s: it holds something that is not an event log this daemon can continue (%v): move it away or give another file", path, err)
+	}
+	if jn.Events > 0 {
 		cfg.Recover = jn
 		logger.Info("continuing the run of the event log", "events", path, "log_time_s", jn.LastS,
-			"open_sessions", len(jn.Open()), "read_in", time.Since(t0).Round(time.Microsecond))
+			"open_sessions", len(jn.Open()), "read_files", len(jn.Files), "read_mib", float64(jn.Bytes)/(1<<20),
+			"read_in", time.Since(t0).Round(time.Microsecond))
 	}
 	file, err := eventlog.OpenAppend(path)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 func TestServeShutsDownCleanly(t *testing.T) {
 	dir := t.TempDir()
 	sock, events := filepath.Join(dir, "s.sock"), filepath.Join(dir, "events.jsonl")
-	file, err := eventlog.Create(events)
+	file, err := eventlog.OpenAppend(events)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1348,17 +1348,26 @@ func (*GetStatsRequest) Descriptor() ([]byte, []int) {
 }
 
 type GetStatsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UptimeS       float64                `protobuf:"fixed64,1,opt,name=uptime_s,json=uptimeS,proto3" json:"uptime_s,omitempty"`
-	Sessions      int32                  `protobuf:"varint,2,opt,name=sessions,proto3" json:"sessions,omitempty"`
-	Waiting       int32                  `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
-	Iterations    int64                  `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
-	Finished      int64                  `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
-	Lost          int64                  `protobuf:"varint,6,opt,name=lost,proto3" json:"lost,omitempty"`
-	Switches      int64                  `protobuf:"varint,7,opt,name=switches,proto3" json:"switches,omitempty"`
-	Draining      bool                   `protobuf:"varint,20,opt,name=draining,proto3" json:"draining,omitempty"` // admitting no new job (Drain)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	UptimeS    float64                `protobuf:"fixed64,1,opt,name=uptime_s,json=uptimeS,proto3" json:"uptime_s,omitempty"`
+	Sessions   int32                  `protobuf:"varint,2,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	Waiting    int32                  `protobuf:"varint,3,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Iterations int64                  `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	Finished   int64                  `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	Lost       int64                  `protobuf:"varint,6,opt,name=lost,proto3" json:"lost,omitempty"`
+	Switches   int64                  `protobuf:"varint,7,opt,name=switches,proto3" json:"switches,omitempty"`
+	Draining   bool                   `protobuf:"varint,20,opt,name=draining,proto3" json:"draining,omitempty"` // admitting no new job (Drain)
+	// The journal (salus serve --events): "ok", "failing" (it cannot be written:
+	// see journal_error; the daemon then grants no work unless it fails open), or
+	// "none" (no journal).
+	Journal               string `protobuf:"bytes,40,opt,name=journal,proto3" json:"journal,omitempty"`
+	JournalError          string `protobuf:"bytes,41,opt,name=journal_error,json=journalError,proto3" json:"journal_error,omitempty"`                               // the last write error, while failing
+	JournalWriteErrors    int64  `protobuf:"varint,42,opt,name=journal_write_errors,json=journalWriteErrors,proto3" json:"journal_write_errors,omitempty"`          // writes that failed, retries included
+	JournalUnwrittenBytes int64  `protobuf:"varint,43,opt,name=journal_unwritten_bytes,json=journalUnwrittenBytes,proto3" json:"journal_unwritten_bytes,omitempty"` // events kept until they can be written
+	JournalDroppedEvents  int64  `protobuf:"varint,44,opt,name=journal_dropped_events,json=journalDroppedEvents,proto3" json:"journal_dropped_events,omitempty"`    // events neither written nor kept
+	JournalRotations      int64  `protobuf:"varint,45,opt,name=journal_rotations,json=journalRotations,proto3" json:"journal_rotations,omitempty"`                  // new files begun with a snapshot
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1445,6 +1454,48 @@ func (x *GetStatsResponse) GetDraining() bool {
 		return x.Draining
 	}
 	return false
+}
+
+func (x *GetStatsResponse) GetJournal() string {
+	if x != nil {
+		return x.Journal
+	}
+	return ""
+}
+
+func (x *GetStatsResponse) GetJournalError() string {
+	if x != nil {
+		return x.JournalError
+	}
+	return ""
+}
+
+func (x *GetStatsResponse) GetJournalWriteErrors() int64 {
+	if x != nil {
+		return x.JournalWriteErrors
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetJournalUnwrittenBytes() int64 {
+	if x != nil {
+		return x.JournalUnwrittenBytes
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetJournalDroppedEvents() int64 {
+	if x != nil {
+		return x.JournalDroppedEvents
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetJournalRotations() int64 {
+	if x != nil {
+		return x.JournalRotations
+	}
+	return 0
 }
 
 type GetPolicyRequest struct {
@@ -2142,7 +2193,7 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\fcapacity_mib\x18\x02 \x01(\x01R\vcapacityMib\x12\x19\n" +
 	"\bfree_mib\x18\x03 \x01(\x01R\afreeMib\x12!\n" +
 	"\x04gpus\x18\x1e \x03(\v2\r.salus.v1.GPUR\x04gpus\"\x11\n" +
-	"\x0fGetStatsRequest\"\xeb\x01\n" +
+	"\x0fGetStatsRequest\"\xf7\x03\n" +
 	"\x10GetStatsResponse\x12\x19\n" +
 	"\buptime_s\x18\x01 \x01(\x01R\auptimeS\x12\x1a\n" +
 	"\bsessions\x18\x02 \x01(\x05R\bsessions\x12\x18\n" +
@@ -2153,7 +2204,13 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\bfinished\x18\x05 \x01(\x03R\bfinished\x12\x12\n" +
 	"\x04lost\x18\x06 \x01(\x03R\x04lost\x12\x1a\n" +
 	"\bswitches\x18\a \x01(\x03R\bswitches\x12\x1a\n" +
-	"\bdraining\x18\x14 \x01(\bR\bdraining\"\x12\n" +
+	"\bdraining\x18\x14 \x01(\bR\bdraining\x12\x18\n" +
+	"\ajournal\x18( \x01(\tR\ajournal\x12#\n" +
+	"\rjournal_error\x18) \x01(\tR\fjournalError\x120\n" +
+	"\x14journal_write_errors\x18* \x01(\x03R\x12journalWriteErrors\x126\n" +
+	"\x17journal_unwritten_bytes\x18+ \x01(\x03R\x15journalUnwrittenBytes\x124\n" +
+	"\x16journal_dropped_events\x18, \x01(\x03R\x14journalDroppedEvents\x12+\n" +
+	"\x11journal_rotations\x18- \x01(\x03R\x10journalRotations\"\x12\n" +
 	"\x10GetPolicyRequest\"\x81\x02\n" +
 	"\x11GetPolicyResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +

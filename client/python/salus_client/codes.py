@@ -24,6 +24,7 @@ LOST = "lost"
 SHUTDOWN = "shutdown"
 TOO_MANY_CONNECTIONS = "too_many_connections"
 TIMEOUT = "timeout"
+JOURNAL_UNAVAILABLE = "journal_unavailable"
 UNKNOWN_SESSION = "unknown_session"
 PERMISSION_DENIED = "permission_denied"
 RESUME_DENIED = "resume_denied"
@@ -45,6 +46,7 @@ CODES = {
     SHUTDOWN: "the daemon is shutting down",
     TOO_MANY_CONNECTIONS: "the daemon serves --max-conns connections already",
     TIMEOUT: "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte",
+    JOURNAL_UNAVAILABLE: "open (or measured) refused: the daemon cannot write its journal (a full disk, say) and admits no new job until it can; retry later",
     UNKNOWN_SESSION: "connect API: no live session of that name",
     PERMISSION_DENIED: "connect API: the caller lacks the session's secret or the admin's rights",
     RESUME_DENIED: "open with resume without the session's resume_token, with another, or from another uid than its opener's",
