@@ -7,6 +7,7 @@
 #
 # Works as root on a fresh Debian machine, non-interactively. Needs:
 #   - python3-torch, python3-numpy for /usr/bin/python3: the real PyTorch jobs;
+#   - python3-pip: the client's install test runs the README's pip install, offline;
 #   - chromium: the report test renders index.html headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
 missing=()
 "$PY" -c 'import torch, numpy' >/dev/null 2>&1 || missing+=(python3 python3-torch python3-numpy)
+"$PY" -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ ${#missing[@]} -gt 0 ]; then
