@@ -451,6 +451,8 @@ loop:
 
 // journalFlags configure the daemon's event log as a journal.
 type journalFlags struct {
+	// lock holds the journal for this daemon (lockJournal) while it runs.
+	lock          *os.File
 	recoverWindow time.Duration
 	flushEvery    time.Duration
 	onError       string
@@ -507,6 +509,11 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 	if j.maxRecovered == 0 {
 		cfg.MaxRecovered = -1
 	}
+	lock, err := lockJournal(path)
+	if err != nil {
+		return nil, err
+	}
+	j.lock = lock
 	t0 := time.Now()
 	jn, err := server.ReadJournal(path) // a rotated log: from its last snapshot on
 	switch {

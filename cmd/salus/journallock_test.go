@@ -1,0 +1,49 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two daemons, one journal: the second salus serve on another socket but the
+// same --events file is refused, naming the file and the daemon that holds it,
+// and writes nothing into it; once the first has stopped the journal is free.
+func TestSecondDaemonOnOneJournalIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "live.jsonl")
+	a := startDaemonProc(t, filepath.Join(dir, "a.sock"), "--events", events)
+	before, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := exec.Command(os.Args[0], "serve", "--socket", filepath.Join(dir, "b.sock"), "--addr", "", "--fast-addr", "", "--events", events)
+	second.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, err = second.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		second.Process.Kill()
+		t.Fatal("the second daemon did not stop")
+	}
+	msg := string(out)
+	if err == nil || !strings.Contains(msg, events) || !strings.Contains(msg, "pid "+strconv.Itoa(a.cmd.Process.Pid)) {
+		t.Errorf("the second daemon on the same journal: %v\n%s\nwant it refused naming %s and pid %d", err, msg, events, a.cmd.Process.Pid)
+	}
+	if after, _ := os.ReadFile(events); string(after) != string(before) {
+		t.Errorf("the refused daemon wrote into the journal:\n%s", after[len(before):])
+	}
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+	b := startDaemonProc(t, filepath.Join(dir, "b.sock"), "--events", events) // the kill let the lock go
+	b.cmd.Process.Kill()
+	b.cmd.Wait()
+}
