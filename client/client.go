@@ -334,7 +334,12 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 // the daemon (an error reply, shutdown or lost among them, is a word).
 func reconnectable(err error) bool {
 	var e *Error
-	return err != nil && !errors.As(err, &e) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	if errors.As(err, &e) {
+		// A daemon that restarts keeps the session for its successor: as after a
+		// crash, reconnect and resume.
+		return e.Code == protocol.CodeRestarting
+	}
+	return err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // reconnect dials the daemon again with backoff for up to window and resumes the

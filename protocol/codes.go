@@ -28,6 +28,10 @@ const (
 	CodeLost = "lost"
 	// CodeShutdown: the daemon is shutting down; the connection is closed.
 	CodeShutdown = "shutdown"
+	// CodeRestarting: the daemon stops for a restart and keeps the session in its
+	// journal; the connection is closed, and the client reconnects and resumes
+	// the session within its recover window (recover_ms), as after a crash.
+	CodeRestarting = "restarting"
 	// CodeTooManyConns: the daemon already serves its --max-conns connections; the connection is closed.
 	CodeTooManyConns = "too_many_connections"
 	// CodeTimeout: no session opened within the handshake timeout, or a frame incomplete after the read timeout; closed.
@@ -69,6 +73,7 @@ var Codes = []CodeInfo{
 	{CodeEvicted, "an operator evicted the session, or the idle timeout did; the client should exit", true, true},
 	{CodeLost, "the session was lost (lease expired); also an open with resume when there is no session to take back", true, true},
 	{CodeShutdown, "the daemon is shutting down", true, true},
+	{CodeRestarting, "the daemon stops for a restart (SIGTERM with a journal) and keeps the session; reconnect and resume it within recover_ms", true, false},
 	{CodeTooManyConns, "the daemon serves --max-conns connections already", true, true},
 	{CodeTimeout, "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte", true, true},
 	{CodeJournal, "open (or measured) refused: the daemon cannot write its journal (a full disk, say) and admits no new job until it can; retry later", true, false},

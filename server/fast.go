@@ -648,7 +648,7 @@ const shutdownFlush = 100 * time.Millisecond
 // closeTransports stops accepting, tells every connection that the daemon is going
 // away and closes it, then waits for their goroutines. A client that does not read
 // holds its connection for shutdownFlush at most.
-func (s *Server) closeTransports() {
+func (s *Server) closeTransports(code, msg string) {
 	s.tr.mu.Lock()
 	s.tr.done = true
 	if s.tr.stop == nil {
@@ -664,7 +664,7 @@ func (s *Server) closeTransports() {
 	}
 	s.tr.mu.Unlock()
 	for _, fc := range conns {
-		fc.drop(protocol.CodeShutdown, "the daemon is shutting down")
+		fc.drop(code, msg)
 	}
 	waited := make(chan struct{})
 	go func() { s.tr.wg.Wait(); close(waited) }()

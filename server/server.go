@@ -403,8 +403,11 @@ type Server struct {
 	sessions map[string]*Session
 	claims   map[string]*claim // by UID (claims.go)
 	closing  bool
-	draining bool
-	stats    struct{ iterations, finished, lost, switches int64 }
+	// keepSessions is set by Restart: a session whose connection closes from
+	// then on stays open in the journal, for the next daemon (Lose).
+	keepSessions bool
+	draining     bool
+	stats        struct{ iterations, finished, lost, switches int64 }
 	// decisions counts the core's decision passes (decide).
 	decisions int64
 
@@ -969,7 +972,7 @@ func (s *Server) Heartbeat(ss *Session) { ss.touch() }
 func (s *Server) Lose(ss *Session, reason string) {
 	var out []func()
 	s.mu.Lock()
-	if ss.phase != pGone {
+	if ss.phase != pGone && !s.keepSessions {
 		s.leave(ss, false, reason, &out)
 	}
 	s.mu.Unlock()
@@ -1269,19 +1272,34 @@ func (s *Server) reaper() {
 // down"), answers what they were waiting for with code shutdown, tells every
 // fast-path connection, closes the fast-path listeners and stops the reaper. The
 // caller shuts its HTTP server down itself.
-func (s *Server) Shutdown() {
+func (s *Server) Shutdown() { s.stop(false) }
+
+// Restart stops the daemon for a restart (an upgrade, a new configuration) and
+// keeps its jobs: no session is logged lost, so the journal ends with them open,
+// and every client is told protocol.CodeRestarting and closed. A daemon started
+// on the same journal restores them and holds them for its recover window, as
+// after a crash, and the clients reconnect and resume: their jobs go on with
+// their iterations and attained time. Without a journal there is nothing to
+// restart from: Restart is then Shutdown.
+func (s *Server) Restart() { s.stop(s.cfg.Log != nil && s.cfg.RecoverWindow > 0) }
+
+// stop is Shutdown, or with keep Restart.
+func (s *Server) stop(keep bool) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		return
 	}
 	s.closing = true
+	s.keepSessions = keep
 	var out []func()
 	var drops []*Session
 	for _, ss := range s.sessions {
 		drops = append(drops, ss)
 	}
-	s.leaveAll(drops, protocol.CodeLost, "daemon shut down", &out)
+	if !keep {
+		s.leaveAll(drops, protocol.CodeLost, "daemon shut down", &out)
+	}
 	if s.emu != nil {
 		s.emu.timer.Stop()
 	}
@@ -1293,10 +1311,18 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	run(out)
-	s.closeTransports()
+	if keep {
+		s.closeTransports(protocol.CodeRestarting, "the daemon is restarting: reconnect and resume the session within its recover window")
+	} else {
+		s.closeTransports(protocol.CodeShutdown, "the daemon is shutting down")
+	}
 	close(s.stopReaper)
 	<-s.reaperDone
 	<-s.idlerDone
+	if keep {
+		s.logger.Info("daemon stopped for a restart: its sessions stay open in the journal", "sessions_kept", len(drops))
+		return
+	}
 	s.logger.Info("daemon stopped", "sessions_ended", len(drops))
 }
 

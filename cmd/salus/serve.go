@@ -152,6 +152,7 @@ func newServeCmd() *cobra.Command {
 		tokenFile string
 		adminFile string
 		idle      time.Duration
+		onStop    string
 		jf        journalFlags
 		mp        = core.DefaultModeParams()
 	)
@@ -213,9 +214,16 @@ session, --read-timeout for a frame once begun, --write-timeout for each reply (
 that does not read its replies is dropped, and never delays another), and HTTP request
 bodies of --max-body-bytes, compressed or not (docs/protocol.md).
 
-SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is flushed.`,
+SIGTERM or SIGINT stops it cleanly: every client is told, the event log is flushed. With
+--events the jobs stay open in the journal (--on-stop restart, the default): a daemon
+restarted on it gives them back, and their clients, told "restarting", reconnect and
+resume within --recover-window, as after a crash (an upgrade costs no training run).
+--on-stop end ends them instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if onStop != "restart" && onStop != "end" {
+				return fmt.Errorf("--on-stop %q: choose restart (the jobs stay in the journal for the next daemon) or end", onStop)
+			}
 			if err := jf.check(cmd.Flags(), events); err != nil {
 				return err
 			}
@@ -304,7 +312,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 				return err
 			}
 			logger.Info("access", "token_file", tokenFile, "admin_token_file", adminFile, "socket_mode", fmt.Sprintf("%04o", acc.mode), "socket_group", acc.group)
-			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr, listenAccess{socketAccess: acc, apiSocket: apiSocket})
+			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr, listenAccess{socketAccess: acc, apiSocket: apiSocket}, onStop)
 		},
 	}
 	sf.register(cmd, true)
@@ -324,6 +332,7 @@ SIGTERM or SIGINT shuts it down cleanly: every client is told, the event log is 
 	f.StringVar(&apiSocket, "api-socket", "", "also serve the connect API on this Unix socket: no token needed, and the daemon's uid or root are admins (empty: off)")
 	f.StringVar(&tokenFile, "token-file", "", "file of the token TCP callers present (created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "token")+")")
 	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
+	f.StringVar(&onStop, "on-stop", "restart", "what SIGTERM or SIGINT does to the jobs: restart (they stay open in the --events journal, and resume with the next daemon started on it within its --recover-window; without --events it is end) or end (they are ended and logged lost)")
 	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait for it (while jobs wait for admission, for its memory, or with an iteration begun and never ended: it is evicted); 0 disables")
 	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one ("+strings.Join(device.Names(), ", ")+"): iterations take the simulator's device-model time")
 	return cmd
@@ -351,12 +360,17 @@ type listenAccess struct {
 }
 
 // serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
-func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess) error {
+//
+// A signal stops it as onStop says: "restart" (the default) keeps the jobs for the
+// next daemon on the journal (server.Restart; without a journal it is a
+// shutdown), "end" ends them (server.Shutdown). ctx ending is a shutdown.
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess, onStop string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	errc := make(chan error, 4)
 	var hs *http.Server
 	listening := 0
@@ -418,9 +432,14 @@ func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *e
 	// The event log needs no flushing here: it writes every event, or flushes
 	// itself (--events-flush), and the server retries what it could not write.
 	var err error
+	restart := false
 loop:
 	for {
 		select {
+		case got := <-sig:
+			restart = onStop != "end"
+			logger.Info("stopping: telling clients", "signal", got.String(), "keep_jobs_for_a_restart", restart)
+			break loop
 		case <-ctx.Done():
 			logger.Info("shutting down: telling clients")
 			break loop
@@ -431,7 +450,11 @@ loop:
 			}
 		}
 	}
-	srv.Shutdown()
+	if restart {
+		srv.Restart()
+	} else {
+		srv.Shutdown()
+	}
 	if hs != nil {
 		// Every waiting call was answered by srv.Shutdown: give the responses a
 		// moment, then close what is left (clients that do not read).

@@ -43,7 +43,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "", listenAccess{})
+		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "", listenAccess{}, "end")
 	}()
 	var s *client.Session
 	for i := 0; ; i++ {
@@ -203,7 +203,7 @@ func TestServeStopsQuicklyWithClientsThatDoNotRead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, addr, sock, "", listenAccess{})
+		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, addr, sock, "", listenAccess{}, "end")
 	}()
 	var fast net.Conn
 	for i := 0; ; i++ {

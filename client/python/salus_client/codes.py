@@ -22,6 +22,7 @@ DRAINING = "draining"
 EVICTED = "evicted"
 LOST = "lost"
 SHUTDOWN = "shutdown"
+RESTARTING = "restarting"
 TOO_MANY_CONNECTIONS = "too_many_connections"
 TIMEOUT = "timeout"
 JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -44,6 +45,7 @@ CODES = {
     EVICTED: "an operator evicted the session, or the idle timeout did; the client should exit",
     LOST: "the session was lost (lease expired); also an open with resume when there is no session to take back",
     SHUTDOWN: "the daemon is shutting down",
+    RESTARTING: "the daemon stops for a restart (SIGTERM with a journal) and keeps the session; reconnect and resume it within recover_ms",
     TOO_MANY_CONNECTIONS: "the daemon serves --max-conns connections already",
     TIMEOUT: "no session opened within --handshake-timeout, or a frame incomplete --read-timeout after its first byte",
     JOURNAL_UNAVAILABLE: "open (or measured) refused: the daemon cannot write its journal (a full disk, say) and admits no new job until it can; retry later",

@@ -226,6 +226,11 @@ class Connection:
         if code == codes.SHUTDOWN:
             self.close()
             raise DaemonGone("the salus daemon at %s is shutting down: %s" % (self.where, text), code=code)
+        if code == codes.RESTARTING:
+            # The daemon restarts and keeps the session: as after a crash, the session
+            # reconnects and resumes (code "gone" is what the reconnect looks for).
+            self.close()
+            raise DaemonGone("the salus daemon at %s is restarting: %s" % (self.where, text), code="gone")
         if code == codes.BAD_FRAME:
             self.close()
         if code in (codes.REJECTED, codes.DRAINING):

@@ -101,7 +101,13 @@ class FakeDaemon:
         for c in conns:
             _hard_close(c)
 
-    def shutdown(self):
+    def restart(self):
+        """Stop for a restart as salus serve does on SIGTERM with a journal: an
+        unsolicited restarting frame on every connection, then close; the sessions
+        stay open for the next daemon."""
+        self.shutdown(code="restarting", text="the daemon is restarting: reconnect and resume")
+
+    def shutdown(self, code="shutdown", text="the daemon is shutting down"):
         """Shut down politely: an unsolicited shutdown frame on every connection, then close."""
         self._stopping = True
         try:
@@ -113,7 +119,7 @@ class FakeDaemon:
             conns = list(self._conns)
         for c in conns:
             try:
-                _send(c, {"id": 0, "ok": False, "code": "shutdown", "error": "the daemon is shutting down"})
+                _send(c, {"id": 0, "ok": False, "code": code, "error": text})
             except OSError:
                 pass
             _hard_close(c)

@@ -420,6 +420,28 @@ class ReconnectTest(unittest.TestCase):
         self.assertTrue(s.close())
         self.assertEqual(d2.sessions, {"j": "finished"})
 
+    def test_restart_is_resumed_not_ended(self):
+        # SIGTERM to a daemon with a journal: it says "restarting" and keeps the session;
+        # the client reconnects and resumes, even with on_daemon_gone="continue" (which
+        # used to end the job at a polite stop) and carries on under the new daemon.
+        d1 = FakeDaemon(recover_ms=5000).start()
+        self.addCleanup(d1.stop)
+        s = salus_client.Session(name="j", persistent=1, ephemeral=1, address=d1.address,
+                                 on_daemon_gone="continue")
+        with s.iteration():
+            pass
+        d1.restart()
+        d2 = FakeDaemon(recover_ms=5000, address=d1.address, resume_tokens=d1.resume_tokens).start()
+        self.addCleanup(d2.die)
+        for _ in range(2):
+            with s.iteration():
+                pass
+        self.assertTrue(s.resumed)
+        self.assertFalse(s.alone, "it resumed under the new daemon, not alone")
+        self.assertEqual(d2.ops("j"), ["open", "begin", "end", "begin", "end"])
+        self.assertTrue(s.close())
+        self.assertEqual(d2.sessions, {"j": "finished"})
+
     def test_dies_inside_a_step_and_comes_back(self):
         d1 = FakeDaemon(recover_ms=5000).start()
         self.addCleanup(d1.stop)
