@@ -322,3 +322,47 @@ func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skip
 	}
 	return t, skipped, nil
 }
+
+// Warnings say when the log's figures are not what a catalog profile should
+// hold, and how to take a clean one: iterations measured while several jobs ran
+// at once (contention on the GPU, or on the CPU of a machine without one), memory
+// no client measured (measured only on CUDA: the jobs may have run on a CPU, whose
+// iteration times are not a GPU's), and the compute demand, which no log gives.
+func (l *Log) Warnings() []string {
+	var out []string
+	most := 0
+	for _, j := range l.Jobs {
+		if len(j.IterS) == 0 || math.IsNaN(j.FirstIterS) {
+			continue
+		}
+		at := 1
+		for _, k := range l.Jobs {
+			if k == j || len(k.IterS) == 0 || math.IsNaN(k.FirstIterS) {
+				continue
+			}
+			jEnd, kEnd := j.EndS, k.EndS
+			if math.IsNaN(jEnd) {
+				jEnd = math.Inf(1)
+			}
+			if math.IsNaN(kEnd) {
+				kEnd = math.Inf(1)
+			}
+			if k.FirstIterS < jEnd && j.FirstIterS < kEnd {
+				at++
+			}
+		}
+		most = max(most, at)
+	}
+	if most > 1 {
+		out = append(out, fmt.Sprintf("up to %d jobs ran at once while these iterations were timed: they shared the GPU (or, on a machine without one, the CPU), so the times are longer than each job's alone; for a clean profile run each job alone (one at a time, or salus serve --policy fifo)", most))
+	}
+	measured := false
+	for _, j := range l.Jobs {
+		measured = measured || j.Measured != nil && j.Measured.PeakMiB > 0
+	}
+	if !measured {
+		out = append(out, "no client measured its memory (the Python client measures on CUDA only): the memory is what the jobs declared, and if they ran on a CPU their iteration times are this machine's CPU's, not a GPU's; simulated as P100 time they compare a CPU with a P100: profile on the GPU the catalog stands for")
+	}
+	out = append(out, "compute demand is not in a log: the profiles leave it at 1 (the whole GPU), so jobs beside them overlap nothing in the simulator; give demand: in the catalog file if you measured it (the GPU's utilization with the job alone)")
+	return out
+}

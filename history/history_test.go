@@ -141,3 +141,35 @@ func TestEmptyLog(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// The profile warns when its figures were taken under contention or without a
+// measurement, and always of the demand; jobs one after another, measured, get
+// only the demand's warning.
+func TestProfileWarnings(t *testing.T) {
+	l, err := Read(sampleLog(t)) // a then b, one at a time; a measured
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := l.Warnings(); len(w) != 1 || !strings.Contains(w[0], "demand") {
+		t.Errorf("one job at a time, measured: %q", w)
+	}
+	evs := []eventlog.Event{
+		{T: 0, Kind: eventlog.Run, Policy: "fair", Mode: "salus", Engine: "live"},
+		{T: 0, Kind: eventlog.Arrive, Job: "a", Model: "lstm", Batch: 32, PersistentMiB: 10, EphemeralMiB: 10},
+		{T: 0, Kind: eventlog.Arrive, Job: "b", Model: "lstm", Batch: 32, PersistentMiB: 10, EphemeralMiB: 10},
+		{T: 0, Kind: eventlog.Arrive, Job: "c", Model: "lstm", Batch: 32, PersistentMiB: 10, EphemeralMiB: 10},
+	}
+	for i, j := range []string{"a", "b", "c"} {
+		evs = append(evs, iters(j, 0.1*float64(i), 0.3, 4)...)
+	}
+	busy, err := Read(writeLog(t, evs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(busy.Warnings(), "\n")
+	for _, want := range []string{"up to 3 jobs ran at once", "no client measured its memory", "run each job alone", "demand"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("three jobs at once, nothing measured: warnings lack %q:\n%s", want, w)
+		}
+	}
+}

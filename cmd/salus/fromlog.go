@@ -54,11 +54,14 @@ func newProfileCmd() *cobra.Command {
 		Use:   "profile LOG",
 		Short: "Turn a daemon's event log into catalog entries (--catalog FILE) for the jobs it saw",
 		Long: `Read a daemon's event log (salus serve --events FILE) and write one catalog profile per
-model, batch size and kind of the jobs that ran: the median iteration time on the daemon's
-clock, the median start-up (admission to the first iteration), the peak and persistent memory
+model, batch size and kind of the jobs that ran: the mean time of the steady iterations on
+the daemon's clock (each job's after its first; the median is in the profile's source), the
+median start-up (admission to the first iteration), the peak and persistent memory
 the clients measured (the measured events of the Python client on CUDA), else what they
 declared at open, and how many jobs and iterations the figures come from. Demand is not in
-a log: it is left out (1, the whole GPU). The output is a catalog file, ready for --catalog:
+a log: it is left out (1, the whole GPU). It warns, on stderr, when the iterations were
+timed while several jobs ran at once, when no client measured memory (a CPU run), and of
+the demand. The output is a catalog file, ready for --catalog:
 
   salus profile events.jsonl --out profile.yaml
   salus eval --catalog profile.yaml --trace trace.csv`,
@@ -75,6 +78,9 @@ a log: it is left out (1, the whole GPU). The output is a catalog file, ready fo
 			f := workload.CatalogFile{Profiles: l.Profiles()}
 			if len(f.Profiles) == 0 {
 				return fmt.Errorf("%s: none of its %d jobs ran an iteration: there is nothing to profile", args[0], len(l.Jobs))
+			}
+			for _, w := range l.Warnings() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "salus profile: warning: %s\n", w)
 			}
 			var buf bytes.Buffer
 			if of.format == "json" {

@@ -33,6 +33,7 @@ the default raises :class:`DaemonGone`.
 import atexit
 import math
 import os
+import re
 import secrets
 import signal
 import sys
@@ -42,7 +43,7 @@ import warnings
 import weakref
 
 from . import gpu
-from .errors import DaemonGone, DaemonUnavailable, SalusError
+from .errors import DaemonGone, DaemonUnavailable, Rejected, SalusError
 from .protocol import VERSION, Connection, resolve_token
 
 _live = weakref.WeakSet()  # sessions not yet closed, for atexit and the signal handlers
@@ -336,7 +337,12 @@ class Session:
         f = self._open_fields
         if self._label and (f.get("persistent_mib") is not None or f.get("ephemeral_mib") is not None):
             f["model"] = self._label
-        self._admitted(self._request("open", **f))
+        try:
+            reply = self._request("open", **f)
+        except Rejected as e:
+            # The daemon names protocol fields; say which of Session's arguments they are.
+            raise type(e)(_in_session_terms(str(e)), code=e.code) from None
+        self._admitted(reply)
         if not self.alone:
             self._use_gpus()
         if self.cuda:
@@ -663,6 +669,18 @@ def measurement(durations, peak_mib=0.0, persistent_mib=0.0):
 
 def _num(x):
     return None if x is None else float(x)
+
+
+# The open's protocol fields, as Session's arguments name them.
+_SESSION_NAMES = {"declared_s": "total_time=", "persistent_mib": "persistent=", "ephemeral_mib": "ephemeral=",
+                  "iter_s": "iter_time=", "startup_s": "startup=", "demand": "demand=", "batch_size": "batch_size="}
+
+
+def _in_session_terms(msg):
+    """msg with each protocol field it names followed by the Session argument it is."""
+    for field, arg in _SESSION_NAMES.items():
+        msg, n = re.subn(r"\b%s\b" % field, "%s (Session's %s)" % (field, arg), msg, count=1)
+    return msg
 
 
 def _from_env(value, var, kind):

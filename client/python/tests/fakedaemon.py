@@ -32,7 +32,7 @@ class FakeDaemon:
     """Start with ``FakeDaemon().start()``; ``address`` is the socket path to give clients."""
 
     def __init__(self, lease_ms=10000, lane_mib=1000.0, policy="fifo", release_cache=None,
-                 die_after_begins=None, reject=(), tcp=False, token=None, recover_ms=None,
+                 die_after_begins=None, reject=(), reject_why=None, tcp=False, token=None, recover_ms=None,
                  address=None, accepts_measured=False, gpus=None, emulated=False, resume_tokens=None,
                  claims=None):
         self.lease_ms = lease_ms
@@ -41,6 +41,7 @@ class FakeDaemon:
         self.release_cache = release_cache
         self.die_after_begins = die_after_begins
         self.reject = set(reject)
+        self.reject_why = reject_why
         self.tcp = tcp
         self.token = token
         self._by_job = {}  # job -> its connection, for evict
@@ -232,8 +233,8 @@ class FakeDaemon:
                         _send(c, {"id": rid, "ok": False, "code": denied[0], "error": denied[1]})
                         break
                     if req.get("job") in self.reject:
-                        _send(c, {"id": rid, "ok": False, "code": "rejected",
-                                  "error": "job %r cannot fit the device" % req.get("job")})
+                        why = self.reject_why or "job %r cannot fit the device" % req.get("job")
+                        _send(c, {"id": rid, "ok": False, "code": "rejected", "error": why})
                         continue
                     job = req["job"]
                     self._mark(job, "open")

@@ -212,6 +212,18 @@ class DaemonDiesTest(unittest.TestCase):
         s.close()
 
 
+class RefusalTermsTest(unittest.TestCase):
+    def test_refusal_names_the_sessions_arguments(self):
+        # The daemon's refusal names protocol fields (declared_s); the Python user
+        # wrote total_time=: the error says both.
+        d = FakeDaemon(reject=["j"], reject_why="open \"j\": policy srtf orders jobs by their declared GPU time, "
+                                                "and this job declared none: send declared_s (seconds)").start()
+        self.addCleanup(d.stop)
+        with self.assertRaises(salus_client.Rejected) as cm:
+            salus_client.Session(name="j", persistent=1, ephemeral=1, address=d.address)
+        self.assertIn("declared_s (Session's total_time=)", str(cm.exception))
+
+
 class HeartbeatTest(unittest.TestCase):
     def test_heartbeat_keeps_a_long_iteration_alive(self):
         # An iteration three leases long: the session survives only by its
