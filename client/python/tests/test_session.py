@@ -351,6 +351,11 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+def _default_signals():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class ProcessExitTest(unittest.TestCase):
     """Sessions are closed on normal exit, on an uncaught exception and on SIGTERM/SIGINT."""
 
@@ -358,8 +363,12 @@ class ProcessExitTest(unittest.TestCase):
         d = FakeDaemon().start()
         self.addCleanup(d.stop)
         code = _CHILD.format(client=CLIENT, addr=d.address, mode=mode)
+        # The child starts with the default dispositions of SIGINT and SIGTERM, whatever
+        # this process inherited: a test runner started in the background of a shell
+        # without job control ignores SIGINT, and a child would inherit that (Python
+        # then keeps it ignored, as the client does: test_sigint_ignored_keeps_the_session).
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
         if sig is not None:
             self.assertEqual(p.stdout.readline().strip(), "ready")
             p.send_signal(sig)
