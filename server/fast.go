@@ -54,7 +54,8 @@ func (s *Server) ServeFast(l net.Listener) error {
 			}
 			go fc.serve()
 		case connShutdown:
-			s.refuse(c, errorFrame(protocol.CodeShutdown, "the daemon is shutting down"))
+			code, msg := s.tr.stopWords()
+			s.refuse(c, errorFrame(code, msg))
 		case connFull, connUserFull:
 			s.logLimited(slog.LevelWarn, "conn-limit", "fast path: connection refused: too many connections",
 				"max_conns", s.cfg.MaxConns, "max_conns_per_user", s.cfg.MaxConnsPerUser, "user", fc.acct.user, "remote", c.RemoteAddr().String())
@@ -599,10 +600,24 @@ type tracker struct {
 	conns     map[*fastConn]struct{}
 	wg        sync.WaitGroup
 	done      bool
-	stop      chan struct{} // closed at shutdown: ends accept back-offs
-	refusing  chan struct{} // a semaphore: connections being refused
-	rl        rateLimiter
-	acct      accounts // the connections by user and state (conns.go)
+	// stopCode and stopMsg are what the daemon says to a connection it refuses
+	// once it stops: shutdown, or restarting (Restart).
+	stopCode, stopMsg string
+	stop              chan struct{} // closed at shutdown: ends accept back-offs
+	refusing          chan struct{} // a semaphore: connections being refused
+	rl                rateLimiter
+	acct              accounts // the connections by user and state (conns.go)
+}
+
+// stopWords are the code and sentence of a connection refused while the daemon
+// stops.
+func (t *tracker) stopWords() (string, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopCode == "" {
+		return protocol.CodeShutdown, "the daemon is shutting down"
+	}
+	return t.stopCode, t.stopMsg
 }
 
 // stopped returns the channel closed at shutdown.
@@ -651,6 +666,7 @@ const shutdownFlush = 100 * time.Millisecond
 func (s *Server) closeTransports(code, msg string) {
 	s.tr.mu.Lock()
 	s.tr.done = true
+	s.tr.stopCode, s.tr.stopMsg = code, msg
 	if s.tr.stop == nil {
 		s.tr.stop = make(chan struct{})
 	}

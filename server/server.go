@@ -699,7 +699,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		return nil, errorf(protocol.CodeShutdown, "open %q: the daemon is shutting down", req.Job)
+		return nil, s.stopping("open %q", req.Job)
 	}
 	if s.jr.paused() && !req.Resume { // a recovered job may come back: it is no new work
 		s.mu.Unlock()
@@ -998,7 +998,7 @@ func (s *Server) usable(ss *Session) error {
 		return errorf(protocol.CodeLost, "session %q has ended (closed or lost): open a new session", ss.id)
 	}
 	if s.closing {
-		return errorf(protocol.CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+		return s.stopping("session %q", ss.id)
 	}
 	return nil
 }
@@ -1086,7 +1086,7 @@ func (s *Server) depart(ss *Session, now time.Duration, finished bool, code, rea
 	}
 	gone := errorf(code, "session %q ended: %s", ss.id, reason)
 	if s.closing {
-		gone = errorf(protocol.CodeShutdown, "session %q: the daemon is shutting down", ss.id)
+		gone = s.stopping("session %q", ss.id)
 	}
 	if f := ss.pendingOpen; f != nil {
 		ss.pendingOpen = nil
@@ -1282,6 +1282,17 @@ func (s *Server) Shutdown() { s.stop(false) }
 // their iterations and attained time. Without a journal there is nothing to
 // restart from: Restart is then Shutdown.
 func (s *Server) Restart() { s.stop(s.cfg.Log != nil && s.cfg.RecoverWindow > 0) }
+
+// stopping is the error of a request that comes while the daemon stops: code
+// restarting when it keeps the sessions for the next daemon (Restart), so that the
+// client reconnects and resumes, else shutdown. Called with s.mu held.
+func (s *Server) stopping(format string, args ...any) *Error {
+	what := fmt.Sprintf(format, args...)
+	if s.keepSessions {
+		return errorf(protocol.CodeRestarting, "%s: the daemon is restarting: reconnect and resume the session within its recover window", what)
+	}
+	return errorf(protocol.CodeShutdown, "%s: the daemon is shutting down", what)
+}
 
 // stop is Shutdown, or with keep Restart.
 func (s *Server) stop(keep bool) {
