@@ -308,19 +308,26 @@ func load(b *testing.B, sessions, idle int, iter time.Duration) {
 // dialIdle opens n idle connections to sock from a child process, held until
 // the benchmark ends.
 func dialIdle(b *testing.B, sock string, n int) {
-	dialer := exec.Command(os.Args[0], "-test.run=^TestIdleConnectionsHelper$")
-	dialer.Env = append(os.Environ(), fmt.Sprintf("SALUS_IDLE_CONNECTIONS=%d:%s", n, sock))
-	dialer.Stderr = os.Stderr
-	stdin, err := dialer.StdinPipe() // closed at the end: the child then exits
+	holdInChild(b, "TestIdleConnectionsHelper", "SALUS_IDLE_CONNECTIONS", n, sock)
+}
+
+// holdInChild runs the test binary's helper test in a child process, told by
+// the environment variable env to hold n of something on sock ("N:socket"),
+// until the benchmark ends (its standard input then closes, and it exits).
+func holdInChild(b *testing.B, helper, env string, n int, sock string) {
+	child := exec.Command(os.Args[0], "-test.run=^"+helper+"$")
+	child.Env = append(os.Environ(), fmt.Sprintf("%s=%d:%s", env, n, sock))
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := dialer.Start(); err != nil {
+	if err := child.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		stdin.Close()
-		dialer.Wait()
+		child.Wait()
 	})
 }
 

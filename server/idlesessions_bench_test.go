@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -121,20 +120,7 @@ func idleSessions(b *testing.B, clients, idle int) {
 // openIdle opens n idle sessions on sock from a child process, held until the
 // benchmark ends.
 func openIdle(b *testing.B, sock string, n int) {
-	child := exec.Command(os.Args[0], "-test.run=^TestIdleSessionsHelper$")
-	child.Env = append(os.Environ(), fmt.Sprintf("SALUS_IDLE_SESSIONS=%d:%s", n, sock))
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe() // closed at the end: the child then exits
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		child.Wait()
-	})
+	holdInChild(b, "TestIdleSessionsHelper", "SALUS_IDLE_SESSIONS", n, sock)
 }
 
 // TestIdleSessionsHelper is BenchmarkIdleSessions's child process: it opens the
