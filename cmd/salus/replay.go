@@ -200,8 +200,9 @@ func (l *liveFlags) compare(w io.Writer, rep *eval.Report) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\nThe simulator on the same trace and device (salus eval --engine sim), and the live run's difference from it:\n\n")
+	u := rep.Unit() // the live table's unit
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scheme\tsim makespan (min)\tlive vs sim\tsim avg JCT (min)\tlive vs sim\tsim p95 JCT (min)\tlive vs sim\tcompletion order\tlag per iteration\t")
+	fmt.Fprintf(tw, "scheme\tsim makespan (%[1]s)\tlive vs sim\tsim avg JCT (%[1]s)\tlive vs sim\tsim p95 JCT (%[1]s)\tlive vs sim\tcompletion order\tlag per iteration\t\n", u.Name)
 	for _, run := range rep.Runs {
 		sim, err := l.simulate(eval.Scheme{Mode: run.Mode, Policy: run.Policy})
 		if err != nil {
@@ -212,8 +213,8 @@ func (l *liveFlags) compare(w io.Writer, rep *eval.Report) error {
 			lag = fmt.Sprintf("%.1f µs", float64(st.MeanLag())/1e3)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t\n", run.Scheme,
-			sim.MakespanS/60, pct(run.MakespanS, sim.MakespanS), sim.AvgJCTS/60, pct(run.AvgJCTS, sim.AvgJCTS),
-			sim.P95JCTS/60, pct(run.P95JCTS, sim.P95JCTS), sameOrder(l.trace, run.Completion, sim.Completion), lag)
+			sim.MakespanS*u.Scale, pct(run.MakespanS, sim.MakespanS), sim.AvgJCTS*u.Scale, pct(run.AvgJCTS, sim.AvgJCTS),
+			sim.P95JCTS*u.Scale, pct(run.P95JCTS, sim.P95JCTS), sameOrder(l.trace, run.Completion, sim.Completion), lag)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
