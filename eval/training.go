@@ -264,6 +264,14 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 	return run, nil
 }
 
+// Compare fills in what a report assembled by hand (salus report of several logs)
+// computes from its runs: each run's ratios to the fifo run, when there is one,
+// and the recommendation.
+func (r *Report) Compare() {
+	r.compareToFIFO()
+	r.Recommendation = r.Recommend()
+}
+
 func (r *Report) compareToFIFO() {
 	if r.Trace.Kind != "" { // the paper's experiment, on a generated trace: not a user's
 		r.Paper = Paper{Claim: "average JCT, SRTF over FIFO", Value: PaperSRTFSpeedup}

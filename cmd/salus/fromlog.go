@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/salusgo/salus/bound"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
@@ -163,18 +165,20 @@ func newReportCmd() *cobra.Command {
 		out string
 	)
 	cmd := &cobra.Command{
-		Use:   "report LOG",
-		Short: "Compute the metrics table (and, with --out, the HTML report) of a daemon's event log",
+		Use:   "report LOG [LOG...]",
+		Short: "Compute the metrics table (and, with --out, the HTML report) of daemons' event logs, side by side",
 		Long: `Compute a run's results from its event log alone, without a trace: makespan, average and
 p95 JCT, queuing, GPU busy time and peak memory, as salus eval prints them; any engine's log
-will do (salus serve --events, salus simulate --events, eval --out). With --out DIR, also
-write results.json, results.csv and the HTML report (index.html with its plots) there.`,
-		Args: cobra.ExactArgs(1),
+will do (salus serve --events, salus simulate --events, eval --out). Several logs (a team's
+srtf run and its pack run, say) are put side by side, one row each, with the ratios to a
+fifo run among them and the recommendation. With --out DIR, also write results.json,
+results.csv and the HTML report (index.html with its plots) there.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {
 				return err
 			}
-			rep, err := reportFromLog(args[0])
+			rep, err := reportFromLogs(args)
 			if err != nil {
 				return err
 			}
@@ -186,7 +190,7 @@ write results.json, results.csv and the HTML report (index.html with its plots) 
 					return err
 				}
 				var trace *workload.Trace
-				if l, err := history.Read(args[0]); err == nil {
+				if l, err := history.Read(args[0]); err == nil { // the first log's jobs
 					trace, _, _ = l.Trace(workload.Default(), rep.Trace.Name)
 				}
 				if err := writeReport(out, rep, trace); err != nil {
@@ -206,6 +210,52 @@ write results.json, results.csv and the HTML report (index.html with its plots) 
 	of.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &out, "", "directory for results.json, results.csv, plots and index.html")
 	return cmd
+}
+
+// reportFromLogs is the report of one log, or of several side by side: a row per
+// log (a scheme that two logs share is told apart by the log's name), the ratios
+// to a fifo run among them, and the recommendation. The lower bound is one log's:
+// logs of different jobs share none.
+func reportFromLogs(paths []string) (*eval.Report, error) {
+	rep, err := reportFromLog(paths[0])
+	if err != nil || len(paths) == 1 {
+		return rep, err
+	}
+	names := []string{rep.Trace.Name}
+	seen := map[string]bool{rep.Runs[0].Scheme: true}
+	for _, p := range paths[1:] {
+		r, err := reportFromLog(p)
+		if err != nil {
+			return nil, err
+		}
+		run := r.Runs[0]
+		if seen[run.Scheme] {
+			run.Scheme += " @ " + strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		}
+		seen[run.Scheme] = true
+		rep.Runs = append(rep.Runs, run)
+		if !slices.Contains(names, r.Trace.Name) {
+			names = append(names, r.Trace.Name)
+		}
+		if r.Engine != rep.Engine {
+			rep.Engine = rep.Engine + "+" + r.Engine
+		}
+		rep.Trace.Jobs = max(rep.Trace.Jobs, r.Trace.Jobs)
+	}
+	rep.Trace.Name = strings.Join(names, ", ")
+	if len(names) == 1 && rep.Bound != nil { // the same jobs: the first log's bound is theirs
+		for i := range rep.Runs {
+			r := &rep.Runs[i]
+			r.JCTVsBound, r.MakespanVsBound = bound.Ratio(r.AvgJCTS, rep.Bound.AvgJCTS), bound.Ratio(r.MakespanS, rep.Bound.MakespanS)
+		}
+	} else {
+		rep.Bound = nil
+		for i := range rep.Runs {
+			rep.Runs[i].JCTVsBound, rep.Runs[i].MakespanVsBound = 0, 0
+		}
+	}
+	rep.Compare()
+	return rep, nil
 }
 
 // reportFromLog is the report of one run read from its log: its run header's

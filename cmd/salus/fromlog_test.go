@@ -135,3 +135,44 @@ func TestReportGivesPriorityClasses(t *testing.T) {
 		t.Errorf("salus report's classes:\n%s\nsalus eval's:\n%s", got, want)
 	}
 }
+
+// Two logs of one team's jobs, srtf's and pack's (and fifo's), side by side: a
+// row each, the ratios to the fifo run, one recommendation, and with --out one
+// HTML page drawing every run.
+func TestReportPutsSeveralLogsSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "team.csv")
+	if err := os.WriteFile(trace, []byte("job_id,model,batch_size,iterations,arrival_s\na,alexnet,25,600,0\nb,resnet50,25,100,2\nc,vgg11,25,150,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs []string
+	for _, p := range []string{"fifo", "srtf", "pack"} {
+		log := filepath.Join(dir, p+".jsonl")
+		if _, err := run(t, "simulate", "--trace", trace, "--policy", p, "--events", log); err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, log)
+	}
+	out, err := run(t, append([]string{"report", "--out", filepath.Join(dir, "out")}, logs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fifo (exclusive)", "srtf (salus)", "pack (salus)", "1.00x", "Recommendation: pack (salus)", "Times in seconds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the side-by-side report lacks %q:\n%s", want, out)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "out", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"timeline-fifo", "timeline-srtf", "timeline-pack"} {
+		if !strings.Contains(string(page), p) {
+			t.Errorf("the page draws no %s", p)
+		}
+	}
+	// The same log twice is two rows, told apart by the file.
+	if out, err := run(t, "report", logs[1], logs[1]); err != nil || !strings.Contains(out, "srtf (salus) @ srtf") {
+		t.Errorf("one log twice: %v\n%s", err, out)
+	}
+}
