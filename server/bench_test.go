@@ -339,6 +339,16 @@ func TestIdleConnectionsHelper(t *testing.T) {
 	if spec == "" {
 		t.Skip("BenchmarkLoad's child process")
 	}
+	count, sock := childSpec(spec)
+	for range count {
+		rawDial(t, sock)
+	}
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// childSpec reads a holding child's "N:socket" and lifts its file limit to the
+// hard one, for the N connections it is to hold.
+func childSpec(spec string) (int, string) {
 	n, sock, _ := strings.Cut(spec, ":")
 	var count int
 	fmt.Sscan(n, &count)
@@ -346,17 +356,20 @@ func TestIdleConnectionsHelper(t *testing.T) {
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
 	r.Cur = r.Max
 	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
-	for range count {
-		// Raw sockets: nothing of Go's poller is needed to hold them.
-		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
-			t.Fatal(err)
-		}
+	return count, sock
+}
+
+// rawDial connects a raw Unix socket to sock: nothing of Go's poller is needed
+// to hold it.
+func rawDial(t *testing.T, sock string) int {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	io.Copy(io.Discard, os.Stdin)
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		t.Fatal(err)
+	}
+	return fd
 }
 
 // memory returns the Go heap and goroutine stacks in use, and the process's

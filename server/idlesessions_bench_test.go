@@ -132,21 +132,9 @@ func TestIdleSessionsHelper(t *testing.T) {
 	if spec == "" {
 		t.Skip("BenchmarkIdleSessions's child process")
 	}
-	n, sock, _ := strings.Cut(spec, ":")
-	var count int
-	fmt.Sscan(n, &count)
-	var r syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
-	r.Cur = r.Max
-	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	count, sock := childSpec(spec)
 	for i := range count {
-		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
-			t.Fatal(err)
-		}
+		fd := rawDial(t, sock)
 		// The open reply stays unread in the socket's buffer: a few dozen bytes.
 		body := fmt.Sprintf(`{"op":"open","id":1,"version":1,"job":"idle%d","persistent_mib":1,"ephemeral_mib":1}`, i)
 		if _, err := syscall.Write(fd, protocol.AppendFrame(nil, []byte(body))); err != nil {
