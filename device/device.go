@@ -110,11 +110,10 @@ func (d Device) Emulate(t *workload.Trace) *workload.Trace {
 
 // Describe names the device for people: name, usable memory and speed.
 func (d Device) Describe() string {
-	speed := d.Speed
-	if speed <= 0 {
-		speed = 1
+	desc := fmt.Sprintf("%s (%.0f MiB usable, speed %.3gx P100)", d.Name, d.CapacityMiB, d.Speed)
+	if d.Speed <= 0 { // a live daemon's own GPU or CPU: no model of its speed
+		desc = fmt.Sprintf("%s (%.0f MiB usable)", d.Name, d.CapacityMiB)
 	}
-	desc := fmt.Sprintf("%s (%.0f MiB usable, speed %.3gx P100)", d.Name, d.CapacityMiB, speed)
 	if d.Count() > 1 {
 		place := d.GPUPlacement
 		if place == "" {

@@ -63,7 +63,7 @@ func (r *Report) WideTable(w io.Writer) error { return r.table(w, true) }
 
 func (r *Report) table(w io.Writer, wide bool) error {
 	seed := "" // a trace file has no seed, unless it was resampled
-	if r.Trace.Kind != "" || r.Trace.Resample != "" {
+	if r.Trace.SeedUsed() {
 		seed = fmt.Sprintf(", seed %d", r.Trace.Seed)
 	}
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs%s), device %s\n\n",
@@ -119,6 +119,9 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	fmt.Fprintf(w, "\n%s\n", Wrap(legend, 100))
 	r.boundLine(w)
 	if err := r.classTable(w); err != nil {
+		return err
+	}
+	if err := r.predictedTable(w, u); err != nil {
 		return err
 	}
 	for _, run := range failed {

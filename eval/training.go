@@ -46,6 +46,10 @@ type TraceInfo struct {
 	Resample string `json:"resample,omitempty"`
 }
 
+// SeedUsed says whether the seed drew the trace: a generated trace, or a
+// resample of a file; a trace file or a daemon's log has none.
+func (t TraceInfo) SeedUsed() bool { return t.Kind != "" || t.Resample != "" }
+
 // NewTraceInfo describes t.
 func NewTraceInfo(t *workload.Trace) TraceInfo {
 	return TraceInfo{Name: t.Name, Kind: t.Kind, Jobs: len(t.Jobs), Seed: t.Seed, Load: t.Load, Resample: t.ResampledBy}
@@ -103,6 +107,9 @@ type Report struct {
 	// Bound is the trace's lower bounds on this device (SetBound); nil when not
 	// computed.
 	Bound *bound.Bound `json:"bound,omitempty"`
+	// Predicted is, for live runs, the simulator's figures for the same jobs
+	// (salus report on a daemon's log); empty otherwise.
+	Predicted []Predicted `json:"predicted,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.

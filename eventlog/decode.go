@@ -171,6 +171,8 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.IterS)
 	case "peak_mib":
 		return p.float(&e.PeakMiB)
+	case "demand":
+		return p.float(&e.Demand)
 	case "lane", "iterations", "jobs", "seed", "gpu", "gpus", "batch_size", "priority":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false

@@ -138,9 +138,12 @@ type Event struct {
 	ResumeSHA256 string `json:"resume_sha256,omitempty"`
 	OwnerUID     string `json:"owner_uid,omitempty"`
 	// measured (with PersistentMiB and Iterations, the iterations the figures
-	// cover): the client's median iteration time and peak memory
+	// cover): the client's median iteration time and peak memory; arrive, at a
+	// daemon that emulates a GPU: one iteration's standalone time on it
 	IterS   float64 `json:"iter_s,omitempty"`
 	PeakMiB float64 `json:"peak_mib,omitempty"`
+	// arrive, at a daemon that emulates a GPU: the compute demand it models
+	Demand float64 `json:"demand,omitempty"`
 	// snapshot: the sessions open, in arrival order
 	Open []SessionState `json:"open,omitempty"`
 	// run
@@ -314,6 +317,7 @@ func Append(b []byte, e Event) []byte {
 	b = appendStr(b, "owner_uid", e.OwnerUID)
 	b = appendNum(b, "iter_s", e.IterS)
 	b = appendNum(b, "peak_mib", e.PeakMiB)
+	b = appendNum(b, "demand", e.Demand)
 	if len(e.Open) > 0 { // a snapshot: rare, and nested, so encoding/json's
 		q, _ := json.Marshal(e.Open)
 		b = append(append(b, `,"open":`...), q...)
@@ -357,7 +361,7 @@ func round(f float64) float64 {
 // written (a daemon's snapshot of its journal) sees what a reader of the file will.
 func Rounded(e Event) Event {
 	for _, f := range [...]*float64{&e.T, &e.StartupS, &e.DeclaredS, &e.AloneS, &e.PersistentMiB, &e.EphemeralMiB, &e.LaneMiB,
-		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.CapacityMiB} {
+		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.Demand, &e.CapacityMiB} {
 		*f = round(*f)
 	}
 	return e

@@ -39,6 +39,10 @@ type Job struct {
 	EphemeralMiB  float64
 	// Measured is what the client reported, when it did (the last report).
 	Measured *eventlog.Event
+	// EmulatedIterS and Demand are, at a daemon that emulated a GPU, one
+	// iteration's standalone time on it and its compute demand, as the daemon
+	// modelled them (0: not emulated).
+	EmulatedIterS, Demand float64
 
 	start float64 // the running iteration's start (NaN: none running)
 }
@@ -127,7 +131,7 @@ func Read(path string) (*Log, error) {
 			}
 			j := &Job{ID: e.Job, Model: e.Model, Batch: e.Batch, Kind: normKind(e.JobKind), ArrivalS: e.T - t0, AdmitS: e.T - t0,
 				FirstIterS: math.NaN(), EndS: math.NaN(), DeclaredS: e.DeclaredS, PersistentMiB: e.PersistentMiB,
-				EphemeralMiB: e.EphemeralMiB, start: math.NaN()}
+				EphemeralMiB: e.EphemeralMiB, EmulatedIterS: e.IterS, Demand: e.Demand, start: math.NaN()}
 			open[e.Job] = j
 			l.Jobs = append(l.Jobs, j)
 			return nil
@@ -289,13 +293,18 @@ func baseName(p string) string {
 	return p
 }
 
+// errNoCatalog stands for a lookup in no catalog.
+var errNoCatalog = errors.New("no catalog")
+
 func round(x, unit float64) float64 { return math.Round(x*unit) / unit }
 
 // Trace returns the log's jobs as a trace: each job that ran an iteration, at its
 // arrival (seconds from the first), with the iterations it ran, its model, batch
 // size, kind and declared time. A job whose model, batch size and kind cat does
 // not have carries its own figures as inline columns: its steady iteration time
-// and start-up (as Profiles computes them) and its declared memory. skipped counts the jobs that ran no iteration.
+// and start-up (as Profiles computes them) and its declared memory; with a nil
+// cat every job does (the log's own measurements, on the daemon's clock).
+// skipped counts the jobs that ran no iteration.
 func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skipped int, err error) {
 	t = &workload.Trace{Name: name}
 	for _, j := range l.Jobs {
@@ -305,14 +314,26 @@ func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skip
 		}
 		job := workload.Job{ID: j.ID, Model: j.modelOf(), Batch: j.batchOf(), Kind: j.Kind, Iterations: len(j.IterS),
 			ArrivalS: round(j.ArrivalS, 1e6), DeclaredS: round(j.DeclaredS, 1e6)}
-		p, lerr := cat.Lookup(job.Model, job.Batch, job.Kind)
+		var p workload.Profile
+		lerr := errNoCatalog
+		if cat != nil {
+			p, lerr = cat.Lookup(job.Model, job.Batch, job.Kind)
+		}
 		if lerr != nil {
-			iterS := j.SteadyIterS()
+			// An emulating daemon's model of the job, else what the log measured:
+			// the iterations of a job that shared the GPU ran slower than alone.
+			iterS, demand := j.SteadyIterS(), 1.0
+			if j.EmulatedIterS > 0 && j.Demand > 0 {
+				iterS, demand = j.EmulatedIterS, j.Demand
+			}
 			iter, startup := round(iterS, 1e6), round(j.StartupS(iterS), 1e6)
 			pers, eph := math.Max(round(j.PersistentMiB, 1e3), 1e-3), round(j.EphemeralMiB, 1e3)
 			job.IterS, job.StartupS, job.PersistentMiB, job.EphemeralMiB = &iter, &startup, &pers, &eph
+			if demand != 1 {
+				job.Demand = &demand
+			}
 			p = workload.Profile{Model: job.Model, Batch: job.Batch, Kind: job.Kind, IterS: iter, StartupS: startup,
-				PersistentMiB: pers, EphemeralMiB: eph, PeakMiB: pers + eph, Demand: 1}
+				PersistentMiB: pers, EphemeralMiB: eph, PeakMiB: pers + eph, Demand: demand}
 		}
 		job.Profile = p
 		t.Jobs = append(t.Jobs, job)

@@ -151,7 +151,7 @@ type Panel struct {
 func Bars(name, title string, width vg.Length, panels ...Panel) Figure {
 	ps := make([]*plot.Plot, len(panels))
 	for i, pn := range panels {
-		ps[i] = barPlot(pn)
+		ps[i] = barPlot(pn, width/vg.Length(len(panels)))
 	}
 	if len(ps) == 1 {
 		return Single(name, title, width, 4*vg.Inch, ps[0])
@@ -159,10 +159,18 @@ func Bars(name, title string, width vg.Length, panels ...Panel) Figure {
 	return Row(name, title, width, 4*vg.Inch, ps...)
 }
 
-func barPlot(pn Panel) *plot.Plot {
+// barPlot is one panel of bars, in a tile about width wide, its bars at most 40
+// points wide and narrow enough that each category's group of bars fills at most
+// 80% of its category's room: the axis runs from -0.5 to n-0.5, a category each
+// unit, so on data width D a group may be 0.8 D / n wide.
+func barPlot(pn Panel, width vg.Length) *plot.Plot {
 	p := newPlot(pn.Title, "", pn.Y)
-	ng := max(1, len(pn.Groups))
-	w := vg.Points(math.Min(40, 180/float64(ng*max(1, len(pn.Categories)))+8))
+	ng, n := max(1, len(pn.Groups)), max(1, len(pn.Categories))
+	data := width - vg.Points(60) // the value axis and the gaps
+	if ng > 1 || pn.Ref > 0 {
+		data -= vg.Points(130) // the legend beside the panel
+	}
+	w := min(vg.Points(40), 0.8*data/vg.Length(n*ng))
 	format := pn.Format
 	if format == "" {
 		format = "%.1f"
@@ -188,7 +196,7 @@ func barPlot(pn Panel) *plot.Plot {
 		} else {
 			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g+pn.FirstColour)))
 		}
-		p.Add(valueLabels(vals, offset, format))
+		p.Add(&labels{vals: vals, offset: offset, format: format, grouped: ng > 1, barWidth: w})
 	}
 	p.NominalX(pn.Categories...)
 	if len(pn.Categories) > 6 {
@@ -203,8 +211,9 @@ func barPlot(pn Panel) *plot.Plot {
 		p.Legend.Add(pn.RefLabel, ref)
 		top = math.Max(top, pn.Ref)
 	}
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	p.Y.Min = 0
-	p.Y.Max = top * 1.25 // room for the labels and the legend
+	p.Y.Max = top * 1.25 // room for the labels
 	return p
 }
 
@@ -219,21 +228,32 @@ func addBars(p *plot.Plot, vals plotter.Values, w, offset vg.Length, c color.Col
 	return bc
 }
 
-// valueLabels prints each bar's value above it.
+// labels prints each bar's value above it: level when the labels fit side by
+// side, upright (turned a quarter) when a label is wider than the room between
+// its bar and the next.
 type labels struct {
-	vals   plotter.Values
-	offset vg.Length
-	format string
-}
-
-func valueLabels(vals plotter.Values, offset vg.Length, format string) *labels {
-	return &labels{vals: vals, offset: offset, format: format}
+	vals     plotter.Values
+	offset   vg.Length
+	format   string
+	grouped  bool      // bars of a group stand barWidth apart; else a category apart
+	barWidth vg.Length // the width of a bar
 }
 
 func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, ty := p.Transforms(&c)
 	sty := draw.TextStyle{Color: Colour(9), Font: p.X.Tick.Label.Font, XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: p.TextHandler}
 	sty.Font.Size = vg.Points(7)
+	room := l.barWidth
+	if !l.grouped {
+		room = tx(1) - tx(0)
+	}
+	widest := vg.Length(0)
+	for _, v := range l.vals {
+		widest = max(widest, sty.Width(fmt.Sprintf(l.format, v)))
+	}
+	if widest > room-vg.Points(1) {
+		sty.Rotation, sty.XAlign, sty.YAlign = math.Pi/2, draw.XLeft, draw.YCenter
+	}
 	for i, v := range l.vals {
 		if v <= 0 {
 			continue

@@ -30,22 +30,49 @@ type Figure struct {
 	draw          func(draw.Canvas)
 }
 
-// Single wraps one plot as a figure.
+// Single wraps one plot as a figure, its legend beside it (drawBeside).
 func Single(name, title string, w, h vg.Length, p *plot.Plot) Figure {
-	return Figure{Name: name, Title: title, Width: w, Height: h, draw: p.Draw}
+	return Figure{Name: name, Title: title, Width: w, Height: h, draw: func(dc draw.Canvas) { drawBeside(p, dc) }}
 }
 
-// Row lays plots side by side, their axes aligned, as one figure.
+// Row lays plots side by side, their axes aligned, as one figure; a plot with a
+// legend has it beside it, in its own tile.
 func Row(name, title string, w, h vg.Length, ps ...*plot.Plot) Figure {
 	return Figure{Name: name, Title: title, Width: w, Height: h, draw: func(dc draw.Canvas) {
 		tiles := draw.Tiles{Rows: 1, Cols: len(ps), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
 			PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 		canvases := plot.Align([][]*plot.Plot{ps}, tiles, dc)
 		for i, p := range ps {
-			p.Draw(canvases[0][i])
+			drawBeside(p, canvases[0][i])
 		}
 	}}
 }
+
+// drawBeside draws p with its legend in a column of its own at the right, level
+// with the top of the data: inside the data area a legend covers bars, lines and
+// job rows, and at its edge it is cut.
+func drawBeside(p *plot.Plot, c draw.Canvas) {
+	r := p.Legend.Rectangle(c)
+	width := r.Max.X - r.Min.X
+	if width <= 0 {
+		p.Draw(c)
+		return
+	}
+	legend := p.Legend
+	p.Legend = plot.New().Legend // no entries: nothing drawn over the data
+	defer func() { p.Legend = legend }()
+	gap := vg.Millimeter * 3
+	p.Draw(draw.Crop(c, 0, -(width + gap), 0, 0))
+	top := vg.Length(0)
+	if p.Title.Text != "" {
+		top = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	legend.Left, legend.Top, legend.XOffs, legend.YOffs = true, true, 0, 0
+	legend.Draw(draw.Crop(c, c.Max.X-c.Min.X-width, 0, 0, -top))
+}
+
+// Draw draws the figure on c, a canvas of the figure's Width and Height.
+func (f Figure) Draw(c draw.Canvas) { f.draw(c) }
 
 // Save writes the figure as NAME.png and NAME.svg into dir and returns the paths.
 func (f Figure) Save(dir string) ([]string, error) {
@@ -126,6 +153,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Y.Label.Text = y
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Legend.Padding = vg.Points(2.5) // gonum's rows are a line of text apart: they touch
 	p.X.Tick.Marker, p.Y.Tick.Marker = cleanTicks{}, cleanTicks{}
 	return p
 }

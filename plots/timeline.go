@@ -39,7 +39,11 @@ func Timeline(l *RunLog, name, title string) Figure {
 	if l.Slots > 4 {
 		p.Legend.Add(fmt.Sprintf("... %d slots in all", l.Slots), swatch{Colour(4)})
 	}
+	// A row per job: a named row is a line of its label's text high.
 	h := vg.Length(2.5+0.075*float64(n)) * vg.Inch
+	if n <= namedJobs {
+		h = vg.Length(1.5+0.16*float64(n)) * vg.Inch
+	}
 	return Single(name, title, 10*vg.Inch, min(h, 16*vg.Inch), p)
 }
 

@@ -39,6 +39,39 @@ type table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
+	// Wide, when set, is the table with every column, folded away under this
+	// one, which shows the columns that fit the page.
+	Wide *table
+	keys []string // the JSON names of the columns, when a struct's fields
+}
+
+// only is t with the columns of these JSON names that it has, in its order, and
+// t itself folded under it; t when it has no more than those.
+func (t table) only(keys ...string) table {
+	var pick []int
+	for i, k := range t.keys {
+		if slices.Contains(keys, k) {
+			pick = append(pick, i)
+		}
+	}
+	if len(pick) == len(t.keys) || len(pick) == 0 {
+		return t
+	}
+	out := table{Caption: t.Caption}
+	for _, i := range pick {
+		out.Head, out.keys = append(out.Head, t.Head[i]), append(out.keys, t.keys[i])
+	}
+	for _, row := range t.Rows {
+		r := make([]string, len(pick))
+		for j, i := range pick {
+			r[j] = row[i]
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	wide := t
+	wide.Caption = "every column"
+	out.Wide = &wide
+	return out
 }
 
 // column says how a well-known run field is shown.
@@ -66,6 +99,12 @@ var columns = map[string]column{
 	"jain_slowdown":            {"Jain (slowdowns)", 1, "", 3},
 	"max_slowdown":             {"worst slowdown", 1, "x", 2},
 	"slowdown_unknown":         {"jobs without slowdown", 1, "", 0},
+	"sim_makespan_s":           {"sim makespan (min)", 1.0 / 60, "", 2},
+	"sim_avg_jct_s":            {"sim avg JCT (min)", 1.0 / 60, "", 2},
+	"sim_p95_jct_s":            {"sim p95 JCT (min)", 1.0 / 60, "", 2},
+	"live_vs_sim_makespan":     {"live vs sim makespan", 100, "%", 1},
+	"live_vs_sim_avg_jct":      {"live vs sim avg JCT", 100, "%", 1},
+	"live_vs_sim_p95_jct":      {"live vs sim p95 JCT", 100, "%", 1},
 	"paper":                    {"paper", 1, "x", 2}, // a headline's figures
 	"measured":                 {"measured", 1, "x", 2},
 }
@@ -267,5 +306,6 @@ summary { cursor: pointer; margin: 0.3em 0; }
 </html>
 {{define "table"}}<div class="scroll"><table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>
+{{with .Wide}}<details><summary>Every column</summary>{{template "table" .}}</details>{{end}}{{end}}
 `))

@@ -45,8 +45,9 @@ type Options struct {
 
 // Written lists what Write wrote.
 type Written struct {
-	Index string
-	Files []string // every plot file, PNG and SVG
+	Index   string
+	Files   []string       // every plot file, PNG and SVG
+	Figures []plots.Figure // what the files draw, in the page's order
 }
 
 // Write draws every picture that applies to the results and writes index.html.
@@ -347,6 +348,7 @@ func render(figs []placedFigure, dir string, out *Written) ([]placedImage, error
 			return nil, errs[i]
 		}
 		out.Files = append(out.Files, files[i]...)
+		out.Figures = append(out.Figures, figs[i].Figure)
 	}
 	return images, nil
 }

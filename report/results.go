@@ -212,11 +212,21 @@ func genericTables(res eval.Result, sec *suiteSection) {
 				caption = sec.Name + " runs"
 			}
 			if t, ok := structTable(caption, f.v, u); ok {
+				if _, isTraining := res.(*eval.Report); isTraining && f.name == "runs" {
+					t = t.only(compactRunColumns...) // the rest folded away, as -o wide is
+				}
 				sec.Tables = append(sec.Tables, t)
 			}
 		case reflect.Indirect(f.v).Kind() == reflect.Struct:
+			if reflect.Indirect(f.v).IsZero() {
+				continue // nothing to show: a log's report has no paper figure to compare
+			}
+			ti, isTrace := f.v.Interface().(eval.TraceInfo)
 			t := table{Caption: f.name, Head: []string{"parameter", "value"}}
 			for _, g := range fields(reflect.Indirect(f.v)) {
+				if isTrace && g.name == "seed" && !ti.SeedUsed() {
+					continue // a trace file or a log: no seed drew it
+				}
 				if s, ok := format(g.name, g.v, metrics.Minutes); ok {
 					t.Rows = append(t.Rows, []string{g.name, s})
 				}
@@ -233,6 +243,11 @@ func genericTables(res eval.Result, sec *suiteSection) {
 	}
 	sec.Params = append(sec.Params, params...)
 }
+
+// compactRunColumns are the columns of a training report's runs that fit the
+// page: salus eval's default table's.
+var compactRunColumns = []string{"scheme", "mode", "error", "makespan_s", "avg_queuing_s", "avg_jct_s", "p95_jct_s",
+	"gpu_busy", "avg_jct_speedup_vs_fifo", "avg_jct_vs_bound", "jain_slowdown"}
 
 type field struct {
 	name      string
@@ -303,6 +318,7 @@ func structTable(caption string, list reflect.Value, u metrics.TimeUnit) (table,
 			t.Head = append(t.Head, header(c, u))
 		}
 	}
+	t.keys = shown
 	for i := range list.Len() {
 		byName := map[string]reflect.Value{}
 		for _, f := range fields(elem(i)) {

@@ -172,7 +172,9 @@ p95 JCT, queuing, GPU busy time and peak memory, as salus eval prints them; any 
 will do (salus serve --events, salus simulate --events, eval --out). Several logs (a team's
 srtf run and its pack run, say) are put side by side, one row each, with the ratios to a
 fifo run among them and the recommendation. With --out DIR, also write results.json,
-results.csv and the HTML report (index.html with its plots) there.`,
+results.csv and the HTML report (index.html with its plots) there. Beside a live daemon's
+run it puts what the simulator predicts for the same jobs (each with the iteration time,
+start-up and memory its log measured) and how far the live run is from it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {
@@ -180,6 +182,9 @@ results.csv and the HTML report (index.html with its plots) there.`,
 			}
 			rep, err := reportFromLogs(args)
 			if err != nil {
+				return err
+			}
+			if err := predictLive(rep); err != nil {
 				return err
 			}
 			if out != "" {
@@ -303,9 +308,14 @@ func reportFromLog(path string) (*eval.Report, error) {
 	if head.Mode != "" {
 		scheme = policy + " (" + head.Mode + ")"
 	}
-	// The device as the header names it; a real GPU's (a live daemon's) is only its memory.
+	// The device as the header names it. A live daemon that emulated none names
+	// none: its jobs ran on their own GPU or CPU, of which the log knows only the
+	// memory the daemon scheduled, and no speed.
 	dev, derr := device.Preset(strings.ToLower(head.Device))
-	if derr != nil {
+	switch {
+	case head.Device == "" && engine == "live":
+		dev = device.Device{Name: "the clients' own GPU or CPU"}
+	case derr != nil:
 		dev = device.Device{Name: cmp.Or(head.Device, "GPU"), Speed: 1}
 	}
 	if head.CapacityMiB > 0 {
