@@ -40,6 +40,12 @@ type Criterion struct {
 	Prec  int
 }
 
+// singleRunTie is the relative difference under which a single run's figures
+// tie: 0.5%, below what a live run repeats to (the live engine's makespans
+// agree with the simulator's to a few tenths of a percent) and below any lead a
+// scheme is chosen for.
+const singleRunTie = 0.005
+
 // Criteria are what Recommend compares, in its paragraph's order.
 var Criteria = []Criterion{
 	{Key: "makespan_s", Name: "makespan", Scale: 1.0 / 60, Unit: " min", Prec: 1},
@@ -55,7 +61,7 @@ var Criteria = []Criterion{
 // or not), else by whether the two intervals overlap (then the lead is within the
 // noise across seeds). A lead within the noise is no win: that criterion has no
 // clear winner. A single run's lead (no interval, no per-seed values) says nothing
-// of the noise and counts. It ends with the scheme that clearly leads on most
+// of the noise and counts, unless it is under 0.5% (singleRunTie): a tie. It ends with the scheme that clearly leads on most
 // criteria, or says there is no clear winner when every lead is within the noise.
 // It needs two candidates at least.
 func Recommend(cands []Candidate) string { return RecommendIn(cands, metrics.Minutes) }
@@ -199,18 +205,30 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 		}
 		return fmt.Sprintf("%.*f%s", c.Prec, e.Mean*c.Scale, c.Unit)
 	}
-	if math.Abs(b.e.Mean-s.e.Mean) <= 1e-9*math.Abs(s.e.Mean) {
+	// A single run's figures (no interval, no seeds) that differ by less than
+	// singleRunTie are a tie: a lead that small is no reason to choose.
+	tie := 1e-9
+	if b.e.CI95 == 0 && s.e.CI95 == 0 && len(cands[index(cands, b.scheme)].PerSeed[c.Key]) == 0 {
+		tie = singleRunTie
+	}
+	if math.Abs(b.e.Mean-s.e.Mean) <= tie*math.Abs(s.e.Mean) {
 		var tied []string
 		for _, e := range es {
-			if math.Abs(e.e.Mean-b.e.Mean) <= 1e-9*math.Abs(b.e.Mean) {
+			if math.Abs(e.e.Mean-b.e.Mean) <= tie*math.Abs(b.e.Mean) {
 				tied = append(tied, e.scheme)
 			}
 		}
 		names := strings.Join(tied[:len(tied)-1], ", ") + " and " + tied[len(tied)-1]
-		if len(tied) == len(es) {
+		switch {
+		case len(tied) == len(es) && len(es) == 2:
+			names = "both schemes"
+		case len(tied) == len(es):
 			names = "all " + fmt.Sprint(len(tied)) + " schemes"
 		}
-		return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", false, true
+		if math.Abs(b.e.Mean-s.e.Mean) <= 1e-9*math.Abs(s.e.Mean) {
+			return fmt.Sprintf("On %s, %s tie at %s.", c.Name, names, show(b.e)), "", false, true
+		}
+		return fmt.Sprintf("On %s, %s tie within %g%% (best %s).", c.Name, names, 100*singleRunTie, show(b.e)), "", false, true
 	}
 	// Enough decimals to tell the two apart (up to three more than usual).
 	prec := c.Prec

@@ -241,3 +241,25 @@ func TestJobsCSV(t *testing.T) {
 		t.Errorf("jobs.csv:\n%s\nwant a's slowdown 2 and b's empty", b.String())
 	}
 }
+
+// A single run's lead under half a percent is a tie, not a win: two live runs
+// whose makespans differ by a tenth of a percent recommend by the metrics that do
+// differ.
+func TestRecommendTiesSingleRunsWithinHalfAPercent(t *testing.T) {
+	run := func(scheme string, makespan, avg float64) Run {
+		return Run{Scheme: scheme, Result: metrics.Result{MakespanS: makespan, AvgJCTS: avg, P95JCTS: makespan}}
+	}
+	r := &Report{Runs: []Run{run("srtf", 10.34, 6.2), run("pack", 10.35, 5.7)}}
+	got := r.Recommend()
+	for _, want := range []string{"On makespan, both schemes tie within 0.5%", "On average JCT, pack is best",
+		"Recommendation: pack, best on every metric where one scheme leads"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation lacks %q:\n%s", want, got)
+		}
+	}
+	// 0.6% apart is a lead.
+	r = &Report{Runs: []Run{run("srtf", 10.00, 6.2), run("pack", 10.06, 5.7)}}
+	if got := r.Recommend(); !strings.Contains(got, "On makespan, srtf is best") {
+		t.Errorf("a 0.6%% lead is not counted:\n%s", got)
+	}
+}

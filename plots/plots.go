@@ -28,17 +28,19 @@ type Figure struct {
 	Title         string // what it shows, for people
 	Width, Height vg.Length
 	draw          func(draw.Canvas)
+	plots         []*plot.Plot
 }
 
 // Single wraps one plot as a figure, its legend beside it (drawBeside).
 func Single(name, title string, w, h vg.Length, p *plot.Plot) Figure {
-	return Figure{Name: name, Title: title, Width: w, Height: h, draw: func(dc draw.Canvas) { drawBeside(p, dc) }}
+	return Figure{Name: name, Title: title, Width: w, Height: h, draw: func(dc draw.Canvas) { drawBeside(p, dc) },
+		plots: []*plot.Plot{p}}
 }
 
 // Row lays plots side by side, their axes aligned, as one figure; a plot with a
 // legend has it beside it, in its own tile.
 func Row(name, title string, w, h vg.Length, ps ...*plot.Plot) Figure {
-	return Figure{Name: name, Title: title, Width: w, Height: h, draw: func(dc draw.Canvas) {
+	return Figure{Name: name, Title: title, Width: w, Height: h, plots: ps, draw: func(dc draw.Canvas) {
 		tiles := draw.Tiles{Rows: 1, Cols: len(ps), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
 			PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 		canvases := plot.Align([][]*plot.Plot{ps}, tiles, dc)
@@ -73,6 +75,25 @@ func drawBeside(p *plot.Plot, c draw.Canvas) {
 
 // Draw draws the figure on c, a canvas of the figure's Width and Height.
 func (f Figure) Draw(c draw.Canvas) { f.draw(c) }
+
+// UnlabelledAxes names each axis of the figure's charts that says nothing of
+// what it measures: no label, and no category names (a bar chart's categories
+// label its axis).
+func (f Figure) UnlabelledAxes() []string {
+	var out []string
+	for _, p := range f.plots {
+		for _, ax := range []struct {
+			name string
+			a    *plot.Axis
+		}{{"x", &p.X}, {"y", &p.Y}} {
+			_, categories := ax.a.Tick.Marker.(plot.ConstantTicks)
+			if ax.a.Label.Text == "" && !categories {
+				out = append(out, fmt.Sprintf("%s: chart %q: its %s axis has no label", f.Name, p.Title.Text, ax.name))
+			}
+		}
+	}
+	return out
+}
 
 // Save writes the figure as NAME.png and NAME.svg into dir and returns the paths.
 func (f Figure) Save(dir string) ([]string, error) {

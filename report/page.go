@@ -132,6 +132,9 @@ func formatValue(key string, v any, u metrics.TimeUnit) (string, bool) {
 			if x == 0 && c.unit == "x" {
 				return "-", true
 			}
+			if strings.HasPrefix(key, "live_vs_sim") { // a difference: signed
+				return fmt.Sprintf("%+.*f%s", c.prec, x*c.scale, c.unit), true
+			}
 			return fmt.Sprintf("%.*f%s", c.prec, x*c.scale, c.unit), true
 		}
 		if x == math.Trunc(x) && math.Abs(x) < 1e15 {

@@ -208,8 +208,11 @@ func genericTables(res eval.Result, sec *suiteSection) {
 			sec.Engine = f.v.String()
 		case f.v.Kind() == reflect.Slice:
 			caption := f.name
-			if f.name == "runs" {
+			switch f.name {
+			case "runs":
 				caption = sec.Name + " runs"
+			case "predicted":
+				caption = "the simulator on the same jobs (each with the iteration time, start-up and memory its log measured), and the live run's difference from it"
 			}
 			if t, ok := structTable(caption, f.v, u); ok {
 				if _, isTraining := res.(*eval.Report); isTraining && f.name == "runs" {

@@ -176,3 +176,33 @@ func TestReportPutsSeveralLogsSideBySide(t *testing.T) {
 		t.Errorf("one log twice: %v\n%s", err, out)
 	}
 }
+
+// A daemon that emulated no GPU names none in its log: its jobs ran on their
+// own GPU or CPU. The report says so, with no speed, no seed and no paper figure,
+// and the simulator's prediction for the same jobs, from what the log measured.
+func TestReportOfAnUnemulatedDaemon(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "events.jsonl")
+	body := `{"t":0,"ev":"run","policy":"fifo","mode":"exclusive","engine":"live","capacity_mib":14336}
+{"t":1,"ev":"arrive","job":"lstm","kind":"train","declared_s":1,"persistent_mib":10,"ephemeral_mib":10}
+{"t":1,"ev":"admit","job":"lstm","lane":0,"lane_mib":14336}
+{"t":1.5,"ev":"iter_start","job":"lstm","lane":0}
+{"t":2,"ev":"iter_end","job":"lstm"}
+{"t":2,"ev":"iter_start","job":"lstm","lane":0}
+{"t":2.5,"ev":"iter_end","job":"lstm"}
+{"t":2.5,"ev":"finish","job":"lstm"}
+`
+	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "report", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "device the clients' own GPU or CPU (14336 MiB usable)\n") || strings.Contains(out, "P100") ||
+		strings.Contains(out, "seed") {
+		t.Errorf("the device or seed of an unemulated daemon's run:\n%s", out)
+	}
+	if !strings.Contains(out, "The simulator on the same jobs") || !strings.Contains(out, "fifo (exclusive)  ") {
+		t.Errorf("no prediction beside the live run:\n%s", out)
+	}
+}
