@@ -22,6 +22,9 @@ type Job struct {
 	Model string
 	Batch int
 	Kind  string
+	// Priority (smaller: more urgent) and the GPUs it needed at once, as it
+	// arrived.
+	Priority, GPUs int
 	// ArrivalS is the time of its open, seconds from the log's first arrival.
 	ArrivalS float64
 	// AdmitS is when it got a lane (its arrival when the log has no admit event).
@@ -131,7 +134,7 @@ func Read(path string) (*Log, error) {
 			}
 			j := &Job{ID: e.Job, Model: e.Model, Batch: e.Batch, Kind: normKind(e.JobKind), ArrivalS: e.T - t0, AdmitS: e.T - t0,
 				FirstIterS: math.NaN(), EndS: math.NaN(), DeclaredS: e.DeclaredS, PersistentMiB: e.PersistentMiB,
-				EphemeralMiB: e.EphemeralMiB, EmulatedIterS: e.IterS, Demand: e.Demand, start: math.NaN()}
+				EphemeralMiB: e.EphemeralMiB, EmulatedIterS: e.IterS, Demand: e.Demand, Priority: e.Priority, GPUs: e.GPUs, start: math.NaN()}
 			open[e.Job] = j
 			l.Jobs = append(l.Jobs, j)
 			return nil
@@ -313,7 +316,10 @@ func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skip
 			continue
 		}
 		job := workload.Job{ID: j.ID, Model: j.modelOf(), Batch: j.batchOf(), Kind: j.Kind, Iterations: len(j.IterS),
-			ArrivalS: round(j.ArrivalS, 1e6), DeclaredS: round(j.DeclaredS, 1e6)}
+			ArrivalS: round(j.ArrivalS, 1e6), DeclaredS: round(j.DeclaredS, 1e6), Priority: j.Priority}
+		if j.GPUs > 1 {
+			job.GPUs = j.GPUs
+		}
 		var p workload.Profile
 		lerr := errNoCatalog
 		if cat != nil {
