@@ -124,6 +124,9 @@ type Stats struct {
 	// Streamed says the jobs were written as they were read: the output was a
 	// file and the source was sorted by submission.
 	Streamed bool
+	// UnknownGPUs counts the jobs, by the source's GPU type, of a type no device
+	// preset matches (device.Match), taken as the P100 (Options.Device unset).
+	UnknownGPUs map[string]int
 }
 
 // Summary writes the counts on one line per reason, for stderr.
@@ -143,6 +146,15 @@ func (s Stats) Summary(w io.Writer) {
 	})
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %8d  %s\n", s.Dropped[r], r)
+	}
+	types := make([]string, 0, len(s.UnknownGPUs))
+	for t := range s.UnknownGPUs {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		fmt.Fprintf(w, "warning: %d jobs on GPU type %q, which no device preset matches (%s): taken as the P100; give --device to choose\n",
+			s.UnknownGPUs[t], t, strings.Join(device.Models(), ", "))
 	}
 }
 
@@ -374,41 +386,49 @@ func (c *converter) Record(r Record) error {
 	return nil
 }
 
-// device is the device a job of the source's GPU type ran on.
+// device is the device a job of the source's GPU type ran on: --device's, else
+// the type's preset, else (no type, or one no preset matches) the P100 the
+// catalog was measured on, an unmatched type counted in Stats.UnknownGPUs.
 func (c *converter) device(gpuType string) device.Device {
 	if c.explicit != nil {
 		return *c.explicit
 	}
 	if d, ok := c.devices[gpuType]; ok {
+		if _, unknown := c.stats.UnknownGPUs[gpuType]; unknown {
+			c.stats.UnknownGPUs[gpuType]++
+		}
 		return d
 	}
-	d, _ := device.Preset(PresetFor(gpuType))
+	key, err := PresetFor(gpuType)
+	if err != nil {
+		if c.stats.UnknownGPUs == nil {
+			c.stats.UnknownGPUs = map[string]int{}
+		}
+		c.stats.UnknownGPUs[gpuType]++
+	}
+	d, _ := device.Preset(key)
 	c.devices[gpuType] = d
 	return d
 }
 
 // PresetFor names the device preset of a source's GPU type: the first alternative
-// of a list ("V100M16|V100M32"), matched by family (H200, H100, A100 40 GB, A100,
-// V100, P100); anything else (T4, MISC, the undisclosed G1..G3, none) is the P100
-// the catalog was measured on.
-func PresetFor(gpuType string) string {
-	t := strings.ToLower(strings.TrimSpace(gpuType))
+// of a list ("V100M16|V100M32"), matched by model and memory (device.Match:
+// "V100M16" is the 16 GB V100, "A100" the 80 GB A100, "T4" the T4). A type no
+// preset matches (MISC, the undisclosed G1..G3) is the P100 the catalog was
+// measured on, with Match's error; no type at all is the P100 without one.
+func PresetFor(gpuType string) (string, error) {
+	t := strings.TrimSpace(gpuType)
 	if i := strings.IndexAny(t, "|,;"); i >= 0 {
 		t = t[:i]
 	}
-	switch {
-	case strings.Contains(t, "h200"):
-		return "h200"
-	case strings.Contains(t, "h100"):
-		return "h100"
-	case strings.Contains(t, "a100") && strings.Contains(t, "40"):
-		return "a100-40g"
-	case strings.Contains(t, "a100"):
-		return "a100"
-	case strings.Contains(t, "v100"):
-		return "v100"
+	if t == "" {
+		return "p100", nil
 	}
-	return "p100"
+	key, err := device.Match(t, 0)
+	if err != nil {
+		return "p100", err
+	}
+	return key, nil
 }
 
 // modelAliases are source model names that differ from the catalog's.

@@ -123,8 +123,9 @@ func TestImportAlibaba2023(t *testing.T) {
 	tr, s := convert(t, "alibaba2023", Options{}, "openb_pod_list_sample.csv")
 	check(t, tr, []want{
 		{"openb-pod-9001", bigModel, bigBatch, 3600, 1, 0, 8, 0},
-		// V100M16|V100M32: the v100 preset (28,672 MiB usable, 1.4x), half of it.
-		{"openb-pod-9003", bigModel, bigBatch, 995, 1.4, 100, 1, 0},
+		// V100M16|V100M32: the first, the 16 GB V100 (14,336 MiB usable, 1.4x),
+		// half of it: 7,168 MiB; vgg19 at 50 peaks just below.
+		{"openb-pod-9003", "vgg19", 50, 995, 1.4, 100, 1, 0},
 		// 220 milli of a P100: 3,154 MiB; googlenet at 100 peaks at 2,534.
 		{"openb-pod-9002", "googlenet", 100, 590, 1, 300, 1, 0},
 		{"openb-pod-9006", bigModel, bigBatch, 10, 1, 500, 1, 0},
@@ -147,6 +148,22 @@ func TestImportPAI2020TaskTable(t *testing.T) {
 			})
 			checkDropped(t, s, 6, map[string]int{DropNoGPU: 1, DropNeverRan: 1, DropNoEnd: 1})
 		})
+	}
+}
+
+// A GPU type no preset matches is the P100, counted, and the summary warns of it.
+func TestImportWarnsOfUnknownGPUTypes(t *testing.T) {
+	_, s := convert(t, "pai2020", Options{}, "pai_task_table.csv")
+	if s.UnknownGPUs["MISC"] != 1 || len(s.UnknownGPUs) != 1 {
+		t.Errorf("unknown GPU types %v, want MISC once", s.UnknownGPUs)
+	}
+	var out strings.Builder
+	s.Summary(&out)
+	if !strings.Contains(out.String(), `warning: 1 jobs on GPU type "MISC", which no device preset matches`) {
+		t.Errorf("summary %q does not warn of MISC", out.String())
+	}
+	if _, s := convert(t, "pai2020", Options{Device: "v100"}, "pai_task_table.csv"); len(s.UnknownGPUs) != 0 {
+		t.Errorf("with --device, unknown GPU types %v: want none counted", s.UnknownGPUs)
 	}
 }
 
@@ -333,10 +350,16 @@ func TestUnknownOptionsAreErrors(t *testing.T) {
 }
 
 func TestPresetFor(t *testing.T) {
-	for in, want := range map[string]string{"V100M16|V100M32": "v100", "V100": "v100", "A100": "a100", "A100-SXM4-40GB": "a100-40g",
-		"H100": "h100", "MISC": "p100", "T4": "p100", "G2": "p100", "": "p100", "P100": "p100"} {
-		if got := PresetFor(in); got != want {
-			t.Errorf("PresetFor(%q) = %q, want %q", in, got, want)
+	for in, want := range map[string]string{"V100M16|V100M32": "v100-16g", "V100M32": "v100", "V100": "v100", "A100": "a100",
+		"A100-SXM4-40GB": "a100-40g", "H100": "h100", "T4": "t4", "P100": "p100", "": "p100"} {
+		if got, err := PresetFor(in); got != want || err != nil {
+			t.Errorf("PresetFor(%q) = %q, %v, want %q", in, got, err, want)
+		}
+	}
+	// Types no preset matches are the P100, with the reason.
+	for _, in := range []string{"MISC", "G2", "K80"} {
+		if got, err := PresetFor(in); got != "p100" || err == nil {
+			t.Errorf("PresetFor(%q) = %q, %v, want p100 and an error", in, got, err)
 		}
 	}
 }
@@ -436,7 +459,7 @@ func TestMemoryRequestPerFormat(t *testing.T) {
 		mib    map[string]float64
 	}{
 		{"alibaba2023", []string{"openb_pod_list_sample.csv"}, map[string]float64{"openb-pod-9001": p100,
-			"openb-pod-9003": v100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
+			"openb-pod-9003": p100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
 		{"pai2020", []string{"pai_task_table.csv"}, map[string]float64{"job9b02/worker": v100, "job9a01/tensorflow": p100 / 2, "job9c03/worker": p100}},
 		{"philly", []string{"cluster_job_log.json"}, map[string]float64{"application_9_0001": p100, "application_9_0003": p100}},
 		{"helios", []string{"cluster_log.csv"}, map[string]float64{"9000001": p100, "9000002": p100}},
