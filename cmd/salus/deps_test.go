@@ -24,3 +24,21 @@ func TestRootModuleLinksNoKubernetes(t *testing.T) {
 		}
 	}
 }
+
+// The salus binary links no test support: the simulator's (sim/simtest) and the
+// conformance checks (sim/conformance) are for tests only.
+func TestBinaryLinksNoTestSupport(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH to list the imports")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "github.com/salusgo/salus/cmd/salus").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/salusgo/salus/") && (strings.HasSuffix(pkg, "test") || strings.HasSuffix(pkg, "/conformance")) {
+			t.Errorf("salus links %s, which is test support", pkg)
+		}
+	}
+}
