@@ -5,6 +5,13 @@
 // imply (an iteration's time on the device, a copy's time, a job's standalone and
 // declared time).
 //
+// Each preset registers itself from its own file (p100.go, a100.go, ...) with an
+// explicit order (registry.go), and every list of them a user reads comes from
+// the registry (Names). Match says which preset a GPU is, by its name as
+// nvidia-smi or a cluster trace writes it and its memory, and refuses a name it
+// does not know; Detect and ParseSMI give salus serve --device auto the device of
+// the node's GPU, an unknown one by its own name at speed 1, never another card's.
+//
 // It is shared by the simulator (sim), the daemon's emulated GPU (server), the
 // evaluation suites (eval), sweeps and the command line, so that a device means
 // the same everywhere. It is plain data and pure functions over workload's

@@ -208,3 +208,15 @@ func TestRegisterRefusesClashes(t *testing.T) {
 		t.Errorf("a refused preset was registered: %v", Names())
 	}
 }
+
+func TestParseSMI(t *testing.T) {
+	gpus, err := ParseSMI("0, NVIDIA A100 80GB PCIe, 81920\n1, Tesla T4, 15360\n\n")
+	if err != nil || !slices.Equal(gpus, []SMIGPU{{0, "NVIDIA A100 80GB PCIe", 81920}, {1, "Tesla T4", 15360}}) {
+		t.Errorf("ParseSMI = %+v, %v", gpus, err)
+	}
+	for _, bad := range []string{"", "0, NVIDIA A100", "x, A100, 81920", "0, A100, [N/A]", "0, , 1024"} {
+		if _, err := ParseSMI(bad); err == nil {
+			t.Errorf("ParseSMI(%q): want an error", bad)
+		}
+	}
+}
