@@ -40,6 +40,14 @@ failed=()
 echo "== go test -p 1 ./..."
 go test -p 1 ./... || failed+=("go test -p 1 ./...")
 
+# The k8s module's packages that need only the Kubernetes API types, not client-go,
+# Helm or CEL (quick to build): the DRA driver's pure side and the strict decoding
+# of deploy/'s manifests. They moved out of the root module so that salus needs
+# no Kubernetes module; the rest of the k8s module is scripts/test-k8s.sh's.
+echo "== k8s module: go vet and go test ./dra/... ./manifesttest/..."
+(cd k8s && go vet ./dra/... ./manifesttest/... && go test ./dra/... ./manifesttest/...) ||
+  failed+=("(cd k8s && go test ./dra/... ./manifesttest/...)")
+
 echo "== python client tests ($PY -m unittest)"
 "$PY" -m unittest discover -s client/python/tests || failed+=("$PY -m unittest discover -s client/python/tests")
 

@@ -7,6 +7,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -61,7 +62,7 @@ func TestDefragOnTheGeneratedTrace(t *testing.T) {
 		}
 		col := metrics.NewCollector()
 		d := &defragLog{t: t, expect: -1}
-		if err := Run(trace, Options{Policy: p, Device: dev, Sink: eventlog.Sinks{newChecker(t, dev.CapacityMiB, false), col, d}}); err != nil {
+		if err := Run(trace, Options{Policy: p, Device: dev, Sink: eventlog.Sinks{simtest.NewChecker(t, dev.CapacityMiB, false), col, d}}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if results[name], err = col.Result(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -18,13 +19,13 @@ import (
 // logs; and it checks that fast-forward did run (the core's Continue said yes).
 func TestFastForwardIsExact(t *testing.T) {
 	skipped := 0
-	for _, ms := range registeredSchemes() {
+	for _, ms := range simtest.Schemes() {
 		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for seed := uint64(1); seed <= 4; seed++ {
-			trace := randomTrace(seed, 20)
+			trace := simtest.RandomTrace(seed, 20)
 			gpus := 1 + int(seed%2)
 			logOf := func(noFF bool) ([]byte, int) {
 				var buf bytes.Buffer
@@ -49,7 +50,7 @@ func TestFastForwardIsExact(t *testing.T) {
 			}
 		}
 	}
-	if skipped == len(registeredSchemes())*4 {
+	if skipped == len(simtest.Schemes())*4 {
 		t.Fatal("fast-forward never ran")
 	}
 }
@@ -81,12 +82,12 @@ type emitOnly struct{ eventlog.Sink }
 // The metrics of a run are the same whether the collector takes the boundaries of
 // fast-forwarded iterations in one call or as their two events.
 func TestBoundariesGiveTheSameMetrics(t *testing.T) {
-	for _, ms := range registeredSchemes() {
+	for _, ms := range simtest.Schemes() {
 		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
 		if err != nil {
 			t.Fatal(err)
 		}
-		trace := randomTrace(5, 25)
+		trace := simtest.RandomTrace(5, 25)
 		resultOf := func(wrap bool) metrics.Result {
 			c := metrics.NewCollector()
 			var sink eventlog.Sink = c

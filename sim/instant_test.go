@@ -10,6 +10,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -179,7 +180,7 @@ func TestClockPastTwoToTheTwentyFour(t *testing.T) {
 	want := map[string]time.Duration{
 		"a": ns(1 + 0.75), "b": ns(year + 1 + 0.75), "c": ns(2*year + 1 + 0.75), "long": ns(2*year + 10 + 1 + 2e7),
 	}
-	for _, ms := range registeredSchemes() {
+	for _, ms := range simtest.Schemes() {
 		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
 		if err != nil {
 			t.Fatal(err)

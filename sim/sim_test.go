@@ -2,139 +2,22 @@ package sim
 
 import (
 	"bytes"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
-
-// randomTrace draws a small trace: random profiles, arrivals and lengths.
-func randomTrace(seed uint64, jobs int) *workload.Trace {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	profiles := workload.Default().Profiles()
-	t := &workload.Trace{Name: fmt.Sprintf("random-%d", seed)}
-	now := 0.0
-	for i := 0; i < jobs; i++ {
-		now += rng.ExpFloat64() * 5
-		p := profiles[rng.IntN(len(profiles))]
-		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("j%02d", i), Model: p.Model, Batch: p.Batch, Kind: p.Kind,
-			Iterations: 1 + rng.IntN(40), ArrivalS: now, Profile: p})
-	}
-	return t
-}
-
-// checker verifies the invariants of a log as it is written.
-type checker struct {
-	t         *testing.T
-	capacity  float64
-	lanes     map[int]float64 // lane sizes
-	busyLanes map[int]string  // lane -> job running there
-	finished  map[string]bool
-	gpu       map[string]float64
-	admitted  map[string]bool
-	laneGPUs  map[int][]int // lane -> its GPUs
-	jobGPUs   map[string][]int
-	exclusive bool
-	last      float64
-}
-
-func newChecker(t *testing.T, capacity float64, exclusive bool) *checker {
-	return &checker{t: t, capacity: capacity, exclusive: exclusive, lanes: map[int]float64{}, busyLanes: map[int]string{},
-		finished: map[string]bool{}, gpu: map[string]float64{}, admitted: map[string]bool{}, laneGPUs: map[int][]int{}, jobGPUs: map[string][]int{}}
-}
-
-func (c *checker) Emit(e eventlog.Event) {
-	t := c.t
-	t.Helper()
-	if e.T < c.last {
-		t.Fatalf("time went backwards: %v after %v", e.T, c.last)
-	}
-	c.last = e.T
-	switch e.Kind {
-	case eventlog.Memory:
-		if e.Jobs == 0 {
-			delete(c.lanes, e.Lane)
-		} else {
-			c.lanes[e.Lane] = e.LaneMiB
-		}
-		if _, known := c.laneGPUs[e.Lane]; !known {
-			c.laneGPUs[e.Lane] = []int{e.GPUIndex} // a lane split off: opened by no admission
-		}
-		if e.PersistentMiB+e.EphemeralMiB > e.LaneMiB+1e-6 {
-			t.Fatalf("lane %d holds %.1f MiB in %.1f", e.Lane, e.PersistentMiB+e.EphemeralMiB, e.LaneMiB)
-		}
-		// Per GPU: a gang's lane takes its size on each of its GPUs.
-		perGPU := map[int]float64{}
-		for lane, size := range c.lanes {
-			for _, g := range c.gpusOf(lane) {
-				perGPU[g] += size
-			}
-		}
-		for g, sum := range perGPU {
-			if sum > c.capacity+1e-6 {
-				t.Fatalf("lanes allocate %.1f MiB of %.1f on GPU %d", sum, c.capacity, g)
-			}
-		}
-	case eventlog.Admit:
-		c.admitted[e.Job] = true
-		gpus := e.Gang
-		if len(gpus) == 0 {
-			gpus = []int{e.GPUIndex}
-		}
-		c.laneGPUs[e.Lane], c.jobGPUs[e.Job] = gpus, gpus
-		if c.exclusive {
-			for other := range c.admitted {
-				if other == e.Job {
-					continue
-				}
-				for _, g := range c.jobGPUs[other] {
-					if slices.Contains(gpus, g) {
-						t.Fatalf("exclusive mode admitted %s on GPU %d beside %s", e.Job, g, other)
-					}
-				}
-			}
-		}
-	case eventlog.Defrag:
-		// Only a lane with no iteration in flight is split or merged.
-		if other, busy := c.busyLanes[e.Lane]; busy {
-			t.Fatalf("lane %d is regrouped (%s) while %s runs in it", e.Lane, e.Reason, other)
-		}
-	case eventlog.IterStart:
-		if other, busy := c.busyLanes[e.Lane]; busy {
-			t.Fatalf("lane %d starts %s while %s runs", e.Lane, e.Job, other)
-		}
-		c.busyLanes[e.Lane] = e.Job
-	case eventlog.IterEnd:
-		if c.busyLanes[e.Lane] != e.Job {
-			t.Fatalf("lane %d ends %s, which was not running", e.Lane, e.Job)
-		}
-		delete(c.busyLanes, e.Lane)
-		c.gpu[e.Job] += e.GPU
-	case eventlog.Finish:
-		c.finished[e.Job] = true
-		delete(c.admitted, e.Job)
-	}
-}
-
-func (c *checker) gpusOf(lane int) []int {
-	if gpus, ok := c.laneGPUs[lane]; ok {
-		return gpus
-	}
-	return []int{0}
-}
 
 func TestSuspendPaysForItsCopies(t *testing.T) {
 	// Jobs all arrive at once, so the one lane is never idle after the first start-up
 	// and the makespans differ by the copies alone.
-	trace := randomTrace(7, 12)
+	trace := simtest.RandomTrace(7, 12)
 	for i := range trace.Jobs {
 		trace.Jobs[i].ArrivalS = 0
 		trace.Jobs[i].Iterations *= 20

@@ -12,12 +12,13 @@ import (
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
 // admissionRun simulates srtf on tr under the order of admission given, and
 // returns its average JCT and the pass-overs of its log.
-func admissionRun(t *testing.T, tr *workload.Trace, admission string, k float64) (float64, *sim.PassOvers) {
+func admissionRun(t *testing.T, tr *workload.Trace, admission string, k float64) (float64, *simtest.PassOvers) {
 	t.Helper()
 	mp := core.DefaultModeParams()
 	mp.Admission, mp.StarveFactor = admission, k
@@ -25,7 +26,7 @@ func admissionRun(t *testing.T, tr *workload.Trace, admission string, k float64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, po := metrics.NewCollector(), sim.NewPassOvers()
+	c, po := metrics.NewCollector(), simtest.NewPassOvers()
 	if err := sim.Run(tr, sim.Options{Policy: p, Device: device.DefaultDevice(), Sink: eventlog.Sinks{c, po}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +39,8 @@ type serveFlags struct {
 	lease       time.Duration
 	gpus        string
 	placement   string
+	// warnings are for the log, once there is one (--device auto's).
+	warnings []string
 }
 
 func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
@@ -44,7 +48,7 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	if withPolicy {
 		fl.StringVar(&f.policy, "policy", "pack", "the one scheduling policy of the daemon: "+strings.Join(core.Names(), ", "))
 	}
-	addPresetFlag(fl, &f.device, "device preset whose usable memory to schedule")
+	addPresetFlag(fl, &f.device, "device preset whose usable memory to schedule (auto: the node's GPU as nvidia-smi names it, one of these)")
 	addCapacityFlag(fl, &f.capacityMiB)
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
@@ -107,7 +111,13 @@ func (f *limitFlags) apply(c *server.Config) error {
 }
 
 func (f *serveFlags) capacity() (device.Device, error) {
-	dev, err := device.Preset(f.device)
+	var dev device.Device
+	var err error
+	if strings.EqualFold(f.device, "auto") {
+		dev, err = f.detect()
+	} else {
+		dev, err = device.Preset(f.device)
+	}
 	if err != nil {
 		return dev, err
 	}
@@ -116,6 +126,47 @@ func (f *serveFlags) capacity() (device.Device, error) {
 	}
 	if f.capacityMiB > 0 {
 		dev.CapacityMiB = f.capacityMiB
+	}
+	return dev, nil
+}
+
+// detect is --device auto: the device of the node's GPUs (those --gpus names) as
+// nvidia-smi names them, all of one model: its preset (device.Match), or, for a
+// GPU no preset matches, its own name and memory at speed 1 (device.Detect),
+// with a warning in f.warnings for the log. Never another card.
+func (f *serveFlags) detect() (device.Device, error) {
+	smi, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return device.Device{}, fmt.Errorf("--device auto: no nvidia-smi on PATH to name the node's GPU: give its preset with --device (%s)", strings.Join(device.Names(), ", "))
+	}
+	out, err := exec.Command(smi, device.SMIQuery...).Output()
+	if err != nil {
+		return device.Device{}, fmt.Errorf("--device auto: %s %s: %v: give the GPU's preset with --device", smi, strings.Join(device.SMIQuery, " "), err)
+	}
+	listed, err := device.ParseSMI(string(out))
+	if err != nil {
+		return device.Device{}, fmt.Errorf("--device auto: %w", err)
+	}
+	want, err := parseGPUs(f.gpus, 1) // their indices
+	if err != nil {
+		return device.Device{}, err
+	}
+	var first *device.SMIGPU
+	for _, w := range want {
+		i := slices.IndexFunc(listed, func(g device.SMIGPU) bool { return g.Index == w.Index })
+		if i < 0 {
+			return device.Device{}, fmt.Errorf("--device auto: nvidia-smi lists no GPU %d (it lists %d): give --gpus the indices it lists", w.Index, len(listed))
+		}
+		if g := listed[i]; first == nil {
+			first = &g
+		} else if g.Name != first.Name {
+			return device.Device{}, fmt.Errorf("--device auto: GPU %d is a %s and GPU %d a %s: give --device and each GPU's memory with --gpus (0:16384,1:40960)",
+				first.Index, first.Name, g.Index, g.Name)
+		}
+	}
+	dev, warn := device.Detect(first.Name, first.MemoryMiB)
+	if warn != nil {
+		f.warnings = append(f.warnings, fmt.Sprintf("--device auto: GPU %d: %v; give --device PRESET, or --capacity-mib, to say otherwise", first.Index, warn))
 	}
 	return dev, nil
 }
@@ -161,6 +212,12 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the daemon that schedules real jobs on the GPUs of a node at iteration granularity",
 		Long: `Run the salus daemon. Jobs (salus worker, or the Python client) open a session,
 are admitted into a GPU lane, and ask before every iteration; the policy decides who runs.
+
+--device is the preset whose usable memory each GPU has; --device auto asks nvidia-smi
+for the name and memory of the GPUs --gpus names (all of one model) and takes the preset
+that is that card by model, form and memory. A GPU no preset matches is scheduled by its
+own name with 7/8 of its memory usable, and the log warns of it: it is never taken for
+another card.
 
 With --gpus the daemon schedules several GPUs of the node, each with its own lanes:
 --gpus 4 (GPUs 0 to 3, each of the preset's or --capacity-mib's memory), --gpus 0,1,3
@@ -260,6 +317,9 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 				return err
 			}
 			if w := socketModeWarning(acc.mode); w != "" {
+				logger.Warn(w)
+			}
+			for _, w := range sf.warnings {
 				logger.Warn(w)
 			}
 			if idle < 0 {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +278,53 @@ func TestServeAdmissionFlags(t *testing.T) {
 	p, err := (&policyFlag{policy: "srtf"}).lookupWith("serve", mp)
 	if err != nil || !p.Admission.ByPolicy || p.Admission.StarveFactor != 5 {
 		t.Errorf("srtf with --admission policy --starve-factor 5: %+v, %v", p.Admission, err)
+	}
+}
+
+// fakeSMI puts an nvidia-smi on PATH that prints out, as nvidia-smi's query does.
+func fakeSMI(t *testing.T, out string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake nvidia-smi is a shell script")
+	}
+	dir := t.TempDir()
+	// printf, a shell builtin: PATH holds nothing but the fake.
+	script := "#!/bin/sh\nprintf '%s' '" + out + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+}
+
+// --device auto: the preset of the GPUs --gpus names, as nvidia-smi names them;
+// a GPU no preset matches by its own name and memory at speed 1, with a warning;
+// GPUs of two models, or one nvidia-smi does not list, refused.
+func TestServeDeviceAuto(t *testing.T) {
+	fakeSMI(t, "0, NVIDIA A100 80GB PCIe, 81920\n1, NVIDIA A100 80GB PCIe, 81920\n2, NVIDIA GeForce RTX 4090, 24564\n")
+	for _, c := range []struct {
+		gpus, name, warn, refused string
+		mib                       float64
+	}{
+		{gpus: "2", name: "A100-80GB", mib: 71680},
+		{gpus: "2:", name: "NVIDIA GeForce RTX 4090", mib: 24564.0 * 7 / 8, warn: "at speed 1"},
+		{gpus: "3", refused: "GPU 0 is a NVIDIA A100 80GB PCIe and GPU 2 a NVIDIA GeForce RTX 4090"},
+		{gpus: "4:", refused: "nvidia-smi lists no GPU 4"},
+	} {
+		sf := serveFlags{device: "auto", gpus: c.gpus}
+		dev, err := sf.capacity()
+		switch {
+		case c.refused != "":
+			if err == nil || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("--gpus %s: %v, want an error with %q", c.gpus, err, c.refused)
+			}
+		case err != nil || dev.Name != c.name || dev.CapacityMiB != c.mib:
+			t.Errorf("--gpus %s: %+v, %v: want %s with %v MiB", c.gpus, dev, err, c.name, c.mib)
+		case c.warn == "" && len(sf.warnings) > 0, c.warn != "" && (len(sf.warnings) != 1 || !strings.Contains(sf.warnings[0], c.warn)):
+			t.Errorf("--gpus %s: warnings %q, want %q", c.gpus, sf.warnings, c.warn)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := (&serveFlags{device: "auto"}).capacity(); err == nil || !strings.Contains(err.Error(), "give its preset with --device") {
+		t.Errorf("no nvidia-smi: %v, want an error that says to give --device", err)
 	}
 }

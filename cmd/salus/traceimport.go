@@ -17,6 +17,7 @@ func newTraceImportCmd() *cobra.Command {
 	var (
 		format, out, outFormat string
 		since, until           string
+		deviceName             string
 		o                      traceimport.Options
 	)
 	var examples []string
@@ -37,10 +38,11 @@ the profile whose peak memory is the largest that fits the job's GPU request (it
 share of a GPU x the device's usable memory). Its iterations are its duration
 (less the profile's start-up) over the profile's iteration time on the device;
 arrival_s is its submission relative to the first kept job's; gpus is the GPUs
-it held at once. The device is --device, else the job's GPU type where the source
-names one (V100, A100, ...), else the P100. --memory request writes the job's own
-memory (persistent_mib, ephemeral_mib) scaled to its GPU request; simulate such a
-trace on a device with as much memory.
+it held at once. The device is --device, else the preset of the job's GPU type
+where the source names one (V100M16: the 16 GB V100; A100, T4, ...), else the
+P100; a type no preset matches is taken at the P100's figures with a warning.
+--memory request writes the job's own memory (persistent_mib, ephemeral_mib)
+scaled to its GPU request; simulate such a trace on a device with as much memory.
 
 Rows that are not GPU jobs that ran (no GPU, never started, no end time) are
 dropped and counted, by reason, on standard error. A malformed row is an error
@@ -62,6 +64,15 @@ Formats:
 			if len(args) > f.MaxFiles {
 				return fmt.Errorf("--format %s reads %s: got %d files", f.Name, f.Args, len(args))
 			}
+			if deviceName != "" {
+				d, err := device.Preset(deviceName)
+				if err != nil {
+					return fmt.Errorf("--device: %w", err)
+				}
+				g := importGPU(d)
+				o.Device = &g
+			}
+			o.GPUFor = importGPUFor
 			if o.Batch != 0 && o.Model == "" {
 				return fmt.Errorf("--batch %d needs --model: the two name one catalog profile", o.Batch)
 			}
@@ -106,7 +117,7 @@ Formats:
 	fl.StringVar(&format, "format", "", "the source trace's format: "+strings.Join(traceimport.Names(), ", "))
 	addOutFlag(fl, &out, "", "write the trace to this file instead of standard output (.jsonl: JSON Lines)")
 	fl.StringVar(&outFormat, "output-format", "", "the trace's format: csv or jsonl (default: from --out's extension, else csv)")
-	fl.StringVar(&o.Device, "device", "", "device preset the GPU requests are shares of and the durations were run on: "+strings.Join(device.Names(), ", ")+" (default: the job's GPU type when the source names one, else p100)")
+	fl.StringVar(&deviceName, "device", "", "device preset the GPU requests are shares of and the durations were run on: "+strings.Join(device.Names(), ", ")+" (default: the job's GPU type when the source names one, else p100)")
 	fl.StringVar(&o.Model, "model", "", "give every job this catalog model (with --batch) instead of matching a profile to its GPU request")
 	fl.IntVar(&o.Batch, "batch", 0, "batch size of --model's profile")
 	fl.StringVar(&o.Memory, "memory", traceimport.MemoryProfile, "job memory: profile (the matched profile's) or request (the profile's scaled to the job's GPU request, written inline)")
@@ -116,6 +127,22 @@ Formats:
 	fl.StringSliceVar(&o.Statuses, "status", nil, "keep only jobs whose final status is one of these, comma-separated (e.g. Terminated, COMPLETED, Pass; default: every job that ran)")
 	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
 	return cmd
+}
+
+// importGPUFor is the device of a source's GPU type: the preset device.Match
+// finds ("V100M16": the 16 GB V100, "T4": the T4), the P100 the catalog was
+// measured on where the source names none, and where no preset matches, the
+// P100's figures under the type's name at speed 1, with device.Detect's warning.
+func importGPUFor(gpuType string) (traceimport.GPU, error) {
+	if gpuType == "" {
+		return importGPU(device.DefaultDevice()), nil
+	}
+	d, err := device.Detect(gpuType, 0)
+	return importGPU(d), err
+}
+
+func importGPU(d device.Device) traceimport.GPU {
+	return traceimport.GPU{Name: d.Name, CapacityMiB: d.CapacityMiB, Speed: d.Speed}
 }
 
 // importOutput opens where the trace goes: standard output, or --out through a

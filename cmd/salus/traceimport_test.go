@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/salusgo/salus/workload/traceimport"
 	"github.com/spf13/pflag"
 )
 
@@ -87,6 +88,7 @@ func TestImportErrors(t *testing.T) {
 		{[]string{"--format", "borg", bad}, "alibaba2023, helios, pai2020, philly, sia, tiresias"},
 		{[]string{"--format", "alibaba2023", bad, bad}, "reads FILE"},
 		{[]string{"--format", "alibaba2023", "--batch", "50", bad}, "--batch 50 needs --model"},
+		{[]string{"--format", "alibaba2023", "--device", "k80", bad}, `--device: unknown device "k80": choose one of p100, `},
 		{[]string{"--format", "alibaba2023", "--since", "tuesday", bad}, "--since"},
 		{[]string{"--format", "alibaba2023", "--output-format", "xml", bad}, "--output-format"},
 		{[]string{"--format", "alibaba2023", "--out", out, bad}, `bad.csv:2: field "gpu_milli": "lots" is not a number`},
@@ -101,6 +103,40 @@ func TestImportErrors(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("a failed import left files behind: %v", entries)
+	}
+}
+
+// importGPUFor resolves a source's GPU types with the device presets: the
+// importer's own tests stand in for it with these figures (testGPUFor in
+// workload/traceimport).
+func TestImportGPUForIsThePresets(t *testing.T) {
+	for typ, want := range map[string]struct {
+		gpu     traceimport.GPU
+		unknown bool
+	}{
+		"":        {gpu: traceimport.GPU{Name: "P100", CapacityMiB: 14336, Speed: 1}},
+		"P100":    {gpu: traceimport.GPU{Name: "P100", CapacityMiB: 14336, Speed: 1}},
+		"V100M16": {gpu: traceimport.GPU{Name: "V100-16GB", CapacityMiB: 14336, Speed: 1.4}},
+		"V100M32": {gpu: traceimport.GPU{Name: "V100-32GB", CapacityMiB: 28672, Speed: 1.4}},
+		"V100":    {gpu: traceimport.GPU{Name: "V100-32GB", CapacityMiB: 28672, Speed: 1.4}},
+		"T4":      {gpu: traceimport.GPU{Name: "T4", CapacityMiB: 14336, Speed: 0.58}},
+		"A100":    {gpu: traceimport.GPU{Name: "A100-80GB", CapacityMiB: 71680, Speed: 3}},
+		"MISC":    {gpu: traceimport.GPU{Name: "MISC", CapacityMiB: 14336, Speed: 1}, unknown: true},
+	} {
+		got, err := importGPUFor(typ)
+		if got != want.gpu || (err != nil) != want.unknown {
+			t.Errorf("importGPUFor(%q) = %+v, %v: want %+v (unknown %v)", typ, got, err, want.gpu, want.unknown)
+		}
+	}
+	// The summary warns of the fixture's MISC row, taken at the P100's figures.
+	var args []string
+	for _, f := range importFixtures["pai2020"] {
+		args = append(args, filepath.Join("..", "..", "workload", "traceimport", "testdata", f))
+	}
+	msg, err := run(t, append([]string{"trace", "import", "--format", "pai2020", "--out", filepath.Join(t.TempDir(), "pai.csv")}, args...)...)
+	if err != nil || !strings.Contains(msg, `warning: 1 jobs on GPU type "MISC": GPU "MISC" is no model the device presets know`) ||
+		!strings.Contains(msg, "at speed 1") {
+		t.Errorf("import: %v; the summary should warn of MISC:\n%s", err, msg)
 	}
 }
 

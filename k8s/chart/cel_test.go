@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/dynamic-resource-allocation/cel"

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/salusgo/salus/deploy"
 	"github.com/salusgo/salus/device"
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
+	"github.com/salusgo/salus/k8s/manifesttest"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +26,7 @@ const deployDir = "../../deploy"
 // readManifests decodes every document of a manifest file strictly.
 func readManifests(t *testing.T, file string) []any {
 	t.Helper()
-	objs, err := deploy.ReadManifests(file)
+	objs, err := manifesttest.ReadManifests(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func rendered(t *testing.T, v variant) []any {
 	var objs []any
 	var kinds []string
 	for _, d := range docs {
-		obj, err := deploy.Decode(d.YAML)
+		obj, err := manifesttest.Decode(d.YAML)
 		if err != nil {
 			t.Fatalf("%s: %s: %v\n%s", v.name, d.Template, err, d.YAML)
 		}

@@ -12,7 +12,7 @@ import (
 
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 )
 
 // ConnectDaemon is the node daemon reached over its connect API with the admin

@@ -37,7 +37,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 )
 
 // Daemon is what the driver needs of the node daemon.

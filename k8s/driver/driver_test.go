@@ -34,7 +34,7 @@ import (
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
 	"github.com/salusgo/salus/core"
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 	"github.com/salusgo/salus/k8s/driver"
 	"github.com/salusgo/salus/server"
 )

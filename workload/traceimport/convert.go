@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -87,10 +86,17 @@ const (
 type Options struct {
 	// Catalog holds the profiles jobs are mapped onto; nil means workload.Default().
 	Catalog *workload.Catalog
-	// Device, when not empty, is the device preset every job's GPU request is a
-	// share of and its duration is timed on; empty means the job's GPU type where
-	// it names a preset (V100, A100, ...), else the P100.
-	Device string
+	// Device, when set, is the GPU every job's GPU request is a share of and its
+	// duration is timed on.
+	Device *GPU
+	// GPUFor, used when Device is nil, is the GPU of a job by the source's GPU
+	// type: the first alternative of a list ("V100M16" of "V100M16|V100M32"), ""
+	// where the source names none. An error says it knows no device by that type:
+	// the GPU it returns is used all the same, and the jobs on it are counted in
+	// Stats.UnknownGPUs, the error in the summary. The command line resolves types
+	// with the device presets (device.Match); importers know sources, not devices.
+	// Convert needs Device or GPUFor.
+	GPUFor func(gpuType string) (GPU, error)
 	// Model and Batch, when Model is not empty, give every job that one training
 	// profile instead of matching one.
 	Model string
@@ -111,6 +117,23 @@ type Options struct {
 	Output string
 }
 
+// GPU is what an import needs of the device a job ran on: its usable memory, of
+// which the job's GPU request is a share, and its compute speed relative to the
+// P100 the catalog was measured on (0 means 1), which times its iterations.
+type GPU struct {
+	Name        string
+	CapacityMiB float64
+	Speed       float64
+}
+
+// IterS is how long an iteration of p100S seconds on the P100 takes on g.
+func (g GPU) IterS(p100S float64) float64 {
+	if g.Speed <= 0 {
+		return p100S
+	}
+	return p100S / g.Speed
+}
+
 // ErrNoJobs is the error of an import that kept no job.
 var ErrNoJobs = errors.New("no job was kept")
 
@@ -124,6 +147,10 @@ type Stats struct {
 	// Streamed says the jobs were written as they were read: the output was a
 	// file and the source was sorted by submission.
 	Streamed bool
+	// UnknownGPUs counts the jobs, by the source's GPU type, of a type
+	// Options.GPUFor knows no device by.
+	UnknownGPUs map[string]int
+	unknownWhy  map[string]string // GPUFor's error, by type
 }
 
 // Summary writes the counts on one line per reason, for stderr.
@@ -144,6 +171,14 @@ func (s Stats) Summary(w io.Writer) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %8d  %s\n", s.Dropped[r], r)
 	}
+	types := make([]string, 0, len(s.UnknownGPUs))
+	for t := range s.UnknownGPUs {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		fmt.Fprintf(w, "warning: %d jobs on GPU type %q: %s; give --device to choose\n", s.UnknownGPUs[t], t, s.unknownWhy[t])
+	}
 }
 
 // entry is a kept job, compact: the conversion holds one per job until it can sort
@@ -162,8 +197,7 @@ type converter struct {
 	profiles []workload.Profile // the catalog's training profiles, by peak memory
 	byModel  map[string][]int   // model -> indices into profiles
 	fixed    int                // index of Options.Model's profile, or -1
-	explicit *device.Device     // Options.Device's preset
-	devices  map[string]device.Device
+	devices  map[string]GPU     // by the source's GPU type
 	statuses map[string]bool
 	ids      map[string]struct{}
 	entries  []entry
@@ -247,7 +281,7 @@ func (c *converter) streamEntry(e entry) error {
 }
 
 func newConverter(o Options) (*converter, error) {
-	c := &converter{o: o, fixed: -1, byModel: map[string][]int{}, devices: map[string]device.Device{},
+	c := &converter{o: o, fixed: -1, byModel: map[string][]int{}, devices: map[string]GPU{},
 		ids: map[string]struct{}{}, stats: Stats{Dropped: map[string]int{}}}
 	if c.o.Catalog == nil {
 		c.o.Catalog = workload.Default()
@@ -285,12 +319,11 @@ func newConverter(o Options) (*converter, error) {
 		}
 		c.fixed = slices.IndexFunc(c.profiles, func(q workload.Profile) bool { return q.Key() == p.Key() })
 	}
-	if o.Device != "" {
-		d, err := device.Preset(o.Device)
-		if err != nil {
-			return c, fmt.Errorf("--device: %w", err)
-		}
-		c.explicit = &d
+	switch {
+	case o.Device != nil && !(o.Device.CapacityMiB > 0 && o.Device.Speed >= 0):
+		return c, fmt.Errorf("device %+v: give its usable memory in MiB and a speed of 0 or more", *o.Device)
+	case o.Device == nil && o.GPUFor == nil:
+		return c, errors.New("traceimport: Options has neither a Device nor a GPUFor: give the device the jobs ran on")
 	}
 	if len(o.Statuses) > 0 {
 		c.statuses = map[string]bool{}
@@ -374,41 +407,32 @@ func (c *converter) Record(r Record) error {
 	return nil
 }
 
-// device is the device a job of the source's GPU type ran on.
-func (c *converter) device(gpuType string) device.Device {
-	if c.explicit != nil {
-		return *c.explicit
+// device is the GPU a job of the source's GPU type ran on: Options.Device, else
+// GPUFor's for the type's first alternative.
+func (c *converter) device(gpuType string) GPU {
+	if c.o.Device != nil {
+		return *c.o.Device
 	}
 	if d, ok := c.devices[gpuType]; ok {
+		if _, unknown := c.stats.UnknownGPUs[gpuType]; unknown {
+			c.stats.UnknownGPUs[gpuType]++
+		}
 		return d
 	}
-	d, _ := device.Preset(PresetFor(gpuType))
+	t := strings.TrimSpace(gpuType)
+	if i := strings.IndexAny(t, "|,;"); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	d, err := c.o.GPUFor(t)
+	if err != nil {
+		if c.stats.UnknownGPUs == nil {
+			c.stats.UnknownGPUs, c.stats.unknownWhy = map[string]int{}, map[string]string{}
+		}
+		c.stats.UnknownGPUs[gpuType]++
+		c.stats.unknownWhy[gpuType] = err.Error()
+	}
 	c.devices[gpuType] = d
 	return d
-}
-
-// PresetFor names the device preset of a source's GPU type: the first alternative
-// of a list ("V100M16|V100M32"), matched by family (H200, H100, A100 40 GB, A100,
-// V100, P100); anything else (T4, MISC, the undisclosed G1..G3, none) is the P100
-// the catalog was measured on.
-func PresetFor(gpuType string) string {
-	t := strings.ToLower(strings.TrimSpace(gpuType))
-	if i := strings.IndexAny(t, "|,;"); i >= 0 {
-		t = t[:i]
-	}
-	switch {
-	case strings.Contains(t, "h200"):
-		return "h200"
-	case strings.Contains(t, "h100"):
-		return "h100"
-	case strings.Contains(t, "a100") && strings.Contains(t, "40"):
-		return "a100-40g"
-	case strings.Contains(t, "a100"):
-		return "a100"
-	case strings.Contains(t, "v100"):
-		return "v100"
-	}
-	return "p100"
 }
 
 // modelAliases are source model names that differ from the catalog's.

@@ -11,7 +11,10 @@
 // drops by reason, and writes the jobs sorted by arrival: as it reads them when
 // the source is sorted and the output a file, else from one compact entry per
 // kept job, sorted at the end. Formats are found by name in a small registry
-// (Formats, Lookup).
+// (Formats, Lookup). The device a job ran on (its memory, its speed) comes from
+// the caller (Options.Device, Options.GPUFor), so that the importers import no
+// device package: the command line resolves a source's GPU types with the
+// device presets.
 //
 // It must not simulate, schedule or guess silently: every choice the mapping makes
 // is documented in the README's "Public traces" section, a malformed row is an

@@ -35,11 +35,11 @@ func TestGeneratedAlibaba2023ImportsAndSimulates(t *testing.T) {
 	path := synthFile(t, 5000)
 	f, _ := Lookup("alibaba2023")
 	var a, b bytes.Buffer
-	stats, err := Convert(f, []string{path}, Options{}, &a)
+	stats, err := Convert(f, []string{path}, withGPUs(Options{}), &a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Convert(f, []string{path}, Options{}, &b); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+	if _, err := Convert(f, []string{path}, withGPUs(Options{}), &b); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatalf("two imports of one file differ (err %v)", err)
 	}
 	if stats.Kept < 4000 || stats.Dropped[DropNoGPU] == 0 || stats.Dropped[DropNeverRan] == 0 {
@@ -69,7 +69,7 @@ func BenchmarkImportAlibaba2023_500k(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var out discard
-		stats, err := Convert(f, []string{path}, Options{}, &out)
+		stats, err := Convert(f, []string{path}, withGPUs(Options{}), &out)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package traceimport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,32 @@ import (
 
 // convert imports files (under testdata unless absolute) and parses the result
 // back as a trace, so that every output is checked to be a valid trace.
+// testGPUFor stands for the command line's resolver (cmd/salus importGPUFor,
+// whose tests hold these figures to the device presets): the P100 where the
+// source names no type, the fixtures' V100s and T4, and for a type it does not
+// know the P100's figures with an error.
+func testGPUFor(gpuType string) (GPU, error) {
+	switch gpuType {
+	case "", "P100":
+		return GPU{Name: "P100", CapacityMiB: 14336, Speed: 1}, nil
+	case "V100M16":
+		return GPU{Name: "V100-16GB", CapacityMiB: 14336, Speed: 1.4}, nil
+	case "V100", "V100M32":
+		return GPU{Name: "V100-32GB", CapacityMiB: 28672, Speed: 1.4}, nil
+	case "T4":
+		return GPU{Name: "T4", CapacityMiB: 14336, Speed: 0.58}, nil
+	}
+	return GPU{Name: gpuType, CapacityMiB: 14336, Speed: 1}, fmt.Errorf("GPU %q is no model the test knows", gpuType)
+}
+
+// withGPUs gives o the test's resolver when it has no device.
+func withGPUs(o Options) Options {
+	if o.Device == nil && o.GPUFor == nil {
+		o.GPUFor = testGPUFor
+	}
+	return o
+}
+
 func convert(t *testing.T, format string, o Options, files ...string) (*workload.Trace, Stats) {
 	t.Helper()
 	f, err := Lookup(format)
@@ -26,7 +53,7 @@ func convert(t *testing.T, format string, o Options, files ...string) (*workload
 		}
 	}
 	var buf bytes.Buffer
-	stats, err := Convert(f, files, o, &buf)
+	stats, err := Convert(f, files, withGPUs(o), &buf)
 	if err != nil {
 		t.Fatalf("import %s %v: %v", format, files, err)
 	}
@@ -123,8 +150,9 @@ func TestImportAlibaba2023(t *testing.T) {
 	tr, s := convert(t, "alibaba2023", Options{}, "openb_pod_list_sample.csv")
 	check(t, tr, []want{
 		{"openb-pod-9001", bigModel, bigBatch, 3600, 1, 0, 8, 0},
-		// V100M16|V100M32: the v100 preset (28,672 MiB usable, 1.4x), half of it.
-		{"openb-pod-9003", bigModel, bigBatch, 995, 1.4, 100, 1, 0},
+		// V100M16|V100M32: the first, the 16 GB V100 (14,336 MiB usable, 1.4x),
+		// half of it: 7,168 MiB; vgg19 at 50 peaks just below.
+		{"openb-pod-9003", "vgg19", 50, 995, 1.4, 100, 1, 0},
 		// 220 milli of a P100: 3,154 MiB; googlenet at 100 peaks at 2,534.
 		{"openb-pod-9002", "googlenet", 100, 590, 1, 300, 1, 0},
 		{"openb-pod-9006", bigModel, bigBatch, 10, 1, 500, 1, 0},
@@ -147,6 +175,22 @@ func TestImportPAI2020TaskTable(t *testing.T) {
 			})
 			checkDropped(t, s, 6, map[string]int{DropNoGPU: 1, DropNeverRan: 1, DropNoEnd: 1})
 		})
+	}
+}
+
+// A GPU type no preset matches is the P100, counted, and the summary warns of it.
+func TestImportWarnsOfUnknownGPUTypes(t *testing.T) {
+	_, s := convert(t, "pai2020", Options{}, "pai_task_table.csv")
+	if s.UnknownGPUs["MISC"] != 1 || len(s.UnknownGPUs) != 1 {
+		t.Errorf("unknown GPU types %v, want MISC once", s.UnknownGPUs)
+	}
+	var out strings.Builder
+	s.Summary(&out)
+	if !strings.Contains(out.String(), `warning: 1 jobs on GPU type "MISC": GPU "MISC" is no model the test knows; give --device`) {
+		t.Errorf("summary %q does not warn of MISC", out.String())
+	}
+	if _, s := convert(t, "pai2020", Options{Device: &GPU{Name: "V100", CapacityMiB: 28672, Speed: 1.4}}, "pai_task_table.csv"); len(s.UnknownGPUs) != 0 {
+		t.Errorf("with --device, unknown GPU types %v: want none counted", s.UnknownGPUs)
 	}
 }
 
@@ -235,7 +279,7 @@ func TestBadRowsNameFileLineAndField(t *testing.T) {
 		t.Run(c.format+"/"+c.field, func(t *testing.T) {
 			path := writeTemp(t, c.name, c.content)
 			f, _ := Lookup(c.format)
-			_, err := Convert(f, []string{path}, Options{}, &bytes.Buffer{})
+			_, err := Convert(f, []string{path}, withGPUs(Options{}), &bytes.Buffer{})
 			var fe *workload.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("want a field error, got %v", err)
@@ -253,7 +297,7 @@ func TestBadRowsNameFileLineAndField(t *testing.T) {
 func TestSkipBadCountsMalformedRows(t *testing.T) {
 	path := writeTemp(t, "openb.csv", openbHeader+"p1,1,1,1,1000,,BE,Succeeded,10,20,10\np2,1,1,1,abc,,BE,Succeeded,10,20,10\np3,1,1,1,1000,,BE,Succeeded,15,30,15\n")
 	f, _ := Lookup("alibaba2023")
-	_, err := Convert(f, []string{path}, Options{}, &bytes.Buffer{})
+	_, err := Convert(f, []string{path}, withGPUs(Options{}), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--skip-bad") {
 		t.Errorf("the error should say --skip-bad goes on: %v", err)
 	}
@@ -283,7 +327,7 @@ func TestFilters(t *testing.T) {
 	}
 	checkDropped(t, s, 7, map[string]int{DropStatus: 2, DropLimit: 1})
 
-	tr, _ = convert(t, "alibaba2023", Options{Model: "resnet50", Batch: 50, Device: "p100"}, "openb_pod_list_sample.csv")
+	tr, _ = convert(t, "alibaba2023", Options{Model: "resnet50", Batch: 50, Device: &GPU{Name: "P100", CapacityMiB: 14336, Speed: 1}}, "openb_pod_list_sample.csv")
 	for _, j := range tr.Jobs {
 		if j.Model != "resnet50" || j.Batch != 50 {
 			t.Errorf("--model resnet50 --batch 50: %s is %s/%d", j.ID, j.Model, j.Batch)
@@ -322,22 +366,13 @@ func TestMemoryRequestAndJSONL(t *testing.T) {
 func TestUnknownOptionsAreErrors(t *testing.T) {
 	f, _ := Lookup("alibaba2023")
 	file := filepath.Join("testdata", "openb_pod_list_sample.csv")
-	for _, o := range []Options{{Memory: "lots"}, {Output: "xml"}, {Model: "resnet50", Batch: 33}, {Device: "k80"}, {Limit: -1}} {
-		if _, err := Convert(f, []string{file}, o, &bytes.Buffer{}); err == nil {
+	for _, o := range []Options{{Memory: "lots"}, {Output: "xml"}, {Model: "resnet50", Batch: 33}, {Device: &GPU{Name: "k80"}}, {Limit: -1}} {
+		if _, err := Convert(f, []string{file}, withGPUs(o), &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v: want an error", o)
 		}
 	}
 	if _, err := Lookup("borg"); err == nil || !strings.Contains(err.Error(), "alibaba2023") {
 		t.Errorf("an unknown format should list the known ones: %v", err)
-	}
-}
-
-func TestPresetFor(t *testing.T) {
-	for in, want := range map[string]string{"V100M16|V100M32": "v100", "V100": "v100", "A100": "a100", "A100-SXM4-40GB": "a100-40g",
-		"H100": "h100", "MISC": "p100", "T4": "p100", "G2": "p100", "": "p100", "P100": "p100"} {
-		if got := PresetFor(in); got != want {
-			t.Errorf("PresetFor(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -394,7 +429,7 @@ func TestStreamingToAFileMatchesBuffered(t *testing.T) {
 			}
 			f, _ := Lookup(format)
 			var buf bytes.Buffer
-			want, err := Convert(f, files, o, &buf)
+			want, err := Convert(f, files, withGPUs(o), &buf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -402,7 +437,7 @@ func TestStreamingToAFileMatchesBuffered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Convert(f, files, o, out)
+			got, err := Convert(f, files, withGPUs(o), out)
 			out.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -436,7 +471,7 @@ func TestMemoryRequestPerFormat(t *testing.T) {
 		mib    map[string]float64
 	}{
 		{"alibaba2023", []string{"openb_pod_list_sample.csv"}, map[string]float64{"openb-pod-9001": p100,
-			"openb-pod-9003": v100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
+			"openb-pod-9003": p100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
 		{"pai2020", []string{"pai_task_table.csv"}, map[string]float64{"job9b02/worker": v100, "job9a01/tensorflow": p100 / 2, "job9c03/worker": p100}},
 		{"philly", []string{"cluster_job_log.json"}, map[string]float64{"application_9_0001": p100, "application_9_0003": p100}},
 		{"helios", []string{"cluster_log.csv"}, map[string]float64{"9000001": p100, "9000002": p100}},

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 	"github.com/salusgo/salus/k8s/driver"
 )
 

@@ -1,21 +1,25 @@
-package deploy
+package manifesttest
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/salusgo/salus/dra"
+	"github.com/salusgo/salus/k8s/dra"
 	batchv1 "k8s.io/api/batch/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 )
 
-// manifests are the manifest files of this directory and of e2e/ (not the
+// deployDir is the repository's deploy/ directory, from this package's.
+const deployDir = "../../deploy"
+
+// manifests are the manifest files of deploy/ and of deploy/e2e/ (not the
 // chart's values files).
 func manifests(t *testing.T) []string {
 	t.Helper()
 	var files []string
 	for _, pattern := range []string{"*.yaml", "e2e/*.yaml"} {
+		pattern = filepath.Join(deployDir, pattern)
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +46,7 @@ func readManifests(t *testing.T, file string) []any {
 	return objs
 }
 
-// Every manifest here decodes, strictly (an unknown field is an error), into the
+// Every manifest of deploy/ decodes, strictly (an unknown field is an error), into the
 // Kubernetes type its kind names.
 func TestManifestsDecodeStrictly(t *testing.T) {
 	for _, f := range manifests(t) {

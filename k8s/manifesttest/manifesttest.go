@@ -1,4 +1,13 @@
-package deploy
+// Package manifesttest decodes Kubernetes manifests strictly, for tests: Decode
+// reads a manifest into the Kubernetes API type its kind names, so that a
+// misspelt or misplaced field fails in a test rather than on a cluster. Its own
+// tests decode every manifest of the repository's deploy/ directory (and e2e/),
+// the chart's tests (../chart) every document the chart renders.
+//
+// It is test support and nothing else: no command links it, and it lives in the
+// k8s module so that the root module, and the salus binary, need no Kubernetes
+// API module.
+package manifesttest
 
 import (
 	"bytes"
@@ -44,7 +53,7 @@ func Decode(doc []byte) (any, error) {
 	case "ValidatingAdmissionPolicyBinding":
 		obj = &admissionv1.ValidatingAdmissionPolicyBinding{}
 	default:
-		return nil, fmt.Errorf("kind %q has no decoding here: add its type to deploy.Decode", head.Kind)
+		return nil, fmt.Errorf("kind %q has no decoding here: add its type to manifesttest.Decode", head.Kind)
 	}
 	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 		return nil, fmt.Errorf("%s: %w", head.Kind, err)

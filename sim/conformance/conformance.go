@@ -1,0 +1,188 @@
+// Package conformance is the conformance checks of the scheduling policies and
+// sharing modes, named, each saying what it pins, as importable code: a test
+// takes every registered mode with every registered policy it runs from the
+// registries (Schemes), and runs each through every check (Run) on the
+// simulator. A new policy or mode is checked by registering it; nothing else
+// need change (sim's TestConformanceOfANewPolicyAndMode shows how).
+//
+// It is test support: no product package imports it. It drives the simulator
+// (package sim) and reads its event logs with sim/simtest; it holds no policy
+// logic and checks only what the log and the run's outcome show.
+package conformance
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/sim"
+	"github.com/salusgo/salus/sim/simtest"
+	"github.com/salusgo/salus/workload"
+)
+
+// Case is one scheme under check: a registered policy composed in a registered
+// mode.
+type Case struct {
+	Mode, Policy string
+	// Params are the modes' parameters; nil means core.DefaultModeParams().
+	Params *core.ModeParams
+	// Seeds is how many random traces (seeds 1 to Seeds) the invariants run on.
+	Seeds uint64
+}
+
+// Name is the case's name: mode/policy.
+func (c Case) Name() string { return c.Mode + "/" + c.Policy }
+
+// compose is the case's policy, as the engines run it.
+func (c Case) compose(t testing.TB) core.Policy {
+	t.Helper()
+	mp := core.DefaultModeParams()
+	if c.Params != nil {
+		mp = *c.Params
+	}
+	p, err := core.Compose(c.Mode, c.Policy, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Check is one named conformance check: what it pins, and the function that
+// checks a case (failing t, or skipping it where the check does not apply).
+type Check struct {
+	Name  string
+	Pins  string
+	Check func(t testing.TB, c Case)
+}
+
+// Checks are the conformance checks, in the order Run runs them.
+var Checks = []Check{
+	{Name: "invariants", Pins: "on random traces (odd seeds on one GPU, even seeds on a node of 3 with every fifth job a gang of 2, " +
+		"with switch and per-iteration overheads varied by seed): time never goes back, lanes never allocate more than a GPU holds, " +
+		"a lane runs one iteration at a time and is regrouped only when idle, an exclusive placement admits one job at a time on a GPU; " +
+		"every job finishes, having received its iterations' GPU time, no more, no less; under policy-ordered admission no job is " +
+		"passed over after it has waited its bound (StarveFactor times its declared time)",
+		Check: checkInvariants},
+	{Name: "deterministic", Pins: "one trace run twice gives the same event log, byte for byte", Check: checkDeterministic},
+	{Name: "alone", Pins: "a job alone, under a policy in its own mode with the default parameters, ends at its arrival " +
+		"plus its standalone time (start-up and iterations)", Check: checkAlone},
+}
+
+// Schemes are every registered mode with every registered policy it accepts, in
+// the registries' orders, as cases of seeds random traces with the default
+// parameters.
+func Schemes(seeds uint64) []Case {
+	var out []Case
+	for _, s := range simtest.Schemes() {
+		out = append(out, Case{Mode: s[0], Policy: s[1], Seeds: seeds})
+	}
+	return out
+}
+
+// Run runs every check on the case, each as a subtest named after it.
+func Run(t *testing.T, c Case) {
+	t.Helper()
+	for _, ch := range Checks {
+		t.Run(ch.Name, func(t *testing.T) { ch.Check(t, c) })
+	}
+}
+
+func checkInvariants(t testing.TB, c Case) {
+	t.Helper()
+	p := c.compose(t)
+	for seed := uint64(1); seed <= c.Seeds; seed++ {
+		invariants(t, c.Name(), p, seed)
+	}
+}
+
+// invariants simulates the random trace of seed and checks, as the log is
+// written, simtest.Checker's invariants; then that every job finished and
+// received its iterations' GPU time, and, under policy-ordered admission, the
+// pass-over bound (core's admission.go).
+func invariants(t testing.TB, name string, p core.Policy, seed uint64) {
+	t.Helper()
+	trace := simtest.RandomTrace(seed, 25)
+	dev := device.DefaultDevice()
+	dev.SwitchS = float64(seed%3) * 0.001
+	dev.IterOverheadS = float64(seed%2) * 0.0005
+	_, exclusive := p.Placement.(core.Exclusive)
+	c := simtest.NewChecker(t, dev.CapacityMiB, exclusive)
+	var sink eventlog.Sink = c
+	var po *simtest.PassOvers
+	if p.Admission.ByPolicy {
+		po = simtest.NewPassOvers()
+		sink = eventlog.Sinks{c, po}
+	}
+	// Even seeds run a node of 3 GPUs, with every fifth job a gang of 2.
+	gpus := 1
+	if seed%2 == 0 {
+		gpus = 3
+		for i := range trace.Jobs {
+			if i%5 == 2 {
+				trace.Jobs[i].GPUs = 2
+			}
+		}
+	}
+	if err := sim.Run(trace, sim.Options{Policy: p, Device: dev, GPUs: gpus, Sink: sink}); err != nil {
+		t.Fatalf("seed %d %s: %v", seed, name, err)
+	}
+	if po != nil && po.MaxPassedOver >= p.Admission.StarveFactor*(1+1e-9) {
+		t.Fatalf("seed %d %s: a job was passed over after waiting %gx its length, beyond the bound %g (%s)",
+			seed, name, po.MaxPassedOver, p.Admission.StarveFactor, po.Worst)
+	}
+	for _, j := range trace.Jobs {
+		if !c.Finished(j.ID) {
+			t.Fatalf("seed %d %s: job %s never finished", seed, name, j.ID)
+		}
+		want := float64(j.Iterations) * j.Profile.IterS
+		if math.Abs(c.GPUS(j.ID)-want) > 1e-6*want {
+			t.Fatalf("seed %d %s: job %s attained %v, want %v", seed, name, j.ID, c.GPUS(j.ID), want)
+		}
+	}
+}
+
+func checkDeterministic(t testing.TB, c Case) {
+	t.Helper()
+	p := c.compose(t)
+	logOf := func() []byte {
+		var buf bytes.Buffer
+		w := eventlog.NewWriter(&buf)
+		if err := sim.Run(simtest.RandomTrace(3, 25), sim.Options{Policy: p, Device: device.DefaultDevice(), Sink: w}); err != nil {
+			t.Fatalf("%s: %v", c.Name(), err)
+		}
+		w.Flush()
+		return buf.Bytes()
+	}
+	if !bytes.Equal(logOf(), logOf()) {
+		t.Fatalf("%s: the same trace gave different event logs", c.Name())
+	}
+}
+
+type sinkFunc func(eventlog.Event)
+
+func (f sinkFunc) Emit(e eventlog.Event) { f(e) }
+
+func checkAlone(t testing.TB, c Case) {
+	t.Helper()
+	own, err := core.Lookup(c.Policy)
+	if c.Params != nil || err != nil || own.Mode != c.Mode {
+		t.Skipf("%s: the policy alone is checked in its own mode, with the default parameters", c.Name())
+	}
+	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
+	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}}}
+	var end float64
+	sink := sinkFunc(func(e eventlog.Event) {
+		if e.Kind == eventlog.Finish {
+			end = e.T
+		}
+	})
+	if err := sim.Run(trace, sim.Options{Policy: own, Device: device.DefaultDevice(), Sink: sink}); err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 + p.StandaloneS(100); math.Abs(end-want) > 1e-6 {
+		t.Errorf("%s: a job alone ends at %v, want %v (arrival + start-up + 100 iterations)", own.Name, end, want)
+	}
+}
