@@ -5,7 +5,7 @@
 # compiled with the scheduler's CEL compiler. The module is apart from the root
 # one so that salus carries no Kubernetes client libraries, and so that the root
 # checks stay quick: compiling client-go, Helm and the CEL libraries from a cold
-# cache takes minutes (README, "Kubernetes").
+# cache takes minutes (docs/operating.md, "Kubernetes").
 #
 #   bash scripts/test-k8s.sh
 set -euo pipefail
