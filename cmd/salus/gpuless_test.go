@@ -30,7 +30,8 @@ for name, kw in (("own", dict(persistent=200, ephemeral=300, iter_time=0.02, dem
 print(json.dumps(out))
 `
 
-// TestPythonJobWithoutAGPU follows the README's GPU-less set-up: a Python job
+// TestPythonJobWithoutAGPU follows the GPU-less set-up of client/python/README.md
+// and docs/tutorials.md (salus serve --emulate p100): a Python job
 // under an emulating daemon completes, whether it gives its iteration's cost or a
 // catalog model, and its device is not cuda.
 func TestPythonJobWithoutAGPU(t *testing.T) {
