@@ -42,7 +42,7 @@ var AdmissionOrders = []string{AdmitByArrival, AdmitByPolicy}
 // admission under load nearly strict arrival order (most jobs starve, and a
 // starving job that does not fit blocks the others), which loses to plain
 // arrival order on srtf's average JCT; 50 was chosen on salus100 seeds 11 to 20
-// at loads 1 to 8 (the README's figures are of seeds 1 to 10), where arrival
+// at loads 1 to 8 (docs/concepts.md's figures are of seeds 1 to 10), where arrival
 // order itself left jobs waiting up to 400 lengths.
 const DefaultStarveFactor = 50.0
 

@@ -73,7 +73,7 @@ func withSplits(p Policy, name string) Policy {
 
 // PackMerge is pack-defrag that also merges lanes so a waiting job fits (rules 1
 // and 2). It admits jobs sooner, into lanes they time-share; on the generated
-// traces it does worse than pack-defrag (README).
+// traces it does worse than pack-defrag (docs/concepts.md).
 func PackMerge() Policy {
 	p := Pack()
 	p.Name = "pack-merge"

@@ -63,10 +63,10 @@ func (r *Report) boundLine(w io.Writer) {
 	}
 	u := r.Unit()
 	if b.AloneOnly {
-		fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Lower bound from the jobs' times alone in the log: average JCT %.1f %s, makespan %.1f %s (the log gives no GPU demands, so the bound on the GPU work is left out; see README, Lower bound).",
+		fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Lower bound from the jobs' times alone in the log: average JCT %.1f %s, makespan %.1f %s (the log gives no GPU demands, so the bound on the GPU work is left out; see docs/concepts.md, Lower bound).",
 			b.AvgJCTS*u.Scale, u.Name, b.MakespanS*u.Scale, u.Name), 100))
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Lower bound on this trace and device, which no scheme can beat: average JCT %.1f %s (the larger of SRPT on the GPU work, %.1f, and the jobs alone, %.1f), makespan %.1f %s. \"/bound\" is each scheme's figure over it (see README, Lower bound).",
+	fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Lower bound on this trace and device, which no scheme can beat: average JCT %.1f %s (the larger of SRPT on the GPU work, %.1f, and the jobs alone, %.1f), makespan %.1f %s. \"/bound\" is each scheme's figure over it (see docs/concepts.md, Lower bound).",
 		b.AvgJCTS*u.Scale, u.Name, b.WorkAvgJCTS*u.Scale, b.AloneAvgJCTS*u.Scale, b.MakespanS*u.Scale, u.Name), 100))
 }

@@ -234,7 +234,7 @@ func (r *InferenceReport) Headlines() []Headline {
 	for _, h := range r.Papers {
 		why := "no sharing needs a GPU per job; one Salus lane holds every job's persistent memory plus the largest ephemeral peak"
 		if strings.Contains(h.Claim, "MPS") {
-			why = fmt.Sprintf("MPS here is bound by its %d-client limit (pre-Volta), each client holding its measured peak plus %.0f MiB; the paper's 6 GPUs are 7 clients a GPU: TensorFlow holds a share of GPU memory per process, not its peak (--mps-context-mib 1500 gives 6 GPUs; README, The paper, figure by figure)",
+			why = fmt.Sprintf("MPS here is bound by its %d-client limit (pre-Volta), each client holding its measured peak plus %.0f MiB; the paper's 6 GPUs are 7 clients a GPU: TensorFlow holds a share of GPU memory per process, not its peak (--mps-context-mib 1500 gives 6 GPUs; docs/evaluation.md, The paper, figure by figure)",
 				r.Modes.MPSMaxClients, r.Modes.MPSContextMiB)
 		}
 		out = append(out, Headline{Claim: "inference: " + h.Claim, Paper: h.Value, Measured: h.Measured, Explanation: explain(h.Value, h.Measured, why)})

@@ -371,7 +371,7 @@ func paperRuns(o PaperOptions, dev device.Device, demand float64) ([][]metrics.R
 }
 
 // Why Table 1's cells differ, by policy (a reason shows only where ours is more
-// than 10% off; README, "The paper, figure by figure", shows each from the logs).
+// than 10% off; docs/evaluation.md, "The paper, figure by figure", shows each from the logs).
 var table1Why = map[string]string{
 	"FIFO": "the paper's one unpublished trace against 10 seeds of one that follows its description: FIFO's queuing depends on where the long jobs fall in the arrival order",
 	"SRTF": "SRTF's queuing and JCT follow how many short jobs arrive behind long ones, which varies from seed to seed",
@@ -640,7 +640,7 @@ var tuningPaperWhy = map[string]string{
 // the simulator takes the overhead as a parameter rather than measuring it.
 func paperOverhead(o PaperOptions, rep *PaperReport) error {
 	sec := PaperSection{Experiment: "overhead", Title: "Overhead (Fig. 12): per-iteration time under Salus over TensorFlow alone",
-		Setup: "Measured by real processes, not the simulator: salus eval --suite overhead --engine live (PyTorch on this machine's CPU; README, PyTorch client, real jobs, and the overhead experiment), " +
+		Setup: "Measured by real processes, not the simulator: salus eval --suite overhead --engine live (PyTorch on this machine's CPU; docs/tutorials.md, PyTorch client, real jobs, and the overhead experiment), " +
 			"and on a GPU by scripts/gpu-check.sh. The simulator's --iter-overhead is a parameter (default 0)."}
 	for _, f := range PaperFigures {
 		if f.Figure == "Fig. 12" {

@@ -190,7 +190,7 @@ func (r *TuningReport) Headlines() []Headline {
 	return out
 }
 
-// tuningWhy says why a set's improvement differs from the paper's (README, "The
+// tuningWhy says why a set's improvement differs from the paper's (docs/evaluation.md, "The
 // paper, figure by figure").
 var tuningWhy = map[string]string{
 	"resnet50/50":  "the catalog's demand of 0.89 leaves 11% of each iteration for another lane, and start-up here overlaps other jobs' iterations (salus eval --suite paper runs it as TensorFlow's GPU work)",

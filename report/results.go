@@ -171,7 +171,7 @@ func boundTable(r *eval.Report) (table, bool) {
 		work, workSpan = "-", "-"
 	}
 	in := " (" + u.Name + ")"
-	return table{Caption: "lower bound on this trace and device (no scheme can beat it; see README, Lower bound)",
+	return table{Caption: "lower bound on this trace and device (no scheme can beat it; see docs/concepts.md, Lower bound)",
 		Head: []string{"figure", "bound" + in, "SRPT on the GPU work" + in, "jobs alone" + in},
 		Rows: [][]string{
 			{"average JCT", m(b.AvgJCTS), work, m(b.AloneAvgJCTS)},

@@ -48,7 +48,7 @@ makespan, average JCT, p95 JCT and fairness, and by how much.
 
 What if: --trace FILE runs your own trace; --load X divides its arrival times by
 X (2: twice as fast), --capacity-mib and --device change the device, and
---resample bootstrap|jitter --seed N runs a trace drawn from the file (see README;
+--resample bootstrap|jitter --seed N runs a trace drawn from the file (see docs/traces.md;
 salus sweep --trace gives confidence intervals over such draws).
 
 Suites: ` + eval.Describe() + `.

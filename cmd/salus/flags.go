@@ -216,7 +216,7 @@ func (d *deviceFlags) device() (device.Device, error) {
 
 // kindsHelp lists the generator's trace kinds for a help text.
 func kindsHelp() string {
-	return workload.Paper + " (the paper's description: Philly-shaped lengths, 49-min arrival window; see README) or " +
+	return workload.Paper + " (the paper's description: Philly-shaped lengths, 49-min arrival window; see docs/evaluation.md) or " +
 		workload.Salus100 + " (the earlier stand-in: 1, 5 or 10 min jobs, Poisson arrivals at load 1)"
 }
 
@@ -236,12 +236,12 @@ func (t *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.file, "trace", "", "trace file (CSV with a header, or JSON Lines); default: the generated trace of --trace-kind")
 	t.registerGenerator(cmd)
 	addCatalogFlag(cmd, &t.catalogs)
-	cmd.Flags().StringVar(&t.resample, "resample", "", "with --trace and --seed: run a trace drawn from the file ("+strings.Join(workload.ResampleMethods, ", ")+"; see README)")
+	cmd.Flags().StringVar(&t.resample, "resample", "", "with --trace and --seed: run a trace drawn from the file ("+strings.Join(workload.ResampleMethods, ", ")+"; see docs/traces.md)")
 }
 
 // addCatalogFlag is --catalog FILE, repeatable: catalog files of one's own models.
 func addCatalogFlag(cmd *cobra.Command, p *[]string) {
-	cmd.Flags().StringArrayVar(p, "catalog", nil, "catalog file (YAML or JSON) adding or overriding model profiles; repeatable, later files win (schema: README, \"Your own models\")")
+	cmd.Flags().StringArrayVar(p, "catalog", nil, "catalog file (YAML or JSON) adding or overriding model profiles; repeatable, later files win (schema: docs/traces.md, \"Your own models\")")
 }
 
 // loadCatalog is the default catalog with the files' profiles over it, in order.

@@ -122,7 +122,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f := cmd.Flags()
 	sf.register(cmd, []string{"fifo", "srtf", "pack", "fair"}, []string{sweep.DefaultMode}, "", `, or "default": each policy in its own`)
 	f.IntVar(&seeds, "seeds", 10, "seeds per cell (1..N)")
-	f.StringSliceVar(&g.Admissions, "admission", nil, "orders of admission to compare, a grid dimension: "+strings.Join(core.AdmissionOrders, ", ")+" (default: arrival alone; see README, \"Admission in the policy's order\")")
+	f.StringSliceVar(&g.Admissions, "admission", nil, "orders of admission to compare, a grid dimension: "+strings.Join(core.AdmissionOrders, ", ")+" (default: arrival alone; see docs/concepts.md, \"Admission in the policy's order\")")
 	f.Float64Var(&g.StarveFactor, "starve-factor", 0, "with --admission policy: K, a job may be passed over only during its first K x its declared GPU time of waiting (0: the default, "+strconv.FormatFloat(core.DefaultStarveFactor, 'g', -1, 64)+")")
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
@@ -310,7 +310,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nmean ± half width of the 95% confidence interval across seeds (Student's t)")
 	if traces && r.Grid.Resample != workload.ResampleNone {
-		fmt.Fprintf(w, "each seed runs a %s resample of the trace file (see README: salus sweep)\n", r.Grid.Resample)
+		fmt.Fprintf(w, "each seed runs a %s resample of the trace file (see docs/traces.md, What if)\n", r.Grid.Resample)
 	}
 	for _, rec := range r.Recommendations {
 		where := fmt.Sprintf("load %g, %.1f GiB", rec.Load, rec.CapacityMiB/1024)

@@ -47,7 +47,7 @@ scaled to its GPU request; simulate such a trace on a device with as much memory
 Rows that are not GPU jobs that ran (no GPU, never started, no end time) are
 dropped and counted, by reason, on standard error. A malformed row is an error
 that names the file, line and field, unless --skip-bad (then it is counted).
-The README's "Public traces" section maps every format field by field.
+docs/traces.md, "Public traces", maps every format field by field.
 
 Formats:
 ` + strings.Join(formats, "\n"),

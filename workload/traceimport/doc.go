@@ -17,7 +17,7 @@
 // device presets.
 //
 // It must not simulate, schedule or guess silently: every choice the mapping makes
-// is documented in the README's "Public traces" section, a malformed row is an
+// is documented in docs/traces.md, "Public traces", a malformed row is an
 // error naming the file, line and field (or, when asked, a counted drop), and it
 // never holds a whole workload.Trace.
 package traceimport
