@@ -14,15 +14,22 @@ type Stats struct {
 	Jobs int    `json:"jobs"`
 	// SpanS is from the first arrival to the last, seconds.
 	SpanS float64 `json:"span_s"`
-	// GPUS is the GPU time demanded: every iteration at its standalone time.
+	// GPUS is the GPU time demanded: every iteration at its standalone time, on
+	// each of the job's GPUs (a gang of 4 demands 4 GPU-seconds a second).
 	GPUS float64 `json:"gpu_s"`
-	// StandaloneS adds each job's start-up: the time the jobs take run one by one.
+	// StandaloneS adds each job's start-up, on each of its GPUs: for one-GPU jobs,
+	// the time the jobs take run one by one.
 	StandaloneS float64 `json:"standalone_s"`
-	// OfferedLoad is GPUS / SpanS: above 1, one GPU without sharing cannot keep up
-	// with the arrivals. StandaloneLoad is the same with start-up counted, as the
-	// generator's --load is defined. Both are 0 when all jobs arrive at once.
+	// OfferedLoad is GPUS / SpanS, the GPUs the trace keeps busy on average: above
+	// 1, one GPU without sharing cannot keep up with the arrivals (above N, N
+	// GPUs). StandaloneLoad is the same with start-up counted, as the generator's
+	// --load is defined. Both are 0 when all jobs arrive at once.
 	OfferedLoad    float64 `json:"offered_load"`
 	StandaloneLoad float64 `json:"standalone_load"`
+	// GangJobs counts the jobs on more than one GPU, MaxGPUs is the widest job's
+	// GPUs.
+	GangJobs int `json:"gang_jobs"`
+	MaxGPUs  int `json:"max_gpus"`
 	// Models counts jobs per model (and batch size), Lengths per duration class
 	// ("1min", "5min", "10min" when the job runs a measured length, else "other").
 	Models  []Count `json:"models"`
@@ -66,9 +73,14 @@ func TraceStats(t *Trace) Stats {
 	for _, j := range t.Jobs {
 		p := j.Profile
 		first, last = math.Min(first, j.ArrivalS), math.Max(last, j.ArrivalS)
-		s.GPUS += float64(j.Iterations) * p.IterS
+		g := j.GPUCount()
+		s.GPUS += float64(g) * float64(j.Iterations) * p.IterS
 		sa := p.StandaloneS(j.Iterations)
-		s.StandaloneS += sa
+		s.StandaloneS += float64(g) * sa
+		s.MaxGPUs = max(s.MaxGPUs, g)
+		if g > 1 {
+			s.GangJobs++
+		}
 		standalone = append(standalone, sa)
 		persistent = append(persistent, p.PersistentMiB)
 		ephemeral = append(ephemeral, p.EphemeralMiB)
@@ -137,6 +149,9 @@ func (s Stats) Write(w io.Writer) error {
 	fmt.Fprintf(tw, "jobs\t%d (%s)\n", s.Jobs, joinCounts(s.Kinds, 0))
 	fmt.Fprintf(tw, "arrival span\t%.1f min\n", s.SpanS/60)
 	fmt.Fprintf(tw, "GPU time demanded\t%.1f min (%.1f min with start-up)\n", s.GPUS/60, s.StandaloneS/60)
+	if s.GangJobs > 0 {
+		fmt.Fprintf(tw, "gangs\t%d jobs on more than one GPU, up to %d; their GPU time counts on each GPU\n", s.GangJobs, s.MaxGPUs)
+	}
 	if s.SpanS > 0 {
 		fmt.Fprintf(tw, "offered load\t%.2f (GPU time / span; %.2f with start-up)\n", s.OfferedLoad, s.StandaloneLoad)
 	} else {

@@ -18,7 +18,9 @@ func newTraceStatsCmd() *cobra.Command {
 		Short: "Summarize what a trace asks of a GPU: jobs, span, offered load, mix, memory",
 		Long: `Summarize a trace file, or the generated trace (--trace-kind, --seed, --load) when no
 file is given: number of jobs, arrival span, GPU time demanded and offered load
-(GPU time demanded / arrival span), the mix of models and lengths, and memory demand.`,
+(GPU time demanded / arrival span), the mix of models and lengths, and memory demand.
+A job on several GPUs (gpus > 1) demands its GPU time on each of them: the offered
+load is the sum over jobs of gpus x time alone / span, the GPUs the trace keeps busy.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {
