@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/salusgo/salus/device"
@@ -18,6 +19,7 @@ func newTraceImportCmd() *cobra.Command {
 		format, out, outFormat string
 		since, until           string
 		deviceName             string
+		lengths                map[string]string
 		o                      traceimport.Options
 	)
 	var examples []string
@@ -44,9 +46,16 @@ P100; a type no preset matches is taken at the P100's figures with a warning.
 --memory request writes the job's own memory (persistent_mib, ephemeral_mib)
 scaled to its GPU request; simulate such a trace on a device with as much memory.
 
-Rows that are not GPU jobs that ran (no GPU, never started, no end time) are
-dropped and counted, by reason, on standard error. A malformed row is an error
-that names the file, line and field, unless --skip-bad (then it is counted).
+Rows that are not GPU jobs that ran (no GPU, never started) are dropped and
+counted, by reason, on standard error; so are jobs still running when the trace
+was cut (--censored keep runs them to the cut), jobs shorter than their
+profile's start-up (--short keep makes them one iteration) and jobs wider than
+--max-gpus. A GPU share (Alibaba's gpu_milli, PAI's plan_gpu) is the job's
+compute demand (demand) as well as its memory request; Alibaba's QoS classes
+are priorities (LS 0, Guaranteed 1, Burstable 2, BE 3). Sia's and Pollux's rows
+have no length: --length gives each application's, in seconds. A malformed row
+is an error that names the file, line and field, unless --skip-bad (then it is
+counted).
 docs/traces.md, "Public traces", maps every format field by field.
 
 Formats:
@@ -73,6 +82,16 @@ Formats:
 				o.Device = &g
 			}
 			o.GPUFor = importGPUFor
+			for app, v := range lengths {
+				l, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return fmt.Errorf("--length %s=%s: give the application's length in seconds", app, v)
+				}
+				if o.Lengths == nil {
+					o.Lengths = map[string]float64{}
+				}
+				o.Lengths[strings.ToLower(strings.TrimSpace(app))] = l
+			}
 			if o.Batch != 0 && o.Model == "" {
 				return fmt.Errorf("--batch %d needs --model: the two name one catalog profile", o.Batch)
 			}
@@ -125,6 +144,11 @@ Formats:
 	fl.StringVar(&until, "until", "", "keep jobs submitted before this time, on the source's clock")
 	fl.IntVar(&o.Limit, "limit", 0, "keep the first N jobs by arrival (0: all)")
 	fl.StringSliceVar(&o.Statuses, "status", nil, "keep only jobs whose final status is one of these, comma-separated (e.g. Terminated, COMPLETED, Pass; default: every job that ran)")
+	fl.StringSliceVar(&o.QoS, "qos", nil, "keep only jobs of these QoS classes, comma-separated (alibaba2023: LS, Guaranteed, Burstable, BE; default: all)")
+	fl.IntVar(&o.MaxGPUs, "max-gpus", 0, "drop (and count) jobs on more GPUs than this, the largest node's (0: no limit)")
+	fl.StringVar(&o.Censored, "censored", traceimport.Drop, "jobs still running when the trace was cut: drop (counted), or keep (run until the cut)")
+	fl.StringVar(&o.Short, "short", traceimport.Drop, "jobs that ran for less than their profile's start-up: drop (counted), or keep (one iteration, longer than they ran)")
+	fl.StringToStringVar(&lengths, "length", nil, "seconds a job of each application runs, for sources whose rows have no length (sia): APP=SECONDS,...")
 	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
 	return cmd
 }

@@ -28,6 +28,10 @@ func TestImportOutputValidates(t *testing.T) {
 			t.Run(format+ext, func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), format+ext)
 				args := []string{"trace", "import", "--format", format, "--out", out}
+				if format == "sia" {
+					// The fixture's ncf row has no length of its own.
+					args = append(args, "--length", "ncf=900")
+				}
 				for _, f := range files {
 					args = append(args, filepath.Join("..", "..", "workload", "traceimport", "testdata", f))
 				}
@@ -60,7 +64,7 @@ func TestImportToStdoutAndSimulate(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "job_id,model,batch_size,iterations,arrival_s") {
 		t.Errorf("standard output should hold the trace alone:\n%s", stdout.String())
 	}
-	for _, want := range []string{"imported 5 jobs from 7 rows; dropped 2", "no GPU requested", "never ran"} {
+	for _, want := range []string{"imported 4 jobs from 7 rows; dropped 3", "no GPU requested", "never ran", "shorter than its profile's start-up"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, stderr.String())
 		}
@@ -70,7 +74,7 @@ func TestImportToStdoutAndSimulate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The fixture has a pod of 8 GPUs: a node of 8, as in the cluster.
-	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo", "--gpus", "8"); err != nil || !strings.Contains(out, "5 jobs") {
+	if out, err := run(t, "simulate", "--trace", trace, "--policy", "fifo", "--gpus", "8"); err != nil || !strings.Contains(out, "4 jobs") {
 		t.Errorf("simulate: %v\n%s", err, out)
 	}
 }
@@ -173,6 +177,13 @@ func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
 		{flag: "until", args: []string{"--until", "1400"}},
 		{flag: "limit", args: []string{"--limit", "1"}},
 		{flag: "status", args: []string{"--status", "Running"}},
+		{flag: "qos", args: []string{"--qos", "LS"}},
+		{flag: "max-gpus", args: []string{"--max-gpus", "4"}},
+		{flag: "short", args: []string{"--short", "keep"}},
+		// The fixture has no censored pod, nor a row without a length: what the two
+		// do is in TestImportCensoredAndLengthFlags; here, a bad value is refused.
+		{flag: "censored", args: []string{"--censored", "maybe"}, refused: "--censored"},
+		{flag: "length", args: []string{"--length", "ncf=soon"}, refused: "--length"},
 	}
 	baseOut, err := run(t, append(base, fixture)...)
 	if err != nil {
@@ -198,4 +209,30 @@ func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
 			t.Errorf("salus trace import --%s: no case says what it does", f.Name)
 		}
 	})
+}
+
+// --censored keep runs the jobs the trace cut to the cut; --length sizes Sia's
+// rows; --max-gpus drops the wide; a file of another format is named as such.
+func TestImportCensoredAndLengthFlags(t *testing.T) {
+	dir := filepath.Join("..", "..", "workload", "traceimport", "testdata")
+	openb := filepath.Join(dir, "openb_pod_list_cut.csv")
+	msg, err := run(t, "trace", "import", "--format", "alibaba2023", openb)
+	if err != nil || !strings.Contains(msg, "censored: still running when the trace was cut") {
+		t.Errorf("default: %v\n%s", err, msg)
+	}
+	msg, err = run(t, "trace", "import", "--format", "alibaba2023", "--censored", "keep", "--max-gpus", "4", openb)
+	if err != nil || !strings.Contains(msg, "note: 1 kept jobs were still running when the trace was cut") || !strings.Contains(msg, "wider than --max-gpus") {
+		t.Errorf("--censored keep --max-gpus 4: %v\n%s", err, msg)
+	}
+	sia := filepath.Join(dir, "sia_workload_pollux.csv")
+	if _, err := run(t, "trace", "import", "--format", "sia", sia); err == nil || !strings.Contains(err.Error(), "--length") {
+		t.Errorf("sia without --length: want an error naming --length, got %v", err)
+	}
+	msg, err = run(t, "trace", "import", "--format", "sia", "--length", "cifar10=1800,imagenet=36000,ncf=900,bert=3600,deepspeech2=7200,yolov3=14400", sia)
+	if err != nil || !strings.Contains(msg, "imported 6 jobs") {
+		t.Errorf("sia --length: %v\n%s", err, msg)
+	}
+	if _, err := run(t, "trace", "import", "--format", "pai2020", filepath.Join(dir, "openb_pod_list_sample.csv")); err == nil || !strings.Contains(err.Error(), "--format alibaba2023") {
+		t.Errorf("a pod list as pai2020: want it named as alibaba2023, got %v", err)
+	}
 }

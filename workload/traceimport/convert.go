@@ -40,9 +40,27 @@ type Record struct {
 	GPUType string
 	// Status is the source's final status of the job, for --status.
 	Status string
+	// StatusMissing says the file has no status column: --status cannot filter it.
+	StatusMissing bool
 	// Model and Batch are the source's model name and batch size, when it gives them.
 	Model string
 	Batch int
+	// Priority is the job's priority (smaller is more urgent), from the source's
+	// QoS class (Alibaba 2023's qos); QoS is that class, for --qos.
+	Priority int
+	QoS      string
+	// Censored says the job was still running when the trace was cut: its end is
+	// the cut, not its own. When Open, the reader does not know the cut: the job
+	// ran DurationS before OpenS and from OpenS to the cut, which the conversion
+	// takes as the latest LastS of the file's jobs.
+	Censored bool
+	Open     bool
+	OpenS    float64
+	// LastS is the latest time the row states, on the source's clock.
+	LastS float64
+	// LengthKey, for a source whose rows carry no length (Sia's and Pollux's
+	// workloads), is what Options.Lengths sizes the job by: its application.
+	LengthKey string
 }
 
 // Sink receives what a format's reader finds in its files.
@@ -61,7 +79,7 @@ type Sink interface {
 const (
 	DropNoGPU      = "no GPU requested"
 	DropNeverRan   = "never ran (no start time)"
-	DropNoEnd      = "no end time (still running when the trace ended)"
+	DropCensored   = "censored: still running when the trace was cut (--censored keep runs them to the cut)"
 	DropNoDuration = "ran for no time (end not after start)"
 	DropStatus     = "status not in --status"
 	DropBefore     = "submitted before --since"
@@ -70,6 +88,16 @@ const (
 	DropBad        = "malformed (--skip-bad)"
 	DropLimit      = "beyond --limit"
 	DropTooWide    = "more than 1024 GPUs"
+	DropWider      = "wider than --max-gpus"
+	DropQoS        = "qos not in --qos"
+	DropShort      = "shorter than its profile's start-up and half an iteration (--short keep makes it one iteration)"
+)
+
+// Ways to treat censored jobs and jobs shorter than their profile's start-up
+// (Options.Censored, Options.Short).
+const (
+	Drop = "drop"
+	Keep = "keep"
 )
 
 // MemoryProfile and MemoryRequest are the ways a job's memory is set (Options.Memory).
@@ -111,6 +139,24 @@ type Options struct {
 	// Statuses, when not empty, keeps only jobs whose status is one of them
 	// (case-insensitive).
 	Statuses []string
+	// QoS, when not empty, keeps only jobs whose QoS class is one of them
+	// (case-insensitive; Alibaba 2023's LS, Guaranteed, Burstable, BE).
+	QoS []string
+	// MaxGPUs, when positive, drops (and counts) jobs on more GPUs than that: the
+	// largest node's, so that a simulation of that many GPUs takes the trace.
+	MaxGPUs int
+	// Censored is Drop (default) or Keep: whether jobs still running when the
+	// trace was cut are dropped, counted, or run until the cut, counted in
+	// Stats.Censored.
+	Censored string
+	// Short is Drop (default) or Keep: whether a job that ran for less than its
+	// profile's start-up and half an iteration is dropped, counted, or kept at one
+	// iteration (longer than it ran), counted in Stats.Short.
+	Short string
+	// Lengths sizes the jobs of sources whose rows carry no length (Sia's and
+	// Pollux's workloads): seconds each application's job runs, by application
+	// (lower case). A row of an application it lacks stops the import.
+	Lengths map[string]float64
 	// SkipBad counts malformed rows instead of failing on the first one.
 	SkipBad bool
 	// Output is "csv" (default) or "jsonl".
@@ -151,6 +197,12 @@ type Stats struct {
 	// Options.GPUFor knows no device by.
 	UnknownGPUs map[string]int
 	unknownWhy  map[string]string // GPUFor's error, by type
+	// Censored counts the kept jobs that were still running when the trace was
+	// cut (--censored keep), run to the cut; Short the kept jobs shorter than
+	// their profile's start-up, at one iteration (--short keep).
+	Censored, Short int
+	// CutS is the cut the open-ended censored jobs ran to, on the source's clock.
+	CutS float64
 }
 
 // Summary writes the counts on one line per reason, for stderr.
@@ -179,6 +231,12 @@ func (s Stats) Summary(w io.Writer) {
 	for _, t := range types {
 		fmt.Fprintf(w, "warning: %d jobs on GPU type %q: %s; give --device to choose\n", s.UnknownGPUs[t], t, s.unknownWhy[t])
 	}
+	if s.Censored > 0 {
+		fmt.Fprintf(w, "note: %d kept jobs were still running when the trace was cut: they run until the cut (--censored keep)\n", s.Censored)
+	}
+	if s.Short > 0 {
+		fmt.Fprintf(w, "note: %d kept jobs ran for less than their profile's start-up: one iteration each, longer than they ran (--short keep)\n", s.Short)
+	}
 }
 
 // entry is a kept job, compact: the conversion holds one per job until it can sort
@@ -188,8 +246,10 @@ type entry struct {
 	submit float64
 	iters  int64
 	reqMiB float32 // requested memory, MiB (MemoryRequest only)
+	demand float32 // compute demand, the GPU share (0: the profile's)
 	prof   uint16  // index into converter.profiles
 	gpus   uint16
+	prio   int8
 }
 
 type converter struct {
@@ -199,9 +259,16 @@ type converter struct {
 	fixed    int                // index of Options.Model's profile, or -1
 	devices  map[string]GPU     // by the source's GPU type
 	statuses map[string]bool
-	ids      map[string]struct{}
-	entries  []entry
-	stats    Stats
+	qos      map[string]bool
+	// format is the source's (priorities, shares: which columns to write).
+	format Format
+	ids    map[string]struct{}
+	// pending are the open-ended censored jobs kept, waiting for the cut, the
+	// latest LastS seen.
+	pending []Record
+	cut     float64
+	entries []entry
+	stats   Stats
 	// stream, when not nil, writes each kept job as it is read; lastSubmit is the
 	// last one's submission, started whether there was one.
 	stream     *rowWriter
@@ -220,6 +287,7 @@ type converter struct {
 // it goes for any other writer.
 func Convert(f Format, files []string, o Options, w io.Writer) (Stats, error) {
 	c, err := newConverter(o)
+	c.format = f
 	if err != nil {
 		return c.stats, err
 	}
@@ -243,6 +311,7 @@ func Convert(f Format, files []string, o Options, w io.Writer) (Stats, error) {
 						return c.stats, err
 					}
 					c, _ = newConverter(o)
+					c.format = f
 				case err != nil:
 					return c.stats, err
 				case c.stats.Kept == 0:
@@ -255,6 +324,9 @@ func Convert(f Format, files []string, o Options, w io.Writer) (Stats, error) {
 		}
 	}
 	if err := f.Read(files, c); err != nil {
+		return c.stats, err
+	}
+	if err := c.resolvePending(); err != nil {
 		return c.stats, err
 	}
 	return c.stats, c.write(w)
@@ -325,6 +397,25 @@ func newConverter(o Options) (*converter, error) {
 	case o.Device == nil && o.GPUFor == nil:
 		return c, errors.New("traceimport: Options has neither a Device nor a GPUFor: give the device the jobs ran on")
 	}
+	if len(o.QoS) > 0 {
+		c.qos = map[string]bool{}
+		for _, s := range o.QoS {
+			c.qos[strings.ToLower(strings.TrimSpace(s))] = true
+		}
+	}
+	for _, m := range []struct{ flag, v string }{{"censored", o.Censored}, {"short", o.Short}} {
+		if m.v != "" && m.v != Drop && m.v != Keep {
+			return c, fmt.Errorf("--%s %q: choose %s or %s", m.flag, m.v, Drop, Keep)
+		}
+	}
+	if o.MaxGPUs < 0 {
+		return c, fmt.Errorf("--max-gpus %d: give the largest node's GPUs, or 0 for no limit", o.MaxGPUs)
+	}
+	for app, l := range o.Lengths {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return c, fmt.Errorf("--length %s=%v: give a positive number of seconds", app, l)
+		}
+	}
 	if len(o.Statuses) > 0 {
 		c.statuses = map[string]bool{}
 		for _, s := range o.Statuses {
@@ -357,6 +448,7 @@ func (c *converter) Bad(err *workload.FieldError) error {
 
 func (c *converter) Record(r Record) error {
 	c.stats.Rows++
+	c.cut = math.Max(c.cut, r.LastS)
 	drop := func(reason string) error {
 		c.stats.Dropped[reason]++
 		return nil
@@ -366,13 +458,21 @@ func (c *converter) Record(r Record) error {
 		return drop(DropNoGPU)
 	case r.GPUs > 1024:
 		return drop(DropTooWide)
+	case c.o.MaxGPUs > 0 && r.GPUs > c.o.MaxGPUs:
+		return drop(DropWider)
+	case c.statuses != nil && r.StatusMissing:
+		return fmt.Errorf("%s: --status filters on the jobs' final status, and this file has no status column (state): leave --status out", r.File)
 	case c.statuses != nil && !c.statuses[strings.ToLower(r.Status)]:
 		return drop(DropStatus)
+	case c.qos != nil && !c.qos[strings.ToLower(r.QoS)]:
+		return drop(DropQoS)
 	case c.o.Since != nil && r.SubmitS < *c.o.Since:
 		return drop(DropBefore)
 	case c.o.Until != nil && r.SubmitS >= *c.o.Until:
 		return drop(DropAfter)
-	case r.DurationS <= 0 && r.Iterations <= 0:
+	case r.Censored && c.o.Censored != Keep:
+		return drop(DropCensored)
+	case !r.Open && r.DurationS <= 0 && r.Iterations <= 0 && r.LengthKey == "":
 		return drop(DropNoDuration)
 	}
 	if _, dup := c.ids[r.ID]; dup {
@@ -381,6 +481,62 @@ func (c *converter) Record(r Record) error {
 	// A copy: the reader's id may share memory with its whole line.
 	r.ID = strings.Clone(r.ID)
 	c.ids[r.ID] = struct{}{}
+	if r.DurationS <= 0 && r.Iterations <= 0 && r.LengthKey != "" {
+		l, ok := c.o.Lengths[strings.ToLower(r.LengthKey)]
+		if !ok {
+			return c.noLength(r)
+		}
+		r.DurationS = l
+	}
+	if r.Open {
+		// Its length is known at the end, with the cut: a stream starts over, buffered.
+		if c.stream != nil {
+			return errUnsorted
+		}
+		c.pending = append(c.pending, r)
+		return nil
+	}
+	return c.add(r)
+}
+
+// noLength is the error for a row with no length whose application --length
+// does not size.
+func (c *converter) noLength(r Record) error {
+	given := "none given"
+	if len(c.o.Lengths) > 0 {
+		var apps []string
+		for a := range c.o.Lengths {
+			apps = append(apps, a)
+		}
+		sort.Strings(apps)
+		given = "given for " + strings.Join(apps, ", ")
+	}
+	return &workload.FieldError{File: r.File, Line: r.Line, Field: "application",
+		Msg: fmt.Sprintf("%q: the row has no duration, and a job runs until its application converges: give each application's length in seconds with --length %s=SECONDS,... (%s; docs/traces.md, Public traces, sia)", r.LengthKey, strings.ToLower(r.LengthKey), given)}
+}
+
+// resolvePending sizes the open-ended censored jobs to the cut and keeps them.
+func (c *converter) resolvePending() error {
+	if len(c.pending) > 0 {
+		c.stats.CutS = c.cut
+	}
+	for _, r := range c.pending {
+		r.DurationS += c.cut - r.OpenS
+		if r.DurationS <= 0 {
+			c.stats.Dropped[DropNoDuration]++
+			delete(c.ids, r.ID)
+			continue
+		}
+		if err := c.add(r); err != nil {
+			return err
+		}
+	}
+	c.pending = nil
+	return nil
+}
+
+// add maps a kept job onto its profile and device, and keeps it.
+func (c *converter) add(r Record) error {
 	dev := c.device(r.GPUType)
 	share := r.Share
 	if share == 0 || share > 1 {
@@ -394,12 +550,27 @@ func (c *converter) Record(r Record) error {
 		iters = int64(math.Round((r.DurationS - p.StartupS) / dev.IterS(p.IterS)))
 	}
 	if iters < 1 {
+		if c.o.Short != Keep {
+			c.stats.Dropped[DropShort]++
+			delete(c.ids, r.ID)
+			return nil
+		}
+		c.stats.Short++
 		iters = 1
 	}
 	if iters > 1e12 {
 		iters = 1e12
 	}
-	e := entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs)}
+	if r.Censored {
+		c.stats.Censored++
+	}
+	e := entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs),
+		prio: int8(max(-128, min(127, r.Priority)))}
+	// A pod's share of a GPU is its compute as well as its memory: it keeps at
+	// most that much of the GPU busy (and at most what its model would).
+	if share < 1 && share < p.Demand {
+		e.demand = float32(share)
+	}
 	if c.stream != nil {
 		return c.streamEntry(e)
 	}
@@ -532,6 +703,11 @@ func (c *converter) memory(e entry) (persistent, ephemeral float64) {
 	return math.Round(p.PersistentMiB*scale*10) / 10, math.Round(p.EphemeralMiB*scale*10) / 10
 }
 
+// demand is the job's compute demand, its GPU share, to a thousandth.
+func (c *converter) demand(e entry) float64 {
+	return math.Round(float64(e.demand)*1e3) / 1e3
+}
+
 // rowWriter writes jobs one at a time, the header before the first.
 type rowWriter struct {
 	c      *converter
@@ -551,8 +727,14 @@ func (c *converter) newRowWriter(w io.Writer) *rowWriter {
 	}
 	rw.cw = csv.NewWriter(rw.bw)
 	rw.header = []string{"job_id", "model", "batch_size", "iterations", "arrival_s", "kind", "gpus"}
+	if c.format.Priorities {
+		rw.header = append(rw.header, "priority")
+	}
 	if c.o.Memory == MemoryRequest {
 		rw.header = append(rw.header, "persistent_mib", "ephemeral_mib")
+	}
+	if c.format.Shares {
+		rw.header = append(rw.header, "demand")
 	}
 	rw.rec = make([]string, len(rw.header))
 	return rw
@@ -564,10 +746,14 @@ func (rw *rowWriter) write(e entry) error {
 	request := c.o.Memory == MemoryRequest
 	if rw.enc != nil {
 		j := workload.Job{ID: e.id, Model: p.Model, Batch: p.Batch, Iterations: int(e.iters), ArrivalS: c.arrival(e),
-			Kind: workload.Train, GPUs: int(e.gpus)}
+			Kind: workload.Train, GPUs: int(e.gpus), Priority: int(e.prio)}
 		if request {
 			per, eph := c.memory(e)
 			j.PersistentMiB, j.EphemeralMiB = &per, &eph
+		}
+		if e.demand > 0 {
+			d := c.demand(e)
+			j.Demand = &d
 		}
 		return rw.enc.Encode(j)
 	}
@@ -582,9 +768,21 @@ func (rw *rowWriter) write(e entry) error {
 	rec[3] = strconv.FormatInt(e.iters, 10)
 	rec[4] = strconv.FormatFloat(c.arrival(e), 'f', -1, 64)
 	rec[5], rec[6] = workload.Train, strconv.Itoa(int(e.gpus))
+	i := 7
+	if c.format.Priorities {
+		rec[i] = strconv.Itoa(int(e.prio))
+		i++
+	}
 	if request {
 		per, eph := c.memory(e)
-		rec[7], rec[8] = strconv.FormatFloat(per, 'f', -1, 64), strconv.FormatFloat(eph, 'f', -1, 64)
+		rec[i], rec[i+1] = strconv.FormatFloat(per, 'f', -1, 64), strconv.FormatFloat(eph, 'f', -1, 64)
+		i += 2
+	}
+	if c.format.Shares {
+		rec[i] = ""
+		if e.demand > 0 {
+			rec[i] = strconv.FormatFloat(c.demand(e), 'f', -1, 64)
+		}
 	}
 	return rw.cw.Write(rec)
 }

@@ -118,7 +118,10 @@ func check(t *testing.T, tr *workload.Trace, wants []want) {
 		if j.GPUCount() != w.gpus {
 			t.Errorf("%s: %d GPUs, want %d", w.id, j.GPUCount(), w.gpus)
 		}
-		if j.Kind != workload.Train || j.DeclaredS != 0 || !j.Inline.Empty() {
+		// A GPU share's demand is checked by checkShares.
+		in := j.Inline
+		in.Demand = nil
+		if j.Kind != workload.Train || j.DeclaredS != 0 || !in.Empty() {
 			t.Errorf("%s: kind %q, declared %v, inline %+v: want a plain training job", w.id, j.Kind, j.DeclaredS, j.Inline)
 		}
 	}
@@ -155,11 +158,38 @@ func TestImportAlibaba2023(t *testing.T) {
 		{"openb-pod-9003", "vgg19", 50, 995, 1.4, 100, 1, 0},
 		// 220 milli of a P100: 3,154 MiB; googlenet at 100 peaks at 2,534.
 		{"openb-pod-9002", "googlenet", 100, 590, 1, 300, 1, 0},
-		{"openb-pod-9006", bigModel, bigBatch, 10, 1, 500, 1, 0},
+		// 9006 ran 10 s, less than resnet152's 55 s start-up: dropped.
 		// Two whole GPUs, gpu_milli 0.
 		{"openb-pod-9007", bigModel, bigBatch, 600, 1, 600, 2, 0},
 	})
-	checkDropped(t, s, 7, map[string]int{DropNoGPU: 1, DropNeverRan: 1})
+	checkDropped(t, s, 7, map[string]int{DropNoGPU: 1, DropNeverRan: 1, DropShort: 1})
+	// QoS classes are priorities; shares are demands.
+	checkShares(t, tr, map[string]share{"openb-pod-9001": {2, 0}, "openb-pod-9003": {0, 0.5}, "openb-pod-9002": {3, 0.22}, "openb-pod-9007": {2, 0}})
+}
+
+// share is a job's expected priority and compute demand (0: the profile's).
+type share struct {
+	prio   int
+	demand float64
+}
+
+func checkShares(t *testing.T, tr *workload.Trace, wants map[string]share) {
+	t.Helper()
+	for _, j := range tr.Jobs {
+		w, ok := wants[j.ID]
+		if !ok {
+			continue
+		}
+		if j.Priority != w.prio {
+			t.Errorf("%s: priority %d, want %d", j.ID, j.Priority, w.prio)
+		}
+		switch {
+		case w.demand == 0 && j.Demand != nil:
+			t.Errorf("%s: demand %v, want the profile's", j.ID, *j.Demand)
+		case w.demand > 0 && (j.Demand == nil || *j.Demand != w.demand || j.Profile.Demand != w.demand):
+			t.Errorf("%s: demand %v (profile %v), want %v", j.ID, j.Demand, j.Profile.Demand, w.demand)
+		}
+	}
 }
 
 func TestImportPAI2020TaskTable(t *testing.T) {
@@ -173,7 +203,7 @@ func TestImportPAI2020TaskTable(t *testing.T) {
 				{"job9a01/tensorflow", "vgg19", 50, 600, 1, 100, 1, 0},
 				{"job9c03/worker", bigModel, bigBatch, 60, 1, 300, 1, 0},
 			})
-			checkDropped(t, s, 6, map[string]int{DropNoGPU: 1, DropNeverRan: 1, DropNoEnd: 1})
+			checkDropped(t, s, 6, map[string]int{DropNoGPU: 1, DropNeverRan: 1, DropCensored: 1})
 		})
 	}
 }
@@ -212,7 +242,7 @@ func TestImportPhilly(t *testing.T) {
 		// Two attempts, 74 s and 3,600 s; the last one held 4 GPUs on two machines.
 		{"application_9_0001", bigModel, bigBatch, 3674, 1, 459, 4, 0},
 	})
-	checkDropped(t, s, 4, map[string]int{DropNeverRan: 1, DropNoEnd: 1})
+	checkDropped(t, s, 4, map[string]int{DropNeverRan: 1, DropCensored: 1})
 }
 
 func TestImportHelios(t *testing.T) {
@@ -236,14 +266,16 @@ func TestImportTiresias(t *testing.T) {
 }
 
 func TestImportSia(t *testing.T) {
-	tr, s := convert(t, "sia", Options{}, "sia_workload.csv")
+	tr, s := convert(t, "sia", Options{Lengths: map[string]float64{"ncf": 900}}, "sia_workload.csv")
 	check(t, tr, []want{
 		{"cifar10-0", bigModel, bigBatch, 1800, 1, 0, 1, 0},
 		// No duration: 120,000 samples at batch 12.
 		{"bert-2", bigModel, bigBatch, 0, 1, 60, 2, 10000},
+		// Neither: --length ncf=900.
+		{"ncf-3", bigModel, bigBatch, 900, 1, 90, 1, 0},
 		{"imagenet-1", bigModel, bigBatch, 36000, 1, 120, 8, 0},
 	})
-	checkDropped(t, s, 4, map[string]int{DropNoLength: 1})
+	checkDropped(t, s, 4, nil)
 }
 
 // writeTemp writes content to a file named name in a temporary directory.
@@ -295,7 +327,7 @@ func TestBadRowsNameFileLineAndField(t *testing.T) {
 }
 
 func TestSkipBadCountsMalformedRows(t *testing.T) {
-	path := writeTemp(t, "openb.csv", openbHeader+"p1,1,1,1,1000,,BE,Succeeded,10,20,10\np2,1,1,1,abc,,BE,Succeeded,10,20,10\np3,1,1,1,1000,,BE,Succeeded,15,30,15\n")
+	path := writeTemp(t, "openb.csv", openbHeader+"p1,1,1,1,1000,,BE,Succeeded,10,200,10\np2,1,1,1,abc,,BE,Succeeded,10,20,10\np3,1,1,1,1000,,BE,Succeeded,15,300,15\n")
 	f, _ := Lookup("alibaba2023")
 	_, err := Convert(f, []string{path}, withGPUs(Options{}), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--skip-bad") {
@@ -325,7 +357,8 @@ func TestFilters(t *testing.T) {
 	if ids := jobIDs(tr); ids != "openb-pod-9003 openb-pod-9002" {
 		t.Errorf("--status Running,failed --limit 2: %s", ids)
 	}
-	checkDropped(t, s, 7, map[string]int{DropStatus: 2, DropLimit: 1})
+	// 9006 (Failed) ran 10 s: too short, so the limit keeps all that is left.
+	checkDropped(t, s, 7, map[string]int{DropStatus: 2, DropShort: 1})
 
 	tr, _ = convert(t, "alibaba2023", Options{Model: "resnet50", Batch: 50, Device: &GPU{Name: "P100", CapacityMiB: 14336, Speed: 1}}, "openb_pod_list_sample.csv")
 	for _, j := range tr.Jobs {
@@ -422,7 +455,7 @@ func TestStreamingToAFileMatchesBuffered(t *testing.T) {
 	}
 	sorted := map[string]bool{"helios": true, "tiresias": true}
 	for format, names := range fixtures {
-		for _, o := range []Options{{}, {Limit: 1}, {Output: "jsonl", Memory: MemoryRequest}} {
+		for _, o := range []Options{{Lengths: siaLengths}, {Limit: 1, Lengths: siaLengths}, {Output: "jsonl", Memory: MemoryRequest, Lengths: siaLengths}, {Censored: Keep, Short: Keep, Lengths: siaLengths}} {
 			var files []string
 			for _, n := range names {
 				files = append(files, filepath.Join("testdata", n))
@@ -462,6 +495,9 @@ func TestStreamingToAFileMatchesBuffered(t *testing.T) {
 	}
 }
 
+// siaLengths sizes the fixtures' Sia applications.
+var siaLengths = map[string]float64{"cifar10": 1800, "imagenet": 36000, "ncf": 900, "bert": 3600, "deepspeech2": 7200, "yolov3": 14400}
+
 // Under --memory request every job's memory adds up to its share of its device.
 func TestMemoryRequestPerFormat(t *testing.T) {
 	const p100, v100 = 14336, 28672
@@ -471,15 +507,15 @@ func TestMemoryRequestPerFormat(t *testing.T) {
 		mib    map[string]float64
 	}{
 		{"alibaba2023", []string{"openb_pod_list_sample.csv"}, map[string]float64{"openb-pod-9001": p100,
-			"openb-pod-9003": p100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9006": p100, "openb-pod-9007": p100}},
+			"openb-pod-9003": p100 / 2, "openb-pod-9002": 0.22 * p100, "openb-pod-9007": p100}},
 		{"pai2020", []string{"pai_task_table.csv"}, map[string]float64{"job9b02/worker": v100, "job9a01/tensorflow": p100 / 2, "job9c03/worker": p100}},
 		{"philly", []string{"cluster_job_log.json"}, map[string]float64{"application_9_0001": p100, "application_9_0003": p100}},
 		{"helios", []string{"cluster_log.csv"}, map[string]float64{"9000001": p100, "9000002": p100}},
 		{"tiresias", []string{"tiresias_jobs.csv"}, map[string]float64{"0": p100, "1": p100, "2": p100}},
-		{"sia", []string{"sia_workload.csv"}, map[string]float64{"cifar10-0": p100, "bert-2": p100, "imagenet-1": p100}},
+		{"sia", []string{"sia_workload.csv"}, map[string]float64{"cifar10-0": p100, "bert-2": p100, "imagenet-1": p100, "ncf-3": p100}},
 	}
 	for _, c := range cases {
-		tr, _ := convert(t, c.format, Options{Memory: MemoryRequest}, c.files...)
+		tr, _ := convert(t, c.format, Options{Memory: MemoryRequest, Lengths: siaLengths}, c.files...)
 		if len(tr.Jobs) != len(c.mib) {
 			t.Errorf("%s: %d jobs, want %d", c.format, len(tr.Jobs), len(c.mib))
 		}

@@ -23,6 +23,8 @@ func init() {
 		Args:     "TASKS [JOBS]",
 		MaxFiles: 2,
 		Example:  "salus trace import --format pai2020 pai_task_table.csv pai_job_table.csv --status Terminated --out pai.csv",
+		Columns:  paiTaskColumns,
+		Shares:   true,
 		Read:     readPAI2020,
 	})
 }
@@ -81,16 +83,20 @@ func readPAI2020(files []string, sink Sink) error {
 		} else if jobs != nil {
 			return r, DropNoJob, nil
 		}
-		if !started || start <= 0 {
+		// Empty is never started; 0 is a time like any other.
+		if !started {
 			return r, DropNeverRan, nil
 		}
 		end, ended, ferr := s.time("end_time")
 		if ferr != nil {
 			return r, "", ferr
 		}
-		if !ended || end <= 0 {
-			return r, DropNoEnd, nil
+		r.LastS = math.Max(start, r.SubmitS)
+		if !ended {
+			r.Censored, r.Open, r.OpenS = true, true, start
+			return r, "", nil
 		}
+		r.LastS = math.Max(r.LastS, end)
 		if r.DurationS = end - start; r.DurationS <= 0 {
 			return r, DropNoDuration, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/salusgo/salus/workload"
@@ -110,6 +111,7 @@ func phillyRecord(j phillyJob, path string, line int) (Record, string, *workload
 	if r.SubmitS, err = ParseTime(*j.Submitted); err != nil {
 		return r, "", bad("submitted_time", err.Error())
 	}
+	r.LastS = r.SubmitS
 	if len(j.Attempts) == 0 {
 		return r, DropNeverRan, nil
 	}
@@ -127,20 +129,24 @@ func phillyRecord(j phillyJob, path string, line int) (Record, string, *workload
 			}
 			continue // an attempt the log lost: it adds nothing
 		}
-		if a.End == nil || absent(*a.End) {
-			if last {
-				return r, DropNoEnd, nil
-			}
-			continue
-		}
 		start, err := ParseTime(*a.Start)
 		if err != nil {
 			return r, "", bad(fmt.Sprintf("attempts[%d].start_time", i), err.Error())
+		}
+		r.LastS = math.Max(r.LastS, start)
+		if a.End == nil || absent(*a.End) {
+			if last {
+				// Still running when the log was cut: from its start to the cut.
+				r.Censored, r.Open, r.OpenS = true, true, start
+				return r, "", nil
+			}
+			continue
 		}
 		end, err := ParseTime(*a.End)
 		if err != nil {
 			return r, "", bad(fmt.Sprintf("attempts[%d].end_time", i), err.Error())
 		}
+		r.LastS = math.Max(r.LastS, end)
 		if end > start {
 			r.DurationS += end - start
 		}

@@ -18,6 +18,12 @@ type Format struct {
 	MaxFiles int
 	// Example is a command line importing this format.
 	Example string
+	// Columns are the columns a CSV source's header names (nil for others): an
+	// import given a file of another format says which format its header is.
+	Columns []string
+	// Priorities says the source gives jobs priorities (a priority column is
+	// written), Shares that it gives shares of a GPU (a demand column).
+	Priorities, Shares bool
 	// Read streams the files' rows into s.
 	Read func(files []string, s Sink) error
 }

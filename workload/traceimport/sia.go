@@ -12,21 +12,20 @@ import (
 // in seconds. Their jobs run until their application's convergence target, so the
 // rows carry no duration: the import takes a duration column where a file has one,
 // else samples / batch_size iterations (the converted Philly workloads carry
-// samples), else it drops the row.
+// samples), else the length Options.Lengths (--length) gives the row's
+// application; an application it does not size stops the import.
 var siaColumns = []string{"name", "time", "application", "num_replicas"}
 
 func init() {
 	register(Format{
 		Name:    "sia",
-		Summary: "Sia / Pollux simulator workloads (name,time,application,num_replicas,batch_size[,duration][,samples])",
+		Summary: "Sia / Pollux simulator workloads (name,time,application,num_replicas,batch_size[,duration][,samples]; --length sizes each application)",
 		Args:    "FILE",
-		Example: "salus trace import --format sia workload-1.csv --out sia1.csv",
+		Example: "salus trace import --format sia workload-1.csv --length cifar10=1800,imagenet=36000,ncf=600,deepspeech2=7200,yolov3=14400,bert=3600 --out sia1.csv",
+		Columns: siaColumns,
 		Read:    readSia,
 	})
 }
-
-// DropNoLength is the reason for a Sia row with neither a duration nor samples.
-const DropNoLength = "no duration, nor samples and batch_size, to size the job"
 
 func readSia(files []string, sink Sink) error {
 	s, err := openCSV(files[0], "sia", siaColumns, nil)
@@ -76,8 +75,10 @@ func readSia(files []string, sink Sink) error {
 				return r, DropNoDuration, nil
 			}
 			r.Iterations = int(math.Min(math.Ceil(samples/float64(batch)), 1e12))
+		case r.Model == "":
+			return r, "", s.bad("application", "empty: a row with no duration is sized by its application (--length)")
 		default:
-			return r, DropNoLength, nil
+			r.LengthKey = r.Model
 		}
 		return r, "", nil
 	})

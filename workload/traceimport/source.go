@@ -52,7 +52,7 @@ func openCSV(path, format string, required, positional []string) (*csvSource, er
 	}
 	s.line, _ = s.r.FieldPos(0)
 	first[0] = strings.TrimPrefix(first[0], "\ufeff")
-	if positional != nil && strings.TrimSpace(first[0]) != positional[0] {
+	if positional != nil && strings.TrimSpace(first[0]) != positional[0] && !looksLikeHeader(first) {
 		for i, c := range positional {
 			s.col[c] = i
 		}
@@ -68,11 +68,87 @@ func openCSV(path, format string, required, positional []string) (*csvSource, er
 	for _, c := range required {
 		if _, ok := s.col[c]; !ok {
 			f.Close()
-			return nil, &workload.FieldError{File: path, Line: s.line, Field: c,
-				Msg: fmt.Sprintf("missing column: a %s trace's header names %s; is this the right --format?", format, strings.Join(required, ", "))}
+			return nil, &workload.FieldError{File: path, Line: s.line, Field: c, Msg: wrongHeader(format, required, first)}
 		}
 	}
 	return s, nil
+}
+
+// looksLikeHeader says whether a first row is a header rather than data: none
+// of its fields is a number (a headerless PAI row has several).
+func looksLikeHeader(rec []string) bool {
+	for _, f := range rec {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
+			return false
+		}
+	}
+	return len(rec) > 1
+}
+
+// wrongHeader is the message for a header that lacks a required column: which
+// format's header it is, when it is one the importers know, or what it lacks.
+func wrongHeader(format string, required, header []string) string {
+	cols := map[string]bool{}
+	for _, h := range header {
+		cols[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	shown := strings.Join(header, ",")
+	if len(shown) > 120 {
+		shown = shown[:120] + "..."
+	}
+	if cols["name"] && cols["num_gpu"] && cols["gpu_milli"] && !cols["creation_time"] && !cols["scheduled_time"] && !cols["deletion_time"] {
+		return fmt.Sprintf("header %s: an Alibaba 2023 pod list without times (as the multigpu lists, openb_pod_list_multigpu*.csv, are): "+
+			"it says what each pod asks for, not when it arrived or how long it ran, so it cannot become a trace; "+
+			"import a pod list with creation_time, scheduled_time and deletion_time, such as openb_pod_list_default.csv", shown)
+	}
+	best, bestN := "", 0
+	for _, f := range Formats() {
+		if len(f.Columns) == 0 || strings.HasPrefix(format, f.Name) {
+			continue
+		}
+		ok := true
+		for _, c := range f.Columns {
+			ok = ok && cols[c]
+		}
+		if ok && len(f.Columns) > bestN {
+			best, bestN = f.Name, len(f.Columns)
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("header %s: this is a %s file, not a %s one: give --format %s", shown, best, format, best)
+	}
+	var missing []string
+	for _, c := range required {
+		if !cols[c] {
+			missing = append(missing, c)
+		}
+	}
+	return fmt.Sprintf("header %s lacks %s: a %s trace's header names %s; is this the right --format?", shown, strings.Join(missing, ", "), format, strings.Join(required, ", "))
+}
+
+// maxTime is the latest time any row of the file gives in the columns, read in a
+// pass of its own (malformed fields are left to the import's own pass).
+func maxTime(path, format string, cols ...string) (float64, error) {
+	s, err := openCSV(path, format, nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	cut := math.Inf(-1)
+	for {
+		ok, err := s.next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return cut, nil
+		}
+		for _, c := range cols {
+			if v, ok, ferr := s.time(c); ferr == nil && ok {
+				cut = math.Max(cut, v)
+			}
+		}
+	}
 }
 
 func (s *csvSource) Close() error { return s.f.Close() }
@@ -166,10 +242,13 @@ func (s *csvSource) count(col string) (int, *workload.FieldError) {
 
 // dateLayouts are the date formats the sources write (UTC assumed: only
 // differences matter).
-var dateLayouts = []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02 15:04:05 MST", "2006-01-02"}
+// Acme's are local times with their offset (2023-03-01 00:18:22+08:00): read
+// with it, so that they are Unix seconds too.
+var dateLayouts = []string{"2006-01-02 15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02 15:04:05 MST", "2006-01-02"}
 
 // ParseTime reads a time as the sources write it: seconds (a number), or a date
-// like "2017-10-03 02:56:49" (UTC), which becomes Unix seconds.
+// like "2017-10-03 02:56:49" (UTC) or "2023-03-01 00:18:22+08:00" (at its
+// offset), which becomes Unix seconds.
 func ParseTime(v string) (float64, error) {
 	v = strings.TrimSpace(v)
 	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {

@@ -55,18 +55,20 @@ func WriteSyntheticAlibaba2023(w io.Writer, o SynthOptions) error {
 			milli = shares[rng.IntN(len(shares))]
 		}
 		phase := "Succeeded"
-		scheduled := created + float64(rng.IntN(60))
-		deleted := scheduled + math.Max(1, math.Round(rng.ExpFloat64()*o.MeanRunS))
+		sched := created + float64(rng.IntN(60))
+		deleted := sched + math.Max(1, math.Round(rng.ExpFloat64()*o.MeanRunS))
+		// As in the trace, a pod that never ran has no scheduled time.
+		scheduled := fmt.Sprintf("%.0f", sched)
 		switch u := rng.Float64(); {
 		case u < 0.05:
-			phase, scheduled, deleted = "Pending", 0, 0
+			phase, scheduled = "Pending", ""
 		case u < 0.10:
 			phase = "Failed"
 		case u < 0.15:
 			phase = "Running"
 		}
 		cpu := 4000 << rng.IntN(4)
-		fmt.Fprintf(bw, "openb-pod-%07d,%d,%d,%d,%d,%s,%s,%s,%.0f,%.0f,%.0f\n", i+1, cpu, cpu*4, gpus, milli,
+		fmt.Fprintf(bw, "openb-pod-%07d,%d,%d,%d,%d,%s,%s,%s,%.0f,%.0f,%s\n", i+1, cpu, cpu*4, gpus, milli,
 			specs[rng.IntN(len(specs))], qos[rng.IntN(len(qos))], phase, created, deleted, scheduled)
 	}
 	return bw.Flush()

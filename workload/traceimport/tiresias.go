@@ -13,6 +13,7 @@ func init() {
 		Summary: "Tiresias sample workloads (SymbioticLab/Tiresias simulator/*.csv: job_id,num_gpu,submit_time,iterations,model_name,duration,interval)",
 		Args:    "FILE",
 		Example: "salus trace import --format tiresias 60_job.csv --out tiresias60.csv",
+		Columns: tiresiasColumns,
 		Read:    readTiresias,
 	})
 }
