@@ -115,7 +115,7 @@ func wrongHeader(format string, required, header []string) string {
 		}
 	}
 	if best != "" {
-		return fmt.Sprintf("header %s: this is a %s file, not a %s one: give --format %s", shown, best, format, best)
+		return fmt.Sprintf("header %s: a trace of --format %s, not of %s: give --format %s", shown, best, format, best)
 	}
 	var missing []string
 	for _, c := range required {
