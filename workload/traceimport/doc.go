@@ -7,8 +7,10 @@
 // and hands each row to the converter (convert.go) as a Record, in the source's own
 // terms: submission time, how long it ran, how many GPUs and what share of each.
 // The converter filters the rows, maps each kept one onto a catalog profile
-// (iterations from its duration, memory from its GPU request), counts every row it
-// drops by reason, and writes the jobs sorted by arrival: as it reads them when
+// (iterations from its duration, memory and compute demand from its GPU share,
+// priority from its QoS class), counts every row it drops by reason (censored
+// jobs, still running when the trace was cut, are flagged so and dropped, or run
+// to the cut under Options.Censored), and writes the jobs sorted by arrival: as it reads them when
 // the source is sorted and the output a file, else from one compact entry per
 // kept job, sorted at the end. Formats are found by name in a small registry
 // (Formats, Lookup). The device a job ran on (its memory, its speed) comes from
