@@ -72,7 +72,7 @@ func separateProcesses(name, description string) Mode {
 func mpsMode() Mode {
 	m := separateProcesses(ModeMPS, "NVIDIA MPS: every job resident with its full peak; kernels run concurrently")
 	m.Placement = func(_ Policy, mp ModeParams) Placement {
-		return PerProcess{ContextMiB: mp.MPSContextMiB, MaxClients: mp.MPSMaxClients}
+		return PerProcess{ContextMiB: orNone(mp.MPSContextMiB), MaxClients: orNone(mp.MPSMaxClients)}
 	}
 	return m
 }
@@ -80,7 +80,7 @@ func mpsMode() Mode {
 // timesliceMode is CUDA time-slicing: a context per process; the GPU alternates.
 func timesliceMode() Mode {
 	m := separateProcesses(ModeTimeslice, "CUDA time-slicing: every job resident with its full peak and a context; the GPU alternates")
-	m.Placement = func(_ Policy, mp ModeParams) Placement { return PerProcess{ContextMiB: mp.ContextMiB} }
+	m.Placement = func(_ Policy, mp ModeParams) Placement { return PerProcess{ContextMiB: orNone(mp.ContextMiB)} }
 	m.Sharing.Compute = TimeSliced
 	return m
 }
@@ -93,7 +93,7 @@ func suspendMode() Mode {
 		Description: "suspend/resume at iteration boundaries: only the running job resident",
 		Sharing:     Sharing{Swapped: true, Gated: true},
 		Quantum: func(mp ModeParams) (time.Duration, error) {
-			q, err := Seconds(mp.SuspendQuantumS)
+			q, err := Seconds(orNone(mp.SuspendQuantumS))
 			if err != nil {
 				return 0, fmt.Errorf("suspend quantum: %w", err)
 			}

@@ -159,16 +159,23 @@ func ModeNames() []string { return slices.Clone(modeOrder) }
 
 // ModeParams are the memory-side parameters of the sharing modes. The simulator's
 // device model holds the time-side ones (slices, context switches, PCIe bandwidth).
+//
+// The zero value is the defaults (DefaultModeParams): a field left 0 takes its
+// default in WithDefaults, which Compose applies. A negative number says "none":
+// no context memory, no client limit, no quantum.
 type ModeParams struct {
 	// ContextMiB is the memory a CUDA context takes per process (time-slicing: each
-	// job is its own process with its own context).
+	// job is its own process with its own context). 0: the default; negative: none.
 	ContextMiB float64 `json:"context_mib"`
 	// MPSContextMiB is the per-client memory under MPS, which shares one context.
+	// 0: the default; negative: none.
 	MPSContextMiB float64 `json:"mps_context_mib"`
-	// MPSMaxClients is MPS's per-GPU client limit.
+	// MPSMaxClients is MPS's per-GPU client limit. 0: the default; negative: no
+	// limit.
 	MPSMaxClients int `json:"mps_max_clients"`
 	// SuspendQuantumS is how long a job keeps the GPU under suspend/resume before the
-	// policy may switch to another at an iteration boundary.
+	// policy may switch to another at an iteration boundary. 0: the default;
+	// negative: none (the policy may switch at every boundary).
 	SuspendQuantumS float64 `json:"suspend_quantum_s"`
 	// Admission is the order of admission of the lane-based policies: "arrival"
 	// (or empty, the default) or "policy" (admission.go).
@@ -192,9 +199,34 @@ func DefaultModeParams() ModeParams {
 	return ModeParams{ContextMiB: 300, MPSContextMiB: 100, MPSMaxClients: 16, SuspendQuantumS: 10}
 }
 
+// WithDefaults is mp with every field left zero set to its default: the one step
+// that makes the zero value (or a partly filled one) mean the defaults. Admission
+// "" is arrival order and StarveFactor 0 DefaultStarveFactor, as they read.
+// Negative numbers ("none") stay as they are.
+func (mp ModeParams) WithDefaults() ModeParams {
+	def := DefaultModeParams()
+	if mp.ContextMiB == 0 {
+		mp.ContextMiB = def.ContextMiB
+	}
+	if mp.MPSContextMiB == 0 {
+		mp.MPSContextMiB = def.MPSContextMiB
+	}
+	if mp.MPSMaxClients == 0 {
+		mp.MPSMaxClients = def.MPSMaxClients
+	}
+	if mp.SuspendQuantumS == 0 {
+		mp.SuspendQuantumS = def.SuspendQuantumS
+	}
+	return mp
+}
+
+// orNone is a parameter as it acts: its value, or 0 where it is negative ("none").
+func orNone[T int | float64](v T) T { return max(v, 0) }
+
 // Compose returns the policy that runs policy within a sharing mode; an empty mode
 // is the policy's own. Modes that cannot run a policy say why in their error.
 func Compose(mode, policy string, mp ModeParams) (Policy, error) {
+	mp = mp.WithDefaults()
 	base, err := lookupBase(policy)
 	if err != nil {
 		return Policy{}, err

@@ -103,6 +103,7 @@ func Inference(o InferenceOptions) (*InferenceReport, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = InferenceSchemes
 	}
+	o.Modes = o.Modes.WithDefaults()
 	trace, err := InferenceTrace(o.Instances, o.Requests, o.Seed)
 	if err != nil {
 		return nil, err

@@ -134,6 +134,7 @@ func Training(o TrainingOptions) (*Report, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = TrainingSchemes
 	}
+	o.Modes = o.Modes.WithDefaults() // the zero value is the defaults
 	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
 		Trace: NewTraceInfo(o.Trace)}
 	var err error

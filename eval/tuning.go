@@ -94,6 +94,7 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = TuningSchemes
 	}
+	o.Modes = o.Modes.WithDefaults()
 	rep := &TuningReport{Suite: "tuning", Engine: "sim", Device: o.Device, Modes: o.Modes, Jobs: o.Jobs, Iterations: o.Iterations}
 	type task struct {
 		trace  *workload.Trace

@@ -195,6 +195,16 @@ func (d *deviceFlags) device() (device.Device, error) {
 	if err := checkAdmission(&d.modes); err != nil {
 		return dev, err
 	}
+	// A parameter given as 0 means none; left 0 in core.ModeParams it would mean
+	// the default.
+	for _, v := range []*float64{&d.modes.ContextMiB, &d.modes.MPSContextMiB, &d.modes.SuspendQuantumS} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
+	if d.modes.MPSMaxClients == 0 {
+		d.modes.MPSMaxClients = -1
+	}
 	if d.capacityMiB > 0 {
 		dev.CapacityMiB = d.capacityMiB
 	}
