@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -42,7 +43,10 @@ func EmulatedCommand(exe string, j workload.Job, addr string, scale float64, ope
 }
 
 // Launch starts one worker process per job of t against the daemon at addr, each
-// at its (scaled) arrival time, and waits for all of them.
+// at its (scaled) arrival time, and waits for all of them. Jobs that arrive at the
+// same instant open their sessions in the trace's order, as the simulator takes
+// them: each waits until the one before has opened (a pipe between the two
+// processes, which the one before closes once open, or by ending).
 func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) error {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
@@ -75,7 +79,13 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		errs []error
 	)
 	outMu := &sync.Mutex{}
-	for _, j := range jobs {
+	var after *os.File // the read end of the pipe from the job before, arrived at the same instant
+	defer func() {
+		if after != nil {
+			after.Close()
+		}
+	}()
+	for k, j := range jobs {
 		openAt := t0.Add(time.Duration(j.ArrivalS * o.TimeScale * float64(time.Second)))
 		select {
 		case <-ctx.Done():
@@ -83,10 +93,31 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 			return ctx.Err()
 		case <-time.After(time.Until(openAt.Add(-o.Prelaunch))):
 		}
-		cmd := EmulatedCommand(exe, j, addr, o.TimeScale, openAt, o.Env).Exec(ctx)
+		c := EmulatedCommand(exe, j, addr, o.TimeScale, openAt, o.Env)
+		var files []*os.File // the worker's descriptors from 3 on
+		if after != nil {
+			files = append(files, after)
+			c.Args = append(c.Args, "--after-fd", strconv.Itoa(2+len(files)))
+		}
+		var next *os.File // the next job's after
+		if k+1 < len(jobs) && jobs[k+1].ArrivalS == j.ArrivalS && chainable {
+			// Without a pipe (out of descriptors) the two race, as without chaining.
+			if r, w, err := os.Pipe(); err == nil {
+				next = r
+				files = append(files, w)
+				c.Args = append(c.Args, "--opened-fd", strconv.Itoa(2+len(files)))
+			}
+		}
+		cmd := c.Exec(ctx)
+		cmd.ExtraFiles = files
 		cmd.Stdout = &syncWriter{mu: outMu, w: out}
 		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		for _, f := range files {
+			f.Close() // the worker holds its own copies; a worker that did not start frees the next job
+		}
+		after = next
+		if err != nil {
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("job %s: start worker %s: %w", j.ID, exe, err))
 			mu.Unlock()
@@ -112,6 +143,10 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// chainable is whether worker processes inherit descriptors beyond stderr
+// (exec.Cmd.ExtraFiles), which ordering simultaneous arrivals needs.
+const chainable = runtime.GOOS != "windows"
 
 // WorkerArgs are the arguments of `salus worker` that run job j, its times scaled.
 // They carry the profile's compute demand, for a daemon that emulates the GPU.
@@ -141,6 +176,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 	}
 	if j.GPUs > 1 {
 		args = append(args, "--gpus", strconv.Itoa(j.GPUs))
+	}
+	if j.PauseS > 0 {
+		args = append(args, "--pause-s", f(j.PauseS*scale))
 	}
 	if !openAt.IsZero() {
 		args = append(args, "--open-at", strconv.FormatInt(openAt.UnixNano(), 10))

@@ -238,9 +238,9 @@ func pct(live, sim float64) string {
 }
 
 // sameOrder says whether the jobs completed in the same order, or how many did not.
-// Jobs that nothing tells apart (same arrival, model and iterations: the live
-// daemon admits simultaneous arrivals in whatever order their workers reach it)
-// count as the same job.
+// Jobs that nothing tells apart (same arrival, model and iterations) count as
+// the same job: a daemon at --server may take simultaneous arrivals in either
+// order when other sessions open beside them.
 func sameOrder(t *workload.Trace, live, sim []metrics.JobResult) string {
 	if len(live) != len(sim) {
 		return fmt.Sprintf("%d vs %d jobs", len(live), len(sim))
