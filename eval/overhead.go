@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
 )
@@ -437,11 +438,23 @@ func (overheadSuite) Description() string {
 	return "the live engine's per-iteration cost on real PyTorch jobs: --engine live"
 }
 
+// RunsOn: the overhead suite measures real processes, on the live engine only.
+func (overheadSuite) RunsOn(e engine.Engine) error {
+	if _, ok := e.(*live.Engine); !ok {
+		name := engineName(engine.Reference())
+		if e != nil {
+			name = e.Name()
+		}
+		return fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", name)
+	}
+	return nil
+}
+
 // Run runs Options.Overhead (--policy: the trace's policies) and, with OutDir set,
 // writes overhead.json there.
 func (overheadSuite) Run(o Options) (Result, error) {
-	if o.Engine != "live" {
-		return nil, fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", o.Engine)
+	if err := (overheadSuite{}).RunsOn(o.Engine); err != nil {
+		return nil, err
 	}
 	oo := o.Overhead
 	if len(o.Policies) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/engine"
 )
 
 // A Suite is one experiment of salus eval --suite NAME. Each suite is one file that
@@ -24,6 +25,34 @@ type Suite interface {
 	// Run runs the suite. A result with some failed runs comes back with an error
 	// (a *RunsFailed): the result holds a row for each failed run.
 	Run(Options) (Result, error)
+}
+
+// RunsOn is implemented by a suite that runs on other engines than the simulator:
+// it says why it cannot run on e, or nil. A suite without it runs on the
+// reference engine (the simulator) only.
+type RunsOn interface {
+	RunsOn(e engine.Engine) error
+}
+
+// CheckEngine says why suite s cannot run on e (nil: the reference engine), or nil.
+func CheckEngine(s Suite, e engine.Engine) error {
+	if e == nil {
+		return nil
+	}
+	if r, ok := s.(RunsOn); ok {
+		return r.RunsOn(e)
+	}
+	if ref := engine.Reference(); ref == nil || e.Name() != ref.Name() {
+		return fmt.Errorf("the %s suite runs on the %s engine only, not %s", s.Name(), engineName(engine.Reference()), e.Name())
+	}
+	return nil
+}
+
+func engineName(e engine.Engine) string {
+	if e == nil {
+		return "reference"
+	}
+	return e.Name()
 }
 
 // InAll is implemented by the suites --suite all runs; they run in the order of
@@ -48,9 +77,11 @@ type Result interface {
 // common fields it needs and its own section; a new suite may add a section.
 type Options struct {
 	Context context.Context // nil: context.Background()
-	Engine  string          // "sim" (default) or "live"
-	Device  device.Device
-	Modes   core.ModeParams
+	// Engine runs the suite's runs; nil: the reference engine, the simulator.
+	// A suite runs on an engine or refuses it by its own declaration (RunsOn).
+	Engine engine.Engine
+	Device device.Device
+	Modes  core.ModeParams
 	// OutDir, when set, receives the suite's event logs and files.
 	OutDir string
 	// Progress receives progress lines; nil: nowhere.
@@ -186,6 +217,9 @@ func RunSuite(name string, o Options) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckEngine(s, o.Engine); err != nil {
+		return nil, err
+	}
 	return s.Run(o)
 }
 
@@ -208,6 +242,11 @@ func (e *SuitesFailed) Unwrap() error { return e.First }
 func RunAll(o Options) (*AllReport, error) {
 	var results []Result
 	var failed SuitesFailed
+	for _, s := range allSuites() {
+		if err := CheckEngine(s, o.Engine); err != nil {
+			return nil, fmt.Errorf("--suite all: %w", err)
+		}
+	}
 	for _, s := range allSuites() {
 		res, err := s.Run(o)
 		if err != nil {

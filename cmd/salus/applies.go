@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,16 +41,14 @@ var evalFlagRules = []flagRule{
 		"--%s applies to the tuning suite (and all) only"},
 	{[]string{"requests"}, func(ef *evalFlags) bool { return suiteIn(ef, "inference", "all") },
 		"--%s applies to the inference suite (and all) only"},
-	{[]string{"time-scale", "server", "server-log"}, func(ef *evalFlags) bool { return ef.engine == "live" || ef.suite == "overhead" },
-		"--%s applies to the live engine (--engine live) only"},
 	{overheadFlagNames, func(ef *evalFlags) bool { return ef.suite == "overhead" },
 		"--%s applies to the overhead suite (--suite overhead) only"},
 	{[]string{"policy"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all", "overhead") },
 		"--%s chooses the training suite's schemes (and the overhead suite's trace policies); the tuning and inference suites run their own"},
 	{[]string{"mode"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
 		"--%s chooses the training suite's schemes; the other suites run their own"},
-	{[]string{"gpus", "gpu-placement"}, func(ef *evalFlags) bool { return ef.engine != "live" && suiteIn(ef, "training", "tuning", "all") },
-		"--%s sets the simulated node's GPUs for the training and tuning suites (the inference suite counts the GPUs it needs; the live engine's are salus replay --gpus)"},
+	{[]string{"gpus", "gpu-placement"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "tuning", "all") },
+		"--%s sets the node's GPUs for the training and tuning suites (the inference suite counts the GPUs it needs)"},
 	{simDeviceFlagNames(), func(ef *evalFlags) bool { return ef.suite != "overhead" },
 		"--%s is a parameter of the simulator's device model; the overhead suite runs real processes"},
 }
@@ -73,9 +73,11 @@ func simDeviceFlagNames() []string {
 func (ef *evalFlags) runningModes() []string {
 	var schemes []eval.Scheme
 	if suiteIn(ef, "training", "all") {
-		switch {
-		case ef.engine == "live" && len(ef.policies) == 0 && len(ef.modes) == 0:
-			schemes = []eval.Scheme{{Mode: "exclusive"}, {Mode: "salus"}} // the live engine's default: the paper's four policies
+		switch eng, err := engine.Lookup(ef.engine); {
+		case err != nil:
+			return nil // the run says why
+		case len(ef.policies) == 0 && len(ef.modes) == 0:
+			schemes = eval.SchemesFor(eng, eval.TrainingSchemes) // the suite's defaults that the engine runs
 		default:
 			var err error
 			if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
@@ -104,7 +106,13 @@ func (ef *evalFlags) runningModes() []string {
 // checkApplies refuses a flag given where it would do nothing: a silently ignored
 // flag makes people believe they measured what they did not.
 func (ef *evalFlags) checkApplies(fs *pflag.FlagSet) error {
-	for _, r := range evalFlagRules {
+	rules := slices.Clone(evalFlagRules)
+	// An engine's own flags act under that engine only.
+	for _, name := range slices.Sorted(maps.Keys(ef.engineFlags)) {
+		rules = append(rules, flagRule{ef.engineFlags[name], func(ef *evalFlags) bool { return ef.engine == name },
+			"--%s applies to the " + name + " engine (--engine " + name + ") only"})
+	}
+	for _, r := range rules {
 		if r.applies(ef) {
 			continue
 		}
@@ -128,7 +136,7 @@ func engineNote(ef *evalFlags) string {
 	if ef.tf.file != "" {
 		fmt.Fprintf(&b, " with --trace %s", ef.tf.file)
 	}
-	if ef.engine != "sim" {
+	if ref := engine.Reference(); ref == nil || ef.engine != ref.Name() {
 		fmt.Fprintf(&b, " --engine %s", ef.engine)
 	}
 	return b.String()

@@ -26,7 +26,8 @@ func liveTrace(t *testing.T) string {
 
 // liveStructure runs salus with args (a live run, --format json, --out DIR) and
 // returns what of it does not depend on the machine's speed: each run's scheme,
-// jobs finished and lost, and the completion order read from its event log.
+// jobs finished and lost, and the completion order and GPUs used read from its
+// event log.
 func liveStructure(t *testing.T, args ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
@@ -47,15 +48,19 @@ func liveStructure(t *testing.T, args ...string) string {
 	var b strings.Builder
 	for _, r := range rep.Runs {
 		var order []string
+		gpus := map[int]bool{}
 		if err := eventlog.ReadFile(r.Log, func(e eventlog.Event) error {
-			if e.Kind == eventlog.Finish {
+			switch e.Kind {
+			case eventlog.Finish:
 				order = append(order, e.Job)
+			case eventlog.Admit:
+				gpus[e.GPUIndex] = true
 			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "%s (policy %s, mode %s): %d finished, %d lost, in order %s\n", r.Scheme, r.Policy, r.Mode, r.Finished, r.Lost, strings.Join(order, " "))
+		fmt.Fprintf(&b, "%s (policy %s, mode %s): %d finished, %d lost, in order %s, on %d GPUs\n", r.Scheme, r.Policy, r.Mode, r.Finished, r.Lost, strings.Join(order, " "), len(gpus))
 	}
 	return b.String()
 }
@@ -71,17 +76,19 @@ func TestGoldenLiveStructure(t *testing.T) {
 	}
 	t.Setenv("SALUS_CMD_TEST_WORKER", "1")
 	trace := liveTrace(t)
-	path := filepath.Join("testdata", "golden", "replay-structure.txt")
 	for _, c := range []struct {
-		name string
-		args []string
+		name, golden string
+		args         []string
 	}{
-		{"replay", []string{"replay", "--trace", trace, "--time-scale", "0.02"}},
-		{"eval-engine-live", []string{"eval", "--engine", "live", "--trace", trace, "--time-scale", "0.02"}},
+		{"replay", "replay-structure", []string{"replay", "--trace", trace, "--time-scale", "0.02"}},
+		{"eval-engine-live", "replay-structure", []string{"eval", "--engine", "live", "--trace", trace, "--time-scale", "0.02"}},
+		{"replay-gpus2", "replay-structure-gpus2", []string{"replay", "--gpus", "2", "--trace", trace, "--time-scale", "0.02", "--policy", "pack,fair"}},
+		{"eval-engine-live-gpus2", "replay-structure-gpus2", []string{"eval", "--engine", "live", "--gpus", "2", "--trace", trace, "--time-scale", "0.02", "--policy", "pack,fair"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := liveStructure(t, c.args...)
-			if *update && c.name == "replay" {
+			path := filepath.Join("testdata", "golden", c.golden+".txt")
+			if *update && strings.HasPrefix(c.name, "replay") {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
