@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -218,6 +219,45 @@ func (mp ModeParams) WithDefaults() ModeParams {
 		mp.SuspendQuantumS = def.SuspendQuantumS
 	}
 	return mp
+}
+
+// ParamError says which mode parameter is wrong and why; Param is its name as
+// ModeParams's JSON spells it (starve_factor), which a command line turns into its
+// flag's name.
+type ParamError struct {
+	Param  string
+	Value  any
+	Reason string
+}
+
+func (e *ParamError) Error() string {
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("%s %q: %s", strings.ReplaceAll(e.Param, "_", " "), s, e.Reason)
+	}
+	return fmt.Sprintf("%s %v: %s", strings.ReplaceAll(e.Param, "_", " "), e.Value, e.Reason)
+}
+
+// Validate checks mp, the one check of the mode parameters (Compose makes it):
+// numbers must be finite, the admission order one of AdmissionOrders, the
+// starve factor not negative (0: DefaultStarveFactor).
+func (mp ModeParams) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"context_mib", mp.ContextMiB}, {"mps_context_mib", mp.MPSContextMiB}, {"suspend_quantum_s", mp.SuspendQuantumS}, {"starve_factor", mp.StarveFactor}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return &ParamError{f.name, f.v, "give a finite number"}
+		}
+	}
+	switch strings.ToLower(mp.Admission) {
+	case "", AdmitByArrival, AdmitByPolicy:
+	default:
+		return &ParamError{"admission", mp.Admission, "choose " + strings.Join(AdmissionOrders, " or ")}
+	}
+	if mp.StarveFactor < 0 {
+		return &ParamError{"starve_factor", mp.StarveFactor, fmt.Sprintf("give a positive number of job lengths (0: the default, %g)", DefaultStarveFactor)}
+	}
+	return nil
 }
 
 // orNone is a parameter as it acts: its value, or 0 where it is negative ("none").

@@ -23,10 +23,10 @@ package main
 // names it (applies.go); groups that never act on a command are not attached to it.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -124,21 +124,39 @@ func addAdmissionFlags(f *pflag.FlagSet, mp *core.ModeParams) {
 // checkAdmission checks --admission and --starve-factor and puts them as the core
 // reads them: arrival order is the empty default, so that the reports of runs
 // without the option read as before.
+//
+// The values are checked by the core (core.ModeParams.Validate), once; here only
+// what is the flags' own: --starve-factor does nothing under arrival order, and
+// 0, which the core reads as its default, is not a factor one gives.
 func checkAdmission(mp *core.ModeParams) error {
+	if err := flagError(mp.Validate()); err != nil {
+		return err
+	}
 	switch mp.Admission {
 	case core.AdmitByArrival, "":
 		if mp.StarveFactor != core.DefaultStarveFactor && mp.StarveFactor != 0 {
 			return fmt.Errorf("--starve-factor %v applies to --admission policy only: add --admission policy, or drop it", mp.StarveFactor)
 		}
 		mp.Admission, mp.StarveFactor = "", 0
-	case core.AdmitByPolicy:
-		if !(mp.StarveFactor > 0) || math.IsInf(mp.StarveFactor, 0) {
-			return fmt.Errorf("--starve-factor %v: give a positive number of job lengths (default %g)", mp.StarveFactor, core.DefaultStarveFactor)
-		}
 	default:
-		return fmt.Errorf("--admission %q: choose %s", mp.Admission, strings.Join(core.AdmissionOrders, " or "))
+		if mp.StarveFactor == 0 {
+			return fmt.Errorf("--starve-factor 0: give a positive number of job lengths (default %g)", core.DefaultStarveFactor)
+		}
 	}
 	return nil
+}
+
+// flagError names the flag of a mode parameter the core refused.
+func flagError(err error) error {
+	var pe *core.ParamError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	name := "--" + strings.ReplaceAll(pe.Param, "_", "-")
+	if s, ok := pe.Value.(string); ok {
+		return fmt.Errorf("%s %q: %s", name, s, pe.Reason)
+	}
+	return fmt.Errorf("%s %v: %s", name, pe.Value, pe.Reason)
 }
 
 // checkModes refuses a mode's parameter when none of the modes that run is that
