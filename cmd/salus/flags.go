@@ -79,7 +79,7 @@ type deviceFlags struct {
 	ctxSwitch    float64
 	pcie         float64
 	speed        float64
-	gpus         int
+	gpus         string // --gpus: a count (gpuCount)
 	gpuPlacement string
 	startupWork  bool
 	modes        core.ModeParams
@@ -101,7 +101,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
 	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
-	f.IntVar(&d.gpus, "gpus", 1, "GPUs of the node, each of the preset's memory: every GPU has its own lanes; a job runs on one GPU, a gang job (trace column gpus) on several at once")
+	addGPUsFlag(f, &d.gpus, false, "")
 	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	f.BoolVar(&d.startupWork, "startup-on-gpu", false, "a job's start-up is GPU work its first iteration carries (TensorFlow 1.x under Salus: the first session.run autotunes cuDNN on the GPU), not time off the GPU that overlaps other jobs")
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
@@ -186,14 +186,15 @@ func (d *deviceFlags) device() (device.Device, error) {
 	if d.speed < 0 {
 		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
 	}
-	if d.gpus < 1 || d.gpus > maxGPUs {
-		return dev, fmt.Errorf("--gpus %d: a node has 1 to %d GPUs", d.gpus, maxGPUs)
+	gpus, err := gpuCount(d.gpus)
+	if err != nil {
+		return dev, err
 	}
 	if _, err := core.LookupGPUPlacement(d.gpuPlacement); err != nil {
 		return dev, fmt.Errorf("--gpu-placement: %w", err)
 	}
-	if d.gpus > 1 {
-		dev.GPUs = d.gpus
+	if gpus > 1 {
+		dev.GPUs = gpus
 	}
 	if d.gpuPlacement != core.DefaultGPUPlacement {
 		dev.GPUPlacement = d.gpuPlacement
