@@ -71,6 +71,12 @@ func separateProcesses(name, description string) Mode {
 // mpsMode is NVIDIA MPS: clients share one context; kernels run concurrently.
 func mpsMode() Mode {
 	m := separateProcesses(ModeMPS, "NVIDIA MPS: every job resident with its full peak; kernels run concurrently")
+	m.Params = []Param{
+		{Name: "mps-context-mib", Help: "MPS: device memory per client, MiB", Default: 100,
+			Get: func(mp ModeParams) float64 { return mp.MPSContextMiB }, Set: func(mp *ModeParams, v float64) { mp.MPSContextMiB = v }},
+		{Name: "mps-clients", Help: "MPS: clients per GPU (16 before Volta, 48 after)", Default: 16, Int: true,
+			Get: func(mp ModeParams) float64 { return float64(mp.MPSMaxClients) }, Set: func(mp *ModeParams, v float64) { mp.MPSMaxClients = int(v) }},
+	}
 	m.Placement = func(_ Policy, mp ModeParams) Placement {
 		return PerProcess{ContextMiB: orNone(mp.MPSContextMiB), MaxClients: orNone(mp.MPSMaxClients)}
 	}
@@ -82,6 +88,9 @@ func timesliceMode() Mode {
 	m := separateProcesses(ModeTimeslice, "CUDA time-slicing: every job resident with its full peak and a context; the GPU alternates")
 	m.Placement = func(_ Policy, mp ModeParams) Placement { return PerProcess{ContextMiB: orNone(mp.ContextMiB)} }
 	m.Sharing.Compute = TimeSliced
+	m.Params = []Param{{Name: "context-mib", Help: "time-slicing: device memory of one process's CUDA context, MiB", Default: 300,
+		Get: func(mp ModeParams) float64 { return mp.ContextMiB }, Set: func(mp *ModeParams, v float64) { mp.ContextMiB = v }}}
+	m.DeviceParams = []string{"slice", "context-switch"}
 	return m
 }
 
@@ -110,5 +119,8 @@ func suspendMode() Mode {
 			return nil
 		},
 		DefaultPolicies: []string{"fair", "srtf"},
+		Params: []Param{{Name: "suspend-quantum", Help: "suspend/resume: seconds a job keeps the GPU before a switch", Default: 10,
+			Get: func(mp ModeParams) float64 { return mp.SuspendQuantumS }, Set: func(mp *ModeParams, v float64) { mp.SuspendQuantumS = v }}},
+		DeviceParams: []string{"pcie-gbps"},
 	}
 }

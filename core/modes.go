@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -77,6 +78,95 @@ type Mode struct {
 	// Live is true when the live engine (the daemon and its workers) can carry the
 	// mode out; the others run only in the simulator.
 	Live bool
+	// Params are the mode's own parameters: the command line defines a flag for
+	// each, and refuses it when no run uses the mode.
+	Params []Param
+	// DeviceParams name the device model's flags that act under this mode only
+	// (time-slicing's slice length): they are refused when no run uses it.
+	DeviceParams []string
+}
+
+// Param is a parameter a mode declares: its name (the flag --NAME), its help and
+// its default, which a value left 0 in ModeParams takes. A negative value says
+// "none" (ModeParams.Param gives 0).
+type Param struct {
+	Name    string
+	Help    string
+	Default float64
+	// Int is true for a whole number (a count).
+	Int bool
+	// Get and Set reach the parameter's field of ModeParams (the built-in
+	// modes'); nil: the parameter is ModeParams.Extra[Name].
+	Get func(ModeParams) float64
+	Set func(*ModeParams, float64)
+}
+
+func (p Param) get(mp ModeParams) float64 {
+	if p.Get != nil {
+		return p.Get(mp)
+	}
+	return mp.Extra[p.Name]
+}
+
+func (p Param) set(mp *ModeParams, v float64) {
+	if p.Set != nil {
+		p.Set(mp, v)
+		return
+	}
+	if mp.Extra == nil {
+		mp.Extra = map[string]float64{}
+	}
+	mp.Extra[p.Name] = v
+}
+
+// ModeParam is a parameter and the mode that declares it.
+type ModeParam struct {
+	Mode string
+	Param
+}
+
+// Params lists the parameters of every registered mode, in the modes' order.
+func Params() []ModeParam {
+	var out []ModeParam
+	for _, name := range modeOrder {
+		for _, p := range modeRegistry[name].Params {
+			out = append(out, ModeParam{name, p})
+		}
+	}
+	return out
+}
+
+func lookupParam(name string) (Param, bool) {
+	for _, p := range Params() {
+		if p.Name == name {
+			return p.Param, true
+		}
+	}
+	return Param{}, false
+}
+
+// Param is the value of the named mode parameter as it acts: its default where
+// mp leaves it 0, and 0 where it is negative ("none"). An unknown name is 0.
+func (mp ModeParams) Param(name string) float64 {
+	p, ok := lookupParam(name)
+	if !ok {
+		return 0
+	}
+	v := p.get(mp)
+	if v == 0 {
+		v = p.Default
+	}
+	return max(v, 0)
+}
+
+// SetParam sets the named mode parameter (0: its default; negative: none).
+func (mp *ModeParams) SetParam(name string, v float64) error {
+	p, ok := lookupParam(name)
+	if !ok {
+		return fmt.Errorf("unknown mode parameter %q", name)
+	}
+	p.set(mp, v)
+	return nil
 }
 
 // SchemeLabel names policy run in mode m, as tables and figures show it.
@@ -185,6 +275,9 @@ type ModeParams struct {
 	// over during its first K x its declared GPU time of waiting. 0 is
 	// DefaultStarveFactor.
 	StarveFactor float64 `json:"starve_factor,omitempty"`
+	// Extra holds the parameters of modes that have no field here (a mode
+	// registered outside this package), by name: see Param.
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // DefaultModeParams are the defaults, for a Pascal GPU like the reference P100:
@@ -196,27 +289,19 @@ type ModeParams struct {
 //   - pre-Volta MPS serves at most 16 clients per GPU (48 on Volta and newer);
 //   - suspend/resume switches every 10 s of service, a few times longer than the
 //     longest copy of persistent state, so copies cost a few percent.
-func DefaultModeParams() ModeParams {
-	return ModeParams{ContextMiB: 300, MPSContextMiB: 100, MPSMaxClients: 16, SuspendQuantumS: 10}
-}
+func DefaultModeParams() ModeParams { return ModeParams{}.WithDefaults() }
 
-// WithDefaults is mp with every field left zero set to its default: the one step
-// that makes the zero value (or a partly filled one) mean the defaults. Admission
-// "" is arrival order and StarveFactor 0 DefaultStarveFactor, as they read.
-// Negative numbers ("none") stay as they are.
+// WithDefaults is mp with every parameter left zero set to its default (each
+// mode declares its own, Mode.Params): the one step that makes the zero value
+// (or a partly filled one) mean the defaults. Admission "" is arrival order and
+// StarveFactor 0 DefaultStarveFactor, as they read. Negative numbers ("none")
+// stay as they are.
 func (mp ModeParams) WithDefaults() ModeParams {
-	def := DefaultModeParams()
-	if mp.ContextMiB == 0 {
-		mp.ContextMiB = def.ContextMiB
-	}
-	if mp.MPSContextMiB == 0 {
-		mp.MPSContextMiB = def.MPSContextMiB
-	}
-	if mp.MPSMaxClients == 0 {
-		mp.MPSMaxClients = def.MPSMaxClients
-	}
-	if mp.SuspendQuantumS == 0 {
-		mp.SuspendQuantumS = def.SuspendQuantumS
+	mp.Extra = maps.Clone(mp.Extra)
+	for _, p := range Params() {
+		if p.get(mp) == 0 {
+			p.set(&mp, p.Default)
+		}
 	}
 	return mp
 }
@@ -241,12 +326,12 @@ func (e *ParamError) Error() string {
 // numbers must be finite, the admission order one of AdmissionOrders, the
 // starve factor not negative (0: DefaultStarveFactor).
 func (mp ModeParams) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"context_mib", mp.ContextMiB}, {"mps_context_mib", mp.MPSContextMiB}, {"suspend_quantum_s", mp.SuspendQuantumS}, {"starve_factor", mp.StarveFactor}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return &ParamError{f.name, f.v, "give a finite number"}
+	if math.IsNaN(mp.StarveFactor) || math.IsInf(mp.StarveFactor, 0) {
+		return &ParamError{"starve_factor", mp.StarveFactor, "give a finite number"}
+	}
+	for _, p := range Params() {
+		if v := p.get(mp); math.IsNaN(v) || math.IsInf(v, 0) {
+			return &ParamError{strings.ReplaceAll(p.Name, "-", "_"), v, "give a finite number"}
 		}
 	}
 	switch strings.ToLower(mp.Admission) {

@@ -26,7 +26,7 @@ func TestZeroModeParamsAreTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if zero.Modes != def.Modes {
+	if !reflect.DeepEqual(zero.Modes, def.Modes) {
 		t.Errorf("report's mode parameters: zero value %+v, defaults %+v", zero.Modes, def.Modes)
 	}
 	if len(zero.Runs) != len(def.Runs) {

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 
@@ -83,13 +82,9 @@ type deviceFlags struct {
 	gpuPlacement string
 	startupWork  bool
 	modes        core.ModeParams
-}
-
-// modeOnlyFlags are the device flags that act under one sharing mode only.
-var modeOnlyFlags = map[string][]string{
-	"timeslice": {"slice", "context-switch", "context-mib"},
-	"mps":       {"mps-context-mib", "mps-clients"},
-	"suspend":   {"pcie-gbps", "suspend-quantum"},
+	// params are the modes' own parameters (core.Params), by name: one flag each.
+	params map[string]*float64
+	ints   map[string]*int
 }
 
 func (d *deviceFlags) register(cmd *cobra.Command) {
@@ -105,11 +100,15 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	f.BoolVar(&d.startupWork, "startup-on-gpu", false, "a job's start-up is GPU work its first iteration carries (TensorFlow 1.x under Salus: the first session.run autotunes cuDNN on the GPU), not time off the GPU that overlaps other jobs")
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
-	def := core.DefaultModeParams()
-	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
-	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
-	f.IntVar(&d.modes.MPSMaxClients, "mps-clients", def.MPSMaxClients, "MPS: clients per GPU (16 before Volta, 48 after)")
-	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
+	// Each mode's parameters, as the mode declares them (core.Mode.Params).
+	d.params, d.ints = map[string]*float64{}, map[string]*int{}
+	for _, p := range core.Params() {
+		if p.Int {
+			d.ints[p.Name] = f.Int(p.Name, int(p.Default), p.Help)
+		} else {
+			d.params[p.Name] = f.Float64(p.Name, p.Default, p.Help)
+		}
+	}
 	addAdmissionFlags(f, &d.modes)
 }
 
@@ -162,11 +161,16 @@ func flagError(err error) error {
 // checkModes refuses a mode's parameter when none of the modes that run is that
 // mode: it would change nothing.
 func (d *deviceFlags) checkModes(fs *pflag.FlagSet, running []string) error {
-	for _, mode := range slices.Sorted(maps.Keys(modeOnlyFlags)) {
+	for _, mode := range core.ModeNames() {
 		if slices.Contains(running, mode) {
 			continue
 		}
-		for _, name := range modeOnlyFlags[mode] {
+		m, _ := core.LookupMode(mode)
+		names := slices.Clone(m.DeviceParams)
+		for _, p := range m.Params {
+			names = append(names, p.Name)
+		}
+		for _, name := range names {
 			if changed(fs, name) {
 				return fmt.Errorf("--%s applies to the %s mode only, and none of the runs uses it (modes here: %s): drop it",
 					name, mode, strings.Join(running, ", "))
@@ -200,29 +204,37 @@ func (d *deviceFlags) device() (device.Device, error) {
 		dev.GPUPlacement = d.gpuPlacement
 	}
 	dev.StartupIsGPUWork = d.startupWork
-	m := d.modes
-	for _, p := range []struct {
+	type param struct {
 		name string
 		v    float64
-	}{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
-		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}, {"context-mib", m.ContextMiB}, {"mps-context-mib", m.MPSContextMiB},
-		{"suspend-quantum", m.SuspendQuantumS}, {"mps-clients", float64(m.MPSMaxClients)}} {
+	}
+	ps := []param{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
+		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}}
+	for _, p := range core.Params() {
+		if p.Int {
+			ps = append(ps, param{p.Name, float64(*d.ints[p.Name])})
+		} else {
+			ps = append(ps, param{p.Name, *d.params[p.Name]})
+		}
+	}
+	for _, p := range ps {
 		if p.v < 0 {
 			return dev, fmt.Errorf("--%s %v: device and mode parameters must not be negative", p.name, p.v)
 		}
 	}
-	if err := checkAdmission(&d.modes); err != nil {
-		return dev, err
-	}
-	// A parameter given as 0 means none; left 0 in core.ModeParams it would mean
-	// the default.
-	for _, v := range []*float64{&d.modes.ContextMiB, &d.modes.MPSContextMiB, &d.modes.SuspendQuantumS} {
-		if *v == 0 {
-			*v = -1
+	// The modes' parameters; one given as 0 means none: left 0 in
+	// core.ModeParams it would mean the default.
+	for _, p := range ps[6:] {
+		v := p.v
+		if v == 0 {
+			v = -1
+		}
+		if err := d.modes.SetParam(p.name, v); err != nil {
+			return dev, err
 		}
 	}
-	if d.modes.MPSMaxClients == 0 {
-		d.modes.MPSMaxClients = -1
+	if err := checkAdmission(&d.modes); err != nil {
+		return dev, err
 	}
 	if d.capacityMiB > 0 {
 		dev.CapacityMiB = d.capacityMiB
