@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/engine"
@@ -25,6 +27,58 @@ type Suite interface {
 	// Run runs the suite. A result with some failed runs comes back with an error
 	// (a *RunsFailed): the result holds a row for each failed run.
 	Run(Options) (Result, error)
+}
+
+// Flagged is implemented by a suite with flags of its own: AddFlags defines them
+// on fs, bound to o's section for the suite (o is what the command line then
+// passes to RunSuite), and CheckFlags checks them once parsed. The command line
+// refuses them under another suite.
+type Flagged interface {
+	AddFlags(fs *pflag.FlagSet, o *Options)
+	CheckFlags(o Options) error
+}
+
+// Reader is implemented by a suite that reads some of the common flags of salus
+// eval (CommonFlags): their names. A suite without it reads none of them, and
+// the command line refuses them under it.
+type Reader interface {
+	Reads() []string
+}
+
+// CommonFlags are the flags of salus eval that only some suites read (Reader):
+// the trace's, the schemes', the node's.
+var CommonFlags = []string{"trace", "catalog", "load", "seed", "trace-kind", "resample", "policy", "mode", "gpus", "gpu-placement"}
+
+// Reads are the common flags suite s reads.
+func Reads(s Suite) []string {
+	if r, ok := s.(Reader); ok {
+		return r.Reads()
+	}
+	return nil
+}
+
+// MeasuresReal is implemented by a suite that measures real processes (overhead):
+// the simulator's device-model flags do nothing to it.
+type MeasuresReal interface {
+	MeasuresReal()
+}
+
+// Schemer is implemented by a suite that runs schemes: those it runs with o
+// (nil: not known before the run).
+type Schemer interface {
+	Schemes(o Options) []Scheme
+}
+
+// Selected are the suites --suite name runs: the one, or with "all" those of
+// --suite all; nil for an unknown name.
+func Selected(name string) []Suite {
+	if name == AllName {
+		return allSuites()
+	}
+	if s, err := Lookup(name); err == nil {
+		return []Suite{s}
+	}
+	return nil
 }
 
 // RunsOn is implemented by a suite that runs on other engines than the simulator:
@@ -91,6 +145,11 @@ type Options struct {
 	// PaperSeeds is how many seeds of the paper trace the paper suite runs; 0:
 	// PaperSeeds.
 	PaperSeeds int
+	// Seed is --seed, for the suites that read it (0: each suite's own).
+	Seed int64
+	// CapacityMiB is --capacity-mib as given (0: not given), for a suite that
+	// runs its own device (overhead).
+	CapacityMiB float64
 
 	Training  TrainingOptions
 	Tuning    TuningOptions

@@ -399,6 +399,21 @@ func (trainingSuite) AllOrder() int { return 1 }
 // RunsOn: the training suite runs on every engine.
 func (trainingSuite) RunsOn(engine.Engine) error { return nil }
 
+// Reads: the training suite reads every common flag: its trace, its schemes, the node.
+func (trainingSuite) Reads() []string { return CommonFlags }
+
+// Schemes are Options.Training.Schemes, or the defaults the engine runs.
+func (trainingSuite) Schemes(o Options) []Scheme {
+	if len(o.Training.Schemes) > 0 {
+		return o.Training.Schemes
+	}
+	eng := o.Engine
+	if eng == nil {
+		eng = sim.Engine{}
+	}
+	return SchemesFor(eng, TrainingSchemes)
+}
+
 // Run runs Options.Training with the common options; a failed run is a row of the
 // result, which comes back with a *RunsFailed.
 func (trainingSuite) Run(o Options) (Result, error) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -27,10 +28,11 @@ type evalFlags struct {
 	suite  string
 	engine string
 	out    string
-	// engineFlags are the flags each engine defines (engine.Flagged), by engine.
-	engineFlags map[string][]string
-	tuning      eval.TuningOptions
-	infer       eval.InferenceOptions
+	// engineFlags and suiteFlags are the flags each engine (engine.Flagged) and
+	// each suite (eval.Flagged) defines, by name.
+	engineFlags, suiteFlags map[string][]string
+	// opts holds the suites' own sections, which their flags set.
+	opts eval.Options
 	// progress receives the suites' progress lines and the engine's warnings (stderr).
 	progress io.Writer
 
@@ -79,12 +81,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	ef.addEngineFlags(cmd, "")
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
 	ef.outputFlags.register(cmd, "o", "table", "wide", "json", "csv")
-	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
-	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 0, "tuning: iterations per job (0: each set's jobs as long alone as the paper's one-by-one makespan / 300)")
-	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
-	for _, add := range evalFlagHooks {
-		add(f)
-	}
+	ef.addSuiteFlags(cmd)
 	return cmd
 }
 
@@ -100,6 +97,26 @@ func (ef *evalFlags) addEngineFlags(cmd *cobra.Command, only string) {
 		own := pflag.NewFlagSet(e.Name(), pflag.ContinueOnError)
 		fl.AddFlags(own)
 		own.VisitAll(func(f *pflag.Flag) { ef.engineFlags[e.Name()] = append(ef.engineFlags[e.Name()], f.Name) })
+		cmd.Flags().AddFlagSet(own)
+	}
+}
+
+// addSuiteFlags attaches every suite's own flags (eval.Flagged), bound to ef.opts,
+// and notes which suite owns which.
+func (ef *evalFlags) addSuiteFlags(cmd *cobra.Command) {
+	ef.suiteFlags = map[string][]string{}
+	for _, name := range eval.Names() {
+		s, err := eval.Lookup(name)
+		if err != nil {
+			continue // all
+		}
+		fl, ok := s.(eval.Flagged)
+		if !ok {
+			continue
+		}
+		own := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		fl.AddFlags(own, &ef.opts)
+		own.VisitAll(func(f *pflag.Flag) { ef.suiteFlags[name] = append(ef.suiteFlags[name], f.Name) })
 		cmd.Flags().AddFlagSet(own)
 	}
 }
@@ -155,8 +172,12 @@ func (ef *evalFlags) run() (eval.Result, error) {
 			return nil, err
 		}
 	}
-	if ef.suite == "overhead" && overheadFlags.worker != "pytorch" {
-		return nil, fmt.Errorf("the overhead suite runs --worker pytorch (got %q)", overheadFlags.worker)
+	for _, s := range eval.Selected(ef.suite) {
+		if fl, ok := s.(eval.Flagged); ok {
+			if err := fl.CheckFlags(ef.opts); err != nil {
+				return nil, err
+			}
+		}
 	}
 	dev, err := ef.df.device()
 	if err != nil {
@@ -169,16 +190,10 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := eval.Options{Context: ctx, Engine: eng, Device: dev, Modes: ef.df.modes, OutDir: ef.out, Progress: ef.progress,
-		Policies: ef.policies, Tuning: ef.tuning, Inference: ef.infer, Overhead: overheadOptions(ef.df.capacityMiB)}
-	o.Inference.Seed = ef.tf.seed
-	if suiteIn(ef, "tuning", eval.AllName) && (o.Tuning.Jobs < 1 || o.Tuning.Iterations < 0) {
-		return nil, fmt.Errorf("--tuning-jobs must be at least 1 and --tuning-iterations at least 0 (0: the paper's length)")
-	}
-	if suiteIn(ef, "inference", eval.AllName) && o.Inference.Requests < 1 {
-		return nil, fmt.Errorf("--requests must be at least 1")
-	}
-	if ef.suite == "training" || ef.suite == eval.AllName {
+	o := ef.opts
+	o.Context, o.Engine, o.Device, o.Modes, o.OutDir, o.Progress = ctx, eng, dev, ef.df.modes, ef.out, ef.progress
+	o.Policies, o.Seed, o.CapacityMiB = ef.policies, ef.tf.seed, ef.df.capacityMiB
+	if reads(ef.suite, "trace") {
 		if o.Training, err = ef.training(dev); err != nil {
 			return nil, err
 		}
@@ -196,6 +211,16 @@ func (ef *evalFlags) run() (eval.Result, error) {
 		}
 	}
 	return rep, err
+}
+
+// reads says whether a suite --suite name runs reads the common flag.
+func reads(name, flag string) bool {
+	for _, s := range eval.Selected(name) {
+		if slices.Contains(eval.Reads(s), flag) {
+			return true
+		}
+	}
+	return false
 }
 
 // training is the training suite's options: the trace and the schemes (none
