@@ -5,10 +5,15 @@ import (
 	"time"
 )
 
-// builtinModes is the registry of the sharing modes, in the order they are listed
-// (and run by default). A new mode is a function below, or in its own file, and a
-// line here.
-var builtinModes = []Mode{exclusiveMode(), salusMode(), mpsMode(), timesliceMode(), suspendMode()}
+// The built-in sharing modes, in the order they are listed (and run by default).
+// A new mode is a function in its own file that registers itself there.
+func init() {
+	RegisterModeAt(0, exclusiveMode())
+	RegisterModeAt(10, salusMode())
+	RegisterModeAt(20, mpsMode())
+	RegisterModeAt(30, timesliceMode())
+	RegisterModeAt(40, suspendMode())
+}
 
 func ownName(policy string) string { return policy }
 

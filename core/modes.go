@@ -129,7 +129,7 @@ type ModeParam struct {
 func Params() []ModeParam {
 	var out []ModeParam
 	for _, name := range modeOrder {
-		for _, p := range modeRegistry[name].Params {
+		for _, p := range modeRegistry[name].ext.Params {
 			out = append(out, ModeParam{name, p})
 		}
 	}
@@ -202,31 +202,34 @@ func (m Mode) compose(base Policy, mp ModeParams) (Policy, error) {
 	return p, nil
 }
 
+// The mode registry: each mode registers itself in its own file (RegisterModeAt,
+// in an init function) with its place in the lists users read (and the order
+// the training suite runs them in); RegisterMode puts one after the others.
 var (
-	modeRegistry = map[string]Mode{}
+	modeRegistry = map[string]registered[Mode]{}
 	modeOrder    []string
 )
 
-func init() {
-	for _, m := range builtinModes {
-		RegisterMode(m)
-	}
-	Modes = ModeNames()
-}
-
-// Modes lists the built-in sharing modes; ModeNames lists every registered one.
-var Modes []string
-
-// RegisterMode adds a sharing mode. It panics when the name is taken: modes are
-// registered at start-up (or in a test, with UnregisterMode after).
-func RegisterMode(m Mode) {
+// RegisterModeAt adds a sharing mode at place order in ModeNames (lower first).
+// It panics when the name is taken: modes are registered at start-up (or in a
+// test, with UnregisterMode after).
+func RegisterModeAt(order int, m Mode) {
 	name := strings.ToLower(m.Name)
 	if _, dup := modeRegistry[name]; dup || name == "" {
 		panic(fmt.Sprintf("core: mode %q registered twice or unnamed", m.Name))
 	}
 	m.Name = name
-	modeRegistry[name] = m
-	modeOrder = append(modeOrder, name)
+	modeRegistry[name] = registered[Mode]{order, m}
+	modeOrder = insertByOrder(modeOrder, name, order, func(n string) int { return modeRegistry[n].order })
+}
+
+// RegisterMode adds a sharing mode after every one registered.
+func RegisterMode(m Mode) {
+	last := 0
+	for _, r := range modeRegistry {
+		last = max(last, r.order+1)
+	}
+	RegisterModeAt(last, m)
 }
 
 // UnregisterMode removes a registered mode (for tests).
@@ -238,11 +241,11 @@ func UnregisterMode(name string) {
 
 // LookupMode returns the named sharing mode.
 func LookupMode(name string) (Mode, error) {
-	m, ok := modeRegistry[strings.ToLower(name)]
+	r, ok := modeRegistry[strings.ToLower(name)]
 	if !ok {
 		return Mode{}, fmt.Errorf("unknown mode %q: choose one of %s", name, strings.Join(ModeNames(), ", "))
 	}
-	return m, nil
+	return r.ext, nil
 }
 
 // ModeNames lists the registered modes in the order they were registered.

@@ -43,6 +43,8 @@ type evalFlags struct {
 	dev   device.Device
 }
 
+func init() { registerCommand(10, newEvalCmd) }
+
 func newEvalCmd() *cobra.Command {
 	var ef evalFlags
 	cmd := &cobra.Command{

@@ -24,7 +24,9 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, newServeCmd, newWorkerCmd, newReplayCmd)
+	registerCommand(50, newServeCmd)
+	registerCommand(51, newWorkerCmd)
+	registerCommand(52, newReplayCmd)
 }
 
 // serveFlags configure a daemon, for `salus serve` and for the in-process daemon

@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { extraCommands = append(extraCommands, newSweepCmd) }
+func init() { registerCommand(60, newSweepCmd) }
 
 func newSweepCmd() *cobra.Command {
 	var (
