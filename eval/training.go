@@ -388,9 +388,12 @@ func WriteResults(dir string, r Output) error {
 // The training suite: the trace under each scheme (the paper's long-running jobs).
 type trainingSuite struct{}
 
+// DefaultSuite is the suite salus eval runs when none is named.
+const DefaultSuite = "training"
+
 func init() { Register(trainingSuite{}) }
 
-func (trainingSuite) Name() string { return "training" }
+func (trainingSuite) Name() string { return DefaultSuite }
 func (trainingSuite) Description() string {
 	return "a trace under each scheme: makespan, queuing, JCTs against fifo"
 }

@@ -78,7 +78,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	ef.df.register(cmd)
 	f := cmd.Flags()
 	ef.schemeFlags.register(cmd, nil, nil, "; default: every scheme of the training suite", "")
-	f.StringVar(&ef.suite, "suite", "training", "suite: "+strings.Join(eval.Names(), ", "))
+	f.StringVar(&ef.suite, "suite", eval.DefaultSuite, "suite: "+strings.Join(eval.Names(), ", "))
 	f.StringVar(&ef.engine, "engine", engine.Reference().Name(), "engine: "+engine.Describe())
 	ef.addEngineFlags(cmd, "")
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")

@@ -98,11 +98,11 @@ func sameOrder(t *workload.Trace, live, sim []metrics.JobResult) string {
 }
 
 // replayEngine is the engine salus replay runs: salus replay is salus eval
-// --engine live --suite training, with the flags that act there only.
+// --engine live (the default suite), with the flags that act there only.
 const replayEngine = "live"
 
 func newReplayCmd() *cobra.Command {
-	ef := evalFlags{engine: replayEngine, suite: "training"}
+	ef := evalFlags{engine: replayEngine, suite: eval.DefaultSuite}
 	cmd := &cobra.Command{
 		Use:   "replay --trace FILE",
 		Short: "Replay a trace on the live engine: the daemon and one worker process per job",
