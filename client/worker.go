@@ -25,9 +25,9 @@ type Worker struct {
 	// so the daemon may give its lane to others, as the simulator does.
 	PauseS float64
 	// BeforeOpen, when set, is called just before the session opens (after
-	// OpenAt), and Opened once it is open: a launcher chains them to open jobs that
-	// arrive at the same instant in the trace's order.
-	BeforeOpen, Opened func()
+	// OpenAt): a launcher holds there the jobs that arrive at the same instant
+	// until the one before has arrived, so that they arrive in the trace's order.
+	BeforeOpen func()
 	// Log, when set, is told what the worker does.
 	Log func(format string, args ...any)
 }
@@ -62,9 +62,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	arrived := time.Now()
 	s, err := Open(ctx, w.Addr, w.Options)
-	if w.Opened != nil {
-		w.Opened() // failed or not: the next job may open
-	}
 	if err != nil {
 		return fmt.Errorf("worker %q: %w", w.Job, err)
 	}

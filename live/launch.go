@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -43,10 +44,11 @@ func EmulatedCommand(exe string, j workload.Job, addr string, scale float64, ope
 }
 
 // Launch starts one worker process per job of t against the daemon at addr, each
-// at its (scaled) arrival time, and waits for all of them. Jobs that arrive at the
-// same instant open their sessions in the trace's order, as the simulator takes
-// them: each waits until the one before has opened (a pipe between the two
-// processes, which the one before closes once open, or by ending).
+// at its (scaled) arrival time, and waits for all of them. On the in-process
+// daemon (RunLive), jobs that arrive at the same instant arrive in the trace's
+// order, as the simulator takes them: each worker waits to open its session
+// until the daemon has logged the arrival of the one before (or that one's
+// worker has ended), which the launcher tells it by closing a pipe.
 func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) error {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
@@ -99,13 +101,11 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 			files = append(files, after)
 			c.Args = append(c.Args, "--after-fd", strconv.Itoa(2+len(files)))
 		}
-		var next *os.File // the next job's after
-		if k+1 < len(jobs) && jobs[k+1].ArrivalS == j.ArrivalS && chainable {
+		var next, release *os.File // the next job's after, and what releases it
+		if k+1 < len(jobs) && jobs[k+1].ArrivalS == j.ArrivalS && chainable && o.arrivals != nil {
 			// Without a pipe (out of descriptors) the two race, as without chaining.
 			if r, w, err := os.Pipe(); err == nil {
-				next = r
-				files = append(files, w)
-				c.Args = append(c.Args, "--opened-fd", strconv.Itoa(2+len(files)))
+				next, release = r, w
 			}
 		}
 		cmd := c.Exec(ctx)
@@ -117,7 +117,18 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 			f.Close() // the worker holds its own copies; a worker that did not start frees the next job
 		}
 		after = next
+		exited := make(chan struct{})
+		if release != nil {
+			go func() {
+				select {
+				case <-o.arrivals.of(j.ID):
+				case <-exited:
+				}
+				release.Close()
+			}()
+		}
 		if err != nil {
+			close(exited)
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("job %s: start worker %s: %w", j.ID, exe, err))
 			mu.Unlock()
@@ -130,6 +141,7 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		go func() {
 			defer wg.Done()
 			err := cmd.Wait()
+			close(exited)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("job %s: worker: %w", j.ID, err))
@@ -142,6 +154,46 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// arrivals is a sink of the daemon's events that tells when each job arrived.
+type arrivals struct {
+	mu   sync.Mutex
+	chs  map[string]chan struct{}
+	seen map[string]bool
+}
+
+func newArrivals() *arrivals {
+	return &arrivals{chs: map[string]chan struct{}{}, seen: map[string]bool{}}
+}
+
+// of is closed once job has arrived.
+func (a *arrivals) of(job string) <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ch(job)
+}
+
+func (a *arrivals) ch(job string) chan struct{} {
+	c, ok := a.chs[job]
+	if !ok {
+		c = make(chan struct{})
+		a.chs[job] = c
+	}
+	return c
+}
+
+// Emit notes an arrival.
+func (a *arrivals) Emit(e eventlog.Event) {
+	if e.Kind != eventlog.Arrive {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.seen[e.Job] {
+		a.seen[e.Job] = true
+		close(a.ch(e.Job))
+	}
 }
 
 // chainable is whether worker processes inherit descriptors beyond stderr

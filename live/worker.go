@@ -27,8 +27,8 @@ type WorkerFlags struct {
 	declared    float64
 	demand      float64
 	pauseS      float64
-	// afterFD and openedFD chain the workers of simultaneous arrivals (Launch).
-	afterFD, openedFD int
+	// afterFD orders the workers of simultaneous arrivals (Launch).
+	afterFD int
 }
 
 // Register defines the flags on fs.
@@ -53,8 +53,7 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.w.Claim, "claim", os.Getenv("SALUS_CLAIM"), "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver; the claim's secret is sent from $SALUS_CLAIM_SECRET, which the driver sets beside it)")
 	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
 	fs.Float64Var(&f.pauseS, "pause-s", 0, "inference: seconds between a request's end and the next request, holding no iteration (the trace's pause_s)")
-	fs.IntVar(&f.afterFD, "after-fd", 0, "open the session only once this inherited file descriptor reads end of file (set by replay: the job that arrived at the same instant before it has opened)")
-	fs.IntVar(&f.openedFD, "opened-fd", 0, "close this inherited file descriptor once the session is open (set by replay, for the job after it)")
+	fs.IntVar(&f.afterFD, "after-fd", 0, "open the session only once this inherited file descriptor reads end of file (set by replay: the job that arrives at the same instant before it has arrived)")
 }
 
 // Worker builds the worker the parsed flags describe. A --model with --batch
@@ -115,10 +114,6 @@ func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
 			io.Copy(io.Discard, after) // until the job before has opened, or ended
 			after.Close()
 		}
-	}
-	if f.openedFD > 0 {
-		opened := os.NewFile(uintptr(f.openedFD), "opened")
-		w.Opened = func() { opened.Close() }
 	}
 	return &w, nil
 }
