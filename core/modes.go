@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Names of the built-in sharing modes (see builtinModes).
+// Names of the built-in sharing modes (modebuiltin.go).
 const (
 	ModeExclusive = "exclusive" // no sharing: one job at a time
 	ModeSalus     = "salus"     // Salus lanes, switching at iteration boundaries

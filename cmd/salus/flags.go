@@ -13,7 +13,13 @@ package main
 //	policyFlag   --policy, --mode: one of each        simulate (serve: --policy)
 //	outputFlags  --format/-o FORMAT                   every command that prints results
 //	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen, trace import (FILE)
-//	liveFlags    --time-scale, --server, --server-log eval, replay (replay.go)
+//	addGPUsFlag  --gpus: a count (serve: device indices too) eval, simulate, replay, sweep, serve (gpus.go)
+//	engines'     (engine.Flagged) the live engine's
+//	own flags    --time-scale, --server, --server-log eval, replay (addEngineFlags)
+//	suites'      (eval.Flagged) --tuning-jobs,
+//	own flags    --requests, the overhead suite's     eval (addSuiteFlags)
+//	modes'       (core.Mode.Params) --context-mib,
+//	parameters   --mps-clients, --suspend-quantum...  with deviceFlags
 //
 // Conventions: --format (short -o) is the printing format everywhere but trace
 // import, where it is the format of the source trace read (the trace written is
