@@ -20,6 +20,14 @@ type Worker struct {
 	// OpenAt, when set, is the wall-clock time to open the session at: a launcher
 	// starts the process a little early so process start-up does not skew arrivals.
 	OpenAt time.Time
+	// PauseS is, for an inference job, the pause after each request before it asks
+	// for the next, seconds (already scaled): the job holds no iteration meanwhile,
+	// so the daemon may give its lane to others, as the simulator does.
+	PauseS float64
+	// BeforeOpen, when set, is called just before the session opens (after
+	// OpenAt): a launcher holds there the jobs that arrive at the same instant
+	// until the one before has arrived, so that they arrive in the trace's order.
+	BeforeOpen func()
 	// Log, when set, is told what the worker does.
 	Log func(format string, args ...any)
 }
@@ -49,6 +57,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !w.OpenAt.IsZero() {
 		WaitUntil(w.OpenAt)
 	}
+	if w.BeforeOpen != nil {
+		w.BeforeOpen()
+	}
 	arrived := time.Now()
 	s, err := Open(ctx, w.Addr, w.Options)
 	if err != nil {
@@ -69,6 +80,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.Log("worker %s: admitted to lane %d (%.0f MiB) on GPU %s under %s (emulated GPU: %v)", w.Job, s.Lane, s.LaneMiB, gpu, s.Policy, s.Emulated)
 	}
 	iter := time.Duration(w.IterS * float64(time.Second))
+	pause := time.Duration(w.PauseS * float64(time.Second))
 	if err := s.Begin(); err != nil {
 		return fmt.Errorf("worker %q: iteration 1: %w", w.Job, err)
 	}
@@ -88,6 +100,18 @@ func (w *Worker) Run(ctx context.Context) error {
 			s.End(iter, 0)
 			s.Close(false)
 			return fmt.Errorf("worker %q: stopped after %d iterations: %w", w.Job, i, err)
+		}
+		if pause > 0 {
+			// Between requests the job holds no iteration: end this one, wait for
+			// the next request, then ask for its iteration.
+			if err := s.End(iter, 0); err != nil {
+				return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i, err)
+			}
+			Wait(pause)
+			if err := s.Begin(); err != nil {
+				return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)
+			}
+			continue
 		}
 		if err := s.Next(iter, 0); err != nil {
 			return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i+1, err)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"container/heap"
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -60,16 +59,12 @@ type Admission struct {
 // admit in arrival order (separate processes) keep arrival order: there is
 // nothing for them to reorder.
 func admissionOf(p Policy, mp ModeParams) (Admission, error) {
-	k := mp.StarveFactor
-	if math.IsNaN(k) || math.IsInf(k, 0) || k < 0 {
-		return Admission{}, fmt.Errorf("starve factor %v: give a finite number >= 0 (0: the default, %g)", k, DefaultStarveFactor)
+	if err := mp.Validate(); err != nil {
+		return Admission{}, err
 	}
-	switch strings.ToLower(mp.Admission) {
-	case "", AdmitByArrival:
+	k := mp.StarveFactor
+	if strings.ToLower(mp.Admission) != AdmitByPolicy {
 		return Admission{}, nil
-	case AdmitByPolicy:
-	default:
-		return Admission{}, fmt.Errorf("admission %q: choose %s", mp.Admission, strings.Join(AdmissionOrders, " or "))
 	}
 	if _, excl := p.Placement.(Exclusive); excl || p.AdmitInOrder {
 		return Admission{}, nil

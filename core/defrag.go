@@ -60,6 +60,11 @@ type Defragmentation struct {
 
 // PackDefrag is pack with lanes split when their jobs could each have one (rule
 // 1): the lanes a job joined for want of memory come apart when memory frees.
+func init() {
+	RegisterPolicyAt(30, PackDefrag)
+	RegisterPolicyAt(31, PackMerge)
+}
+
 func PackDefrag() Policy { return withSplits(Pack(), "pack-defrag") }
 
 // withSplits is p, named name, with its lanes split at an iteration boundary when

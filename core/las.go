@@ -61,6 +61,8 @@ var _ KeyOrder = LAS{}
 // Las runs, at every iteration boundary of its one lane, the ready job of the
 // highest LAS queue (least attained service, discretized), earliest arrival first
 // within a queue. It does not read declared times.
+func init() { RegisterPolicyAt(20, Las) }
+
 func Las() Policy {
 	return Policy{
 		Name:        "las",

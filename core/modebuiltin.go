@@ -5,10 +5,15 @@ import (
 	"time"
 )
 
-// builtinModes is the registry of the sharing modes, in the order they are listed
-// (and run by default). A new mode is a function below, or in its own file, and a
-// line here.
-var builtinModes = []Mode{exclusiveMode(), salusMode(), mpsMode(), timesliceMode(), suspendMode()}
+// The built-in sharing modes, in the order they are listed (and run by default).
+// A new mode is a function in its own file that registers itself there.
+func init() {
+	RegisterModeAt(0, exclusiveMode())
+	RegisterModeAt(10, salusMode())
+	RegisterModeAt(20, mpsMode())
+	RegisterModeAt(30, timesliceMode())
+	RegisterModeAt(40, suspendMode())
+}
 
 func ownName(policy string) string { return policy }
 
@@ -71,8 +76,14 @@ func separateProcesses(name, description string) Mode {
 // mpsMode is NVIDIA MPS: clients share one context; kernels run concurrently.
 func mpsMode() Mode {
 	m := separateProcesses(ModeMPS, "NVIDIA MPS: every job resident with its full peak; kernels run concurrently")
+	m.Params = []Param{
+		{Name: "mps-context-mib", Help: "MPS: device memory per client, MiB", Default: 100,
+			Get: func(mp ModeParams) float64 { return mp.MPSContextMiB }, Set: func(mp *ModeParams, v float64) { mp.MPSContextMiB = v }},
+		{Name: "mps-clients", Help: "MPS: clients per GPU (16 before Volta, 48 after)", Default: 16, Int: true,
+			Get: func(mp ModeParams) float64 { return float64(mp.MPSMaxClients) }, Set: func(mp *ModeParams, v float64) { mp.MPSMaxClients = int(v) }},
+	}
 	m.Placement = func(_ Policy, mp ModeParams) Placement {
-		return PerProcess{ContextMiB: mp.MPSContextMiB, MaxClients: mp.MPSMaxClients}
+		return PerProcess{ContextMiB: orNone(mp.MPSContextMiB), MaxClients: orNone(mp.MPSMaxClients)}
 	}
 	return m
 }
@@ -80,8 +91,11 @@ func mpsMode() Mode {
 // timesliceMode is CUDA time-slicing: a context per process; the GPU alternates.
 func timesliceMode() Mode {
 	m := separateProcesses(ModeTimeslice, "CUDA time-slicing: every job resident with its full peak and a context; the GPU alternates")
-	m.Placement = func(_ Policy, mp ModeParams) Placement { return PerProcess{ContextMiB: mp.ContextMiB} }
+	m.Placement = func(_ Policy, mp ModeParams) Placement { return PerProcess{ContextMiB: orNone(mp.ContextMiB)} }
 	m.Sharing.Compute = TimeSliced
+	m.Params = []Param{{Name: "context-mib", Help: "time-slicing: device memory of one process's CUDA context, MiB", Default: 300,
+		Get: func(mp ModeParams) float64 { return mp.ContextMiB }, Set: func(mp *ModeParams, v float64) { mp.ContextMiB = v }}}
+	m.DeviceParams = []string{"slice", "context-switch"}
 	return m
 }
 
@@ -93,7 +107,7 @@ func suspendMode() Mode {
 		Description: "suspend/resume at iteration boundaries: only the running job resident",
 		Sharing:     Sharing{Swapped: true, Gated: true},
 		Quantum: func(mp ModeParams) (time.Duration, error) {
-			q, err := Seconds(mp.SuspendQuantumS)
+			q, err := Seconds(orNone(mp.SuspendQuantumS))
 			if err != nil {
 				return 0, fmt.Errorf("suspend quantum: %w", err)
 			}
@@ -110,5 +124,8 @@ func suspendMode() Mode {
 			return nil
 		},
 		DefaultPolicies: []string{"fair", "srtf"},
+		Params: []Param{{Name: "suspend-quantum", Help: "suspend/resume: seconds a job keeps the GPU before a switch", Default: 10,
+			Get: func(mp ModeParams) float64 { return mp.SuspendQuantumS }, Set: func(mp *ModeParams, v float64) { mp.SuspendQuantumS = v }}},
+		DeviceParams: []string{"pcie-gbps"},
 	}
 }

@@ -2,12 +2,14 @@ package core
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 )
 
-// Names of the built-in sharing modes (see builtinModes).
+// Names of the built-in sharing modes (modebuiltin.go).
 const (
 	ModeExclusive = "exclusive" // no sharing: one job at a time
 	ModeSalus     = "salus"     // Salus lanes, switching at iteration boundaries
@@ -76,6 +78,95 @@ type Mode struct {
 	// Live is true when the live engine (the daemon and its workers) can carry the
 	// mode out; the others run only in the simulator.
 	Live bool
+	// Params are the mode's own parameters: the command line defines a flag for
+	// each, and refuses it when no run uses the mode.
+	Params []Param
+	// DeviceParams name the device model's flags that act under this mode only
+	// (time-slicing's slice length): they are refused when no run uses it.
+	DeviceParams []string
+}
+
+// Param is a parameter a mode declares: its name (the flag --NAME), its help and
+// its default, which a value left 0 in ModeParams takes. A negative value says
+// "none" (ModeParams.Param gives 0).
+type Param struct {
+	Name    string
+	Help    string
+	Default float64
+	// Int is true for a whole number (a count).
+	Int bool
+	// Get and Set reach the parameter's field of ModeParams (the built-in
+	// modes'); nil: the parameter is ModeParams.Extra[Name].
+	Get func(ModeParams) float64
+	Set func(*ModeParams, float64)
+}
+
+func (p Param) get(mp ModeParams) float64 {
+	if p.Get != nil {
+		return p.Get(mp)
+	}
+	return mp.Extra[p.Name]
+}
+
+func (p Param) set(mp *ModeParams, v float64) {
+	if p.Set != nil {
+		p.Set(mp, v)
+		return
+	}
+	if mp.Extra == nil {
+		mp.Extra = map[string]float64{}
+	}
+	mp.Extra[p.Name] = v
+}
+
+// ModeParam is a parameter and the mode that declares it.
+type ModeParam struct {
+	Mode string
+	Param
+}
+
+// Params lists the parameters of every registered mode, in the modes' order.
+func Params() []ModeParam {
+	var out []ModeParam
+	for _, name := range modeOrder {
+		for _, p := range modeRegistry[name].ext.Params {
+			out = append(out, ModeParam{name, p})
+		}
+	}
+	return out
+}
+
+func lookupParam(name string) (Param, bool) {
+	for _, p := range Params() {
+		if p.Name == name {
+			return p.Param, true
+		}
+	}
+	return Param{}, false
+}
+
+// Param is the value of the named mode parameter as it acts: its default where
+// mp leaves it 0, and 0 where it is negative ("none"). An unknown name is 0.
+func (mp ModeParams) Param(name string) float64 {
+	p, ok := lookupParam(name)
+	if !ok {
+		return 0
+	}
+	v := p.get(mp)
+	if v == 0 {
+		v = p.Default
+	}
+	return max(v, 0)
+}
+
+// SetParam sets the named mode parameter (0: its default; negative: none).
+func (mp *ModeParams) SetParam(name string, v float64) error {
+	p, ok := lookupParam(name)
+	if !ok {
+		return fmt.Errorf("unknown mode parameter %q", name)
+	}
+	p.set(mp, v)
+	return nil
 }
 
 // SchemeLabel names policy run in mode m, as tables and figures show it.
@@ -111,31 +202,34 @@ func (m Mode) compose(base Policy, mp ModeParams) (Policy, error) {
 	return p, nil
 }
 
+// The mode registry: each mode registers itself in its own file (RegisterModeAt,
+// in an init function) with its place in the lists users read (and the order
+// the training suite runs them in); RegisterMode puts one after the others.
 var (
-	modeRegistry = map[string]Mode{}
+	modeRegistry = map[string]registered[Mode]{}
 	modeOrder    []string
 )
 
-func init() {
-	for _, m := range builtinModes {
-		RegisterMode(m)
-	}
-	Modes = ModeNames()
-}
-
-// Modes lists the built-in sharing modes; ModeNames lists every registered one.
-var Modes []string
-
-// RegisterMode adds a sharing mode. It panics when the name is taken: modes are
-// registered at start-up (or in a test, with UnregisterMode after).
-func RegisterMode(m Mode) {
+// RegisterModeAt adds a sharing mode at place order in ModeNames (lower first).
+// It panics when the name is taken: modes are registered at start-up (or in a
+// test, with UnregisterMode after).
+func RegisterModeAt(order int, m Mode) {
 	name := strings.ToLower(m.Name)
 	if _, dup := modeRegistry[name]; dup || name == "" {
 		panic(fmt.Sprintf("core: mode %q registered twice or unnamed", m.Name))
 	}
 	m.Name = name
-	modeRegistry[name] = m
-	modeOrder = append(modeOrder, name)
+	modeRegistry[name] = registered[Mode]{order, m}
+	modeOrder = insertByOrder(modeOrder, name, order, func(n string) int { return modeRegistry[n].order })
+}
+
+// RegisterMode adds a sharing mode after every one registered.
+func RegisterMode(m Mode) {
+	last := 0
+	for _, r := range modeRegistry {
+		last = max(last, r.order+1)
+	}
+	RegisterModeAt(last, m)
 }
 
 // UnregisterMode removes a registered mode (for tests).
@@ -147,11 +241,11 @@ func UnregisterMode(name string) {
 
 // LookupMode returns the named sharing mode.
 func LookupMode(name string) (Mode, error) {
-	m, ok := modeRegistry[strings.ToLower(name)]
+	r, ok := modeRegistry[strings.ToLower(name)]
 	if !ok {
 		return Mode{}, fmt.Errorf("unknown mode %q: choose one of %s", name, strings.Join(ModeNames(), ", "))
 	}
-	return m, nil
+	return r.ext, nil
 }
 
 // ModeNames lists the registered modes in the order they were registered.
@@ -159,16 +253,23 @@ func ModeNames() []string { return slices.Clone(modeOrder) }
 
 // ModeParams are the memory-side parameters of the sharing modes. The simulator's
 // device model holds the time-side ones (slices, context switches, PCIe bandwidth).
+//
+// The zero value is the defaults (DefaultModeParams): a field left 0 takes its
+// default in WithDefaults, which Compose applies. A negative number says "none":
+// no context memory, no client limit, no quantum.
 type ModeParams struct {
 	// ContextMiB is the memory a CUDA context takes per process (time-slicing: each
-	// job is its own process with its own context).
+	// job is its own process with its own context). 0: the default; negative: none.
 	ContextMiB float64 `json:"context_mib"`
 	// MPSContextMiB is the per-client memory under MPS, which shares one context.
+	// 0: the default; negative: none.
 	MPSContextMiB float64 `json:"mps_context_mib"`
-	// MPSMaxClients is MPS's per-GPU client limit.
+	// MPSMaxClients is MPS's per-GPU client limit. 0: the default; negative: no
+	// limit.
 	MPSMaxClients int `json:"mps_max_clients"`
 	// SuspendQuantumS is how long a job keeps the GPU under suspend/resume before the
-	// policy may switch to another at an iteration boundary.
+	// policy may switch to another at an iteration boundary. 0: the default;
+	// negative: none (the policy may switch at every boundary).
 	SuspendQuantumS float64 `json:"suspend_quantum_s"`
 	// Admission is the order of admission of the lane-based policies: "arrival"
 	// (or empty, the default) or "policy" (admission.go).
@@ -177,6 +278,9 @@ type ModeParams struct {
 	// over during its first K x its declared GPU time of waiting. 0 is
 	// DefaultStarveFactor.
 	StarveFactor float64 `json:"starve_factor,omitempty"`
+	// Extra holds the parameters of modes that have no field here (a mode
+	// registered outside this package), by name: see Param.
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // DefaultModeParams are the defaults, for a Pascal GPU like the reference P100:
@@ -188,13 +292,69 @@ type ModeParams struct {
 //   - pre-Volta MPS serves at most 16 clients per GPU (48 on Volta and newer);
 //   - suspend/resume switches every 10 s of service, a few times longer than the
 //     longest copy of persistent state, so copies cost a few percent.
-func DefaultModeParams() ModeParams {
-	return ModeParams{ContextMiB: 300, MPSContextMiB: 100, MPSMaxClients: 16, SuspendQuantumS: 10}
+func DefaultModeParams() ModeParams { return ModeParams{}.WithDefaults() }
+
+// WithDefaults is mp with every parameter left zero set to its default (each
+// mode declares its own, Mode.Params): the one step that makes the zero value
+// (or a partly filled one) mean the defaults. Admission "" is arrival order and
+// StarveFactor 0 DefaultStarveFactor, as they read. Negative numbers ("none")
+// stay as they are.
+func (mp ModeParams) WithDefaults() ModeParams {
+	mp.Extra = maps.Clone(mp.Extra)
+	for _, p := range Params() {
+		if p.get(mp) == 0 {
+			p.set(&mp, p.Default)
+		}
+	}
+	return mp
 }
+
+// ParamError says which mode parameter is wrong and why; Param is its name as
+// ModeParams's JSON spells it (starve_factor), which a command line turns into its
+// flag's name.
+type ParamError struct {
+	Param  string
+	Value  any
+	Reason string
+}
+
+func (e *ParamError) Error() string {
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("%s %q: %s", strings.ReplaceAll(e.Param, "_", " "), s, e.Reason)
+	}
+	return fmt.Sprintf("%s %v: %s", strings.ReplaceAll(e.Param, "_", " "), e.Value, e.Reason)
+}
+
+// Validate checks mp, the one check of the mode parameters (Compose makes it):
+// numbers must be finite, the admission order one of AdmissionOrders, the
+// starve factor not negative (0: DefaultStarveFactor).
+func (mp ModeParams) Validate() error {
+	if math.IsNaN(mp.StarveFactor) || math.IsInf(mp.StarveFactor, 0) {
+		return &ParamError{"starve_factor", mp.StarveFactor, "give a finite number"}
+	}
+	for _, p := range Params() {
+		if v := p.get(mp); math.IsNaN(v) || math.IsInf(v, 0) {
+			return &ParamError{strings.ReplaceAll(p.Name, "-", "_"), v, "give a finite number"}
+		}
+	}
+	switch strings.ToLower(mp.Admission) {
+	case "", AdmitByArrival, AdmitByPolicy:
+	default:
+		return &ParamError{"admission", mp.Admission, "choose " + strings.Join(AdmissionOrders, " or ")}
+	}
+	if mp.StarveFactor < 0 {
+		return &ParamError{"starve_factor", mp.StarveFactor, fmt.Sprintf("give a positive number of job lengths (0: the default, %g)", DefaultStarveFactor)}
+	}
+	return nil
+}
+
+// orNone is a parameter as it acts: its value, or 0 where it is negative ("none").
+func orNone[T int | float64](v T) T { return max(v, 0) }
 
 // Compose returns the policy that runs policy within a sharing mode; an empty mode
 // is the policy's own. Modes that cannot run a policy say why in their error.
 func Compose(mode, policy string, mp ModeParams) (Policy, error) {
+	mp = mp.WithDefaults()
 	base, err := lookupBase(policy)
 	if err != nil {
 		return Policy{}, err

@@ -88,3 +88,34 @@ func ExampleRegisterPolicy() {
 	// runs in salus
 	// runs in suspend
 }
+
+// TestZeroModeParamsComposeAsTheDefaults checks that every registered mode
+// composes the same policy from core.ModeParams{} as from core.DefaultModeParams, and
+// that a negative parameter means none.
+func TestZeroModeParamsComposeAsTheDefaults(t *testing.T) {
+	for _, mode := range core.ModeNames() {
+		m, _ := core.LookupMode(mode)
+		for _, name := range m.DefaultPolicies {
+			z, err := core.Compose(mode, name, core.ModeParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := core.Compose(mode, name, core.DefaultModeParams())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if z.Quantum != d.Quantum || z.Sharing != d.Sharing || z.Description != d.Description ||
+				fmt.Sprintf("%#v", z.Placement) != fmt.Sprintf("%#v", d.Placement) {
+				t.Errorf("%s-%s: zero value %#v (quantum %v), defaults %#v (quantum %v)", mode, name, z.Placement, z.Quantum, d.Placement, d.Quantum)
+			}
+		}
+	}
+	p, err := core.Compose(core.ModeSuspend, "fair", core.ModeParams{SuspendQuantumS: -1})
+	if err != nil || p.Quantum != 0 {
+		t.Errorf("suspend quantum -1: %v, %v; want none", p.Quantum, err)
+	}
+	p, err = core.Compose(core.ModeTimeslice, "fifo", core.ModeParams{ContextMiB: -1})
+	if err != nil || p.Placement.(core.PerProcess).ContextMiB != 0 {
+		t.Errorf("context -1: %#v, %v; want none", p.Placement, err)
+	}
+}

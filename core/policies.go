@@ -2,6 +2,15 @@ package core
 
 // FIFO is the baseline without sharing: one job at a time, in arrival order, holding
 // the whole GPU from the start of its start-up to its last iteration.
+// Salus's four policies, first in every list, and fcfs.
+func init() {
+	RegisterPolicyAt(0, FIFO)
+	RegisterPolicyAt(1, SRTF)
+	RegisterPolicyAt(2, Pack)
+	RegisterPolicyAt(3, Fair)
+	RegisterPolicyAt(10, FCFS)
+}
+
 func FIFO() Policy {
 	return Policy{
 		Name:        "fifo",

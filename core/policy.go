@@ -2,7 +2,7 @@ package core
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -52,44 +52,67 @@ type Policy struct {
 	Sharing
 }
 
-// policyRegistry holds the policies by name. A new policy is a constructor (in its
-// own file, like those of policies.go) and a line here.
-var policyRegistry = map[string]func() Policy{
-	"fifo": FIFO,
-	"srtf": SRTF,
-	"pack": Pack,
-	"fair": Fair,
-	"fcfs": FCFS,
-	// Beyond Salus's four (las.go, srtfpack.go, defrag.go).
-	"las":         Las,
-	"srtf-pack":   SRTFPack,
-	"pack-defrag": PackDefrag,
-	"pack-merge":  PackMerge,
-	// srtf-pack-defrag: srtf-pack with pack-defrag's splits.
-	"srtf-pack-defrag": SRTFPackDefrag,
+// The policy registry: each policy registers itself in its own file
+// (RegisterPolicyAt, in an init function), with its place in the lists users
+// read; RegisterPolicy puts one after all the others.
+var (
+	policyRegistry = map[string]registered[func() Policy]{}
+	policyOrder    []string
+)
+
+// registered is an extension and its place in its registry's order.
+type registered[T any] struct {
+	order int
+	ext   T
 }
 
-// RegisterPolicy adds a policy by its name. It panics when the name is taken:
-// policies are registered at start-up (or in a test, with UnregisterPolicy after).
-func RegisterPolicy(mk func() Policy) {
+// RegisterPolicyAt adds a policy by its name at place order in Names (lower
+// first; equal orders keep the order of registration). It panics when the name
+// is taken: policies are registered at start-up (or in a test, with
+// UnregisterPolicy after).
+func RegisterPolicyAt(order int, mk func() Policy) {
 	name := strings.ToLower(mk().Name)
 	if _, dup := policyRegistry[name]; dup || name == "" {
 		panic(fmt.Sprintf("core: policy %q registered twice or unnamed", name))
 	}
-	policyRegistry[name] = mk
+	policyRegistry[name] = registered[func() Policy]{order, mk}
+	policyOrder = insertByOrder(policyOrder, name, order, func(n string) int { return policyRegistry[n].order })
+}
+
+// RegisterPolicy adds a policy after every one registered.
+func RegisterPolicy(mk func() Policy) {
+	last := 0
+	for _, r := range policyRegistry {
+		last = max(last, r.order+1)
+	}
+	RegisterPolicyAt(last, mk)
+}
+
+// insertByOrder inserts name into names, kept sorted by orderOf, after the
+// names of the same order.
+func insertByOrder(names []string, name string, order int, orderOf func(string) int) []string {
+	i := len(names)
+	for i > 0 && orderOf(names[i-1]) > order {
+		i--
+	}
+	return slices.Insert(names, i, name)
 }
 
 // UnregisterPolicy removes a registered policy (for tests).
-func UnregisterPolicy(name string) { delete(policyRegistry, strings.ToLower(name)) }
+func UnregisterPolicy(name string) {
+	name = strings.ToLower(name)
+	delete(policyRegistry, name)
+	policyOrder = slices.DeleteFunc(policyOrder, func(n string) bool { return n == name })
+}
 
 // lookupBase returns the named policy as its constructor makes it, before a mode
 // sets its Sharing.
 func lookupBase(name string) (Policy, error) {
-	mk, ok := policyRegistry[strings.ToLower(name)]
+	r, ok := policyRegistry[strings.ToLower(name)]
 	if !ok {
 		return Policy{}, fmt.Errorf("unknown policy %q: choose one of %s", name, strings.Join(Names(), ", "))
 	}
-	return mk(), nil
+	return r.ext(), nil
 }
 
 // Lookup returns the named policy, run in its own mode.
@@ -108,26 +131,8 @@ func Accepts(mode string) []string {
 	return out
 }
 
-// Names lists the registered policies in a stable order.
-func Names() []string {
-	names := make([]string, 0, len(policyRegistry))
-	for n := range policyRegistry {
-		names = append(names, n)
-	}
-	order := map[string]int{"fifo": 0, "srtf": 1, "pack": 2, "fair": 3}
-	sort.Slice(names, func(i, j int) bool {
-		oi, iok := order[names[i]]
-		oj, jok := order[names[j]]
-		switch {
-		case iok && jok:
-			return oi < oj
-		case iok != jok:
-			return iok
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
+// Names lists the registered policies in their registry order.
+func Names() []string { return slices.Clone(policyOrder) }
 
 // Order is a policy's order of the ready jobs of one lane: with Placement, one of a
 // policy's two extension points.

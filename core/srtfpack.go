@@ -15,4 +15,9 @@ func SRTFPack() Policy {
 }
 
 // SRTFPackDefrag is srtf-pack with pack-defrag's lane splits (defrag.go, rule 1).
+func init() {
+	RegisterPolicyAt(40, SRTFPack)
+	RegisterPolicyAt(41, SRTFPackDefrag)
+}
+
 func SRTFPackDefrag() Policy { return withSplits(SRTFPack(), "srtf-pack-defrag") }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
@@ -103,6 +105,7 @@ func Inference(o InferenceOptions) (*InferenceReport, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = InferenceSchemes
 	}
+	o.Modes = o.Modes.WithDefaults()
 	trace, err := InferenceTrace(o.Instances, o.Requests, o.Seed)
 	if err != nil {
 		return nil, err
@@ -212,8 +215,30 @@ func (inferenceSuite) Description() string {
 }
 func (inferenceSuite) AllOrder() int { return 3 }
 
+// Reads: the inference suite's pauses are drawn with --seed.
+func (inferenceSuite) Reads() []string { return []string{"seed"} }
+
+// Schemes are the inference suite's schemes.
+func (inferenceSuite) Schemes(Options) []Scheme { return InferenceSchemes }
+
+// AddFlags defines --requests.
+func (inferenceSuite) AddFlags(f *pflag.FlagSet, o *Options) {
+	f.IntVar(&o.Inference.Requests, "requests", 100, "inference: requests per job")
+}
+
+// CheckFlags checks it.
+func (inferenceSuite) CheckFlags(o Options) error {
+	if o.Inference.Requests < 1 {
+		return fmt.Errorf("--requests must be at least 1")
+	}
+	return nil
+}
+
 func (inferenceSuite) Run(o Options) (Result, error) {
 	in := o.Inference
+	if o.Seed != 0 {
+		in.Seed = o.Seed
+	}
 	in.Device, in.Modes = o.Device, o.Modes
 	if in.Requests < 0 {
 		return nil, fmt.Errorf("the inference suite's requests must be at least 1")

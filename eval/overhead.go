@@ -15,7 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/live"
 	"github.com/salusgo/salus/metrics"
 )
@@ -26,6 +29,9 @@ import (
 
 // OverheadOptions configure the overhead suite.
 type OverheadOptions struct {
+	// Worker is the kind of worker processes: "pytorch" (the default, and the
+	// only one: the real jobs of examples/).
+	Worker  string
 	PyTorch live.PyTorch
 	// Models are the example models to measure; default cnn, resnet18, mlp.
 	Models []string
@@ -437,13 +443,59 @@ func (overheadSuite) Description() string {
 	return "the live engine's per-iteration cost on real PyTorch jobs: --engine live"
 }
 
+// RunsOn: the overhead suite measures real processes, on the live engine only.
+func (overheadSuite) RunsOn(e engine.Engine) error {
+	if _, ok := e.(*live.Engine); !ok {
+		name := engineName(engine.Reference())
+		if e != nil {
+			name = e.Name()
+		}
+		return fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", name)
+	}
+	return nil
+}
+
+// Reads: the overhead suite's live trace runs the policies of --policy.
+func (overheadSuite) Reads() []string { return []string{"policy"} }
+
+// MeasuresReal: the simulator's device model does nothing to the overhead suite.
+func (overheadSuite) MeasuresReal() {}
+
+// AddFlags defines the overhead suite's flags: salus eval --suite overhead
+// --engine live --worker pytorch.
+func (overheadSuite) AddFlags(f *pflag.FlagSet, o *Options) {
+	v := &o.Overhead
+	f.StringVar(&v.Worker, "worker", "pytorch", "overhead suite: worker processes (pytorch: the real jobs of examples/)")
+	f.StringVar(&v.PyTorch.Python, "python", "/usr/bin/python3", "overhead suite: Python interpreter that can import torch")
+	f.StringVar(&v.PyTorch.Examples, "examples", "", "overhead suite: directory of train.py (default: examples/ of the repository)")
+	f.StringSliceVar(&v.Models, "models", nil, "overhead suite: example models (default cnn,resnet18,mlp)")
+	f.IntVar(&v.Iterations, "iterations", 40, "overhead suite: iterations per run")
+	f.IntVar(&v.Block, "block", 1, "overhead suite: iterations per block, alternating under the daemon and without it")
+	f.IntVar(&v.Warmup, "warmup", 5, "overhead suite: first iterations left out of the median")
+	f.IntVar(&v.Reps, "reps", 3, "overhead suite: repetitions, alone and under the daemon")
+	f.IntVar(&v.PyTorch.Threads, "threads", 2, "overhead suite: torch threads per job")
+	f.StringVar(&v.PyTorch.Device, "torch-device", "auto", "overhead suite: auto, cpu or cuda")
+	f.BoolVar(&v.NoTrace, "no-trace", false, "overhead suite: skip the live trace of real jobs")
+}
+
+// CheckFlags checks --worker.
+func (overheadSuite) CheckFlags(o Options) error {
+	if w := o.Overhead.Worker; w != "" && w != "pytorch" {
+		return fmt.Errorf("the overhead suite runs --worker pytorch (got %q)", w)
+	}
+	return nil
+}
+
 // Run runs Options.Overhead (--policy: the trace's policies) and, with OutDir set,
 // writes overhead.json there.
 func (overheadSuite) Run(o Options) (Result, error) {
-	if o.Engine != "live" {
-		return nil, fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", o.Engine)
+	if err := (overheadSuite{}).RunsOn(o.Engine); err != nil {
+		return nil, err
 	}
 	oo := o.Overhead
+	if o.CapacityMiB > 0 {
+		oo.CapacityMiB = o.CapacityMiB
+	}
 	if len(o.Policies) > 0 {
 		oo.TracePolicies = o.Policies
 	}

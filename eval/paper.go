@@ -53,9 +53,7 @@ func (o *PaperOptions) validate() error {
 		}
 		o.Device = dev
 	}
-	if o.Modes == (core.ModeParams{}) {
-		o.Modes = core.DefaultModeParams()
-	}
+	o.Modes = o.Modes.WithDefaults()
 	if o.Seeds == 0 {
 		o.Seeds = PaperSeeds
 	}

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/engine"
 )
 
 // A Suite is one experiment of salus eval --suite NAME. Each suite is one file that
@@ -24,6 +27,86 @@ type Suite interface {
 	// Run runs the suite. A result with some failed runs comes back with an error
 	// (a *RunsFailed): the result holds a row for each failed run.
 	Run(Options) (Result, error)
+}
+
+// Flagged is implemented by a suite with flags of its own: AddFlags defines them
+// on fs, bound to o's section for the suite (o is what the command line then
+// passes to RunSuite), and CheckFlags checks them once parsed. The command line
+// refuses them under another suite.
+type Flagged interface {
+	AddFlags(fs *pflag.FlagSet, o *Options)
+	CheckFlags(o Options) error
+}
+
+// Reader is implemented by a suite that reads some of the common flags of salus
+// eval (CommonFlags): their names. A suite without it reads none of them, and
+// the command line refuses them under it.
+type Reader interface {
+	Reads() []string
+}
+
+// CommonFlags are the flags of salus eval that only some suites read (Reader):
+// the trace's, the schemes', the node's.
+var CommonFlags = []string{"trace", "catalog", "load", "seed", "trace-kind", "resample", "policy", "mode", "gpus", "gpu-placement"}
+
+// Reads are the common flags suite s reads.
+func Reads(s Suite) []string {
+	if r, ok := s.(Reader); ok {
+		return r.Reads()
+	}
+	return nil
+}
+
+// MeasuresReal is implemented by a suite that measures real processes (overhead):
+// the simulator's device-model flags do nothing to it.
+type MeasuresReal interface {
+	MeasuresReal()
+}
+
+// Schemer is implemented by a suite that runs schemes: those it runs with o
+// (nil: not known before the run).
+type Schemer interface {
+	Schemes(o Options) []Scheme
+}
+
+// Selected are the suites --suite name runs: the one, or with "all" those of
+// --suite all; nil for an unknown name.
+func Selected(name string) []Suite {
+	if name == AllName {
+		return allSuites()
+	}
+	if s, err := Lookup(name); err == nil {
+		return []Suite{s}
+	}
+	return nil
+}
+
+// RunsOn is implemented by a suite that runs on other engines than the simulator:
+// it says why it cannot run on e, or nil. A suite without it runs on the
+// reference engine (the simulator) only.
+type RunsOn interface {
+	RunsOn(e engine.Engine) error
+}
+
+// CheckEngine says why suite s cannot run on e (nil: the reference engine), or nil.
+func CheckEngine(s Suite, e engine.Engine) error {
+	if e == nil {
+		return nil
+	}
+	if r, ok := s.(RunsOn); ok {
+		return r.RunsOn(e)
+	}
+	if ref := engine.Reference(); ref == nil || e.Name() != ref.Name() {
+		return fmt.Errorf("the %s suite runs on the %s engine only, not %s", s.Name(), engineName(engine.Reference()), e.Name())
+	}
+	return nil
+}
+
+func engineName(e engine.Engine) string {
+	if e == nil {
+		return "reference"
+	}
+	return e.Name()
 }
 
 // InAll is implemented by the suites --suite all runs; they run in the order of
@@ -48,9 +131,11 @@ type Result interface {
 // common fields it needs and its own section; a new suite may add a section.
 type Options struct {
 	Context context.Context // nil: context.Background()
-	Engine  string          // "sim" (default) or "live"
-	Device  device.Device
-	Modes   core.ModeParams
+	// Engine runs the suite's runs; nil: the reference engine, the simulator.
+	// A suite runs on an engine or refuses it by its own declaration (RunsOn).
+	Engine engine.Engine
+	Device device.Device
+	Modes  core.ModeParams
 	// OutDir, when set, receives the suite's event logs and files.
 	OutDir string
 	// Progress receives progress lines; nil: nowhere.
@@ -60,6 +145,11 @@ type Options struct {
 	// PaperSeeds is how many seeds of the paper trace the paper suite runs; 0:
 	// PaperSeeds.
 	PaperSeeds int
+	// Seed is --seed, for the suites that read it (0: each suite's own).
+	Seed int64
+	// CapacityMiB is --capacity-mib as given (0: not given), for a suite that
+	// runs its own device (overhead).
+	CapacityMiB float64
 
 	Training  TrainingOptions
 	Tuning    TuningOptions
@@ -186,6 +276,9 @@ func RunSuite(name string, o Options) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckEngine(s, o.Engine); err != nil {
+		return nil, err
+	}
 	return s.Run(o)
 }
 
@@ -208,6 +301,11 @@ func (e *SuitesFailed) Unwrap() error { return e.First }
 func RunAll(o Options) (*AllReport, error) {
 	var results []Result
 	var failed SuitesFailed
+	for _, s := range allSuites() {
+		if err := CheckEngine(s, o.Engine); err != nil {
+			return nil, fmt.Errorf("--suite all: %w", err)
+		}
+	}
 	for _, s := range allSuites() {
 		res, err := s.Run(o)
 		if err != nil {

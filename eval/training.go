@@ -2,15 +2,16 @@
 // Each suite (training, tuning, inference, paper, overhead) is one file that implements
 // Suite and registers itself (Register); its Result prints itself and carries the
 // paper's figures. RunSuite runs one by name, or with "all" every suite that
-// implements InAll, keeping going past a failed one. Runs go to the simulator (package
-// sim), to a runner the caller gives (TrainingOptions.Runner: the command line wires
-// live.Runner), or, for the overhead suite, to the live engine (package live: a
-// daemon started in this process and PyTorch worker processes). It composes the
+// implements InAll, keeping going past a failed one. Runs go to an engine (package
+// engine: the simulator, package sim, or the live engine, package live), which
+// each suite takes or refuses by its own declaration (RunsOn); the overhead
+// suite drives the live engine's PyTorch workers itself. It composes the
 // workload, sim, live and metrics packages: it must hold no scheduling logic, and computes metrics only
 // through package metrics, from the event logs the engines write.
 package eval
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ import (
 	"github.com/salusgo/salus/bound"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
-	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/plots"
 	"github.com/salusgo/salus/sim"
@@ -121,37 +122,60 @@ type Paper struct {
 
 // TrainingOptions configures the training suite.
 type TrainingOptions struct {
-	Trace   *workload.Trace
-	Schemes []Scheme // default: TrainingSchemes
+	Trace *workload.Trace
+	// Schemes are the schemes to run; default: those of TrainingSchemes the
+	// engine can carry out.
+	Schemes []Scheme
 	Device  device.Device
 	Modes   core.ModeParams
 	// OutDir, when set, receives each run's event log (events-SCHEME.jsonl.gz).
 	OutDir string
-	// Engine names the engine in the report (default "sim"). Runner, when set, runs
-	// each scheme instead of the simulator (the live engine), one at a time: live
-	// runs share one machine.
-	Engine string
-	Runner func(t *workload.Trace, s Scheme, p core.Policy, outDir string) (Run, error)
+	// Engine runs the schemes; nil: the simulator. Runs go in parallel unless the
+	// engine's are serial (engine.Serial: live runs share one machine).
+	Engine engine.Engine
+	// Context stops the runs of an engine that looks at it; nil: none.
+	Context context.Context
+	// Warnings receives the engine's warnings and progress; nil: nowhere.
+	Warnings io.Writer
 }
 
-// Training runs the trace under each scheme in the simulator, in parallel. A run
-// that fails stays in the report as a row with its error, and Training returns
-// the report with a *RunsFailed.
+// Training runs the trace under each scheme on the engine. A run that fails stays
+// in the report as a row with its error, and Training returns the report with a
+// *RunsFailed. A scheme the engine cannot carry out, or a plan it refuses, is an
+// error before any run.
 func Training(o TrainingOptions) (*Report, error) {
-	if len(o.Schemes) == 0 {
-		o.Schemes = TrainingSchemes
+	eng := o.Engine
+	if eng == nil {
+		eng = sim.Engine{}
 	}
-	rep := &Report{Suite: "training", Engine: "sim", Device: o.Device, Modes: o.Modes,
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(o.Schemes) == 0 {
+		o.Schemes = SchemesFor(eng, TrainingSchemes)
+	}
+	o.Modes = o.Modes.WithDefaults() // the zero value is the defaults
+	rep := &Report{Suite: "training", Engine: eng.Name(), Device: o.Device, Modes: o.Modes,
 		Trace: NewTraceInfo(o.Trace)}
 	var err error
-	if o.Runner != nil {
-		rep.Engine = o.Engine
-		for _, s := range o.Schemes {
-			p, err := core.Compose(s.Mode, s.Policy, o.Modes)
-			if err != nil {
+	if engine.IsSerial(eng) {
+		ps := make([]core.Policy, len(o.Schemes))
+		for i, s := range o.Schemes {
+			if ps[i], err = core.Compose(s.Mode, s.Policy, o.Modes); err != nil {
 				return nil, err
 			}
-			run, err := o.Runner(o.Trace, s, p, o.OutDir)
+			if err := engine.Check(eng, ps[i]); err != nil {
+				return nil, err
+			}
+		}
+		if pl, ok := eng.(engine.Planner); ok {
+			if ps, err = pl.Plan(o.Trace, o.Device, ps, o.Warnings); err != nil {
+				return nil, err
+			}
+		}
+		for i, p := range ps {
+			run, err := RunOn(ctx, eng, o.Trace, o.Schemes[i], p, o.Device, logPathIn(o.OutDir, eng, o.Schemes[i].String()), o.Warnings)
 			if err != nil {
 				return nil, err
 			}
@@ -165,7 +189,7 @@ func Training(o TrainingOptions) (*Report, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runs[i], errs[i] = simulate(o.Trace, s, o.Modes, o.Device, o.OutDir)
+				runs[i], errs[i] = runScheme(ctx, eng, o.Trace, s, o.Modes, o.Device, logPathIn(o.OutDir, eng, s.String()), o.Warnings)
 				if errs[i] != nil {
 					runs[i] = Run{Scheme: s.String(), Policy: s.Policy, Mode: s.Mode, Error: errs[i].Error()}
 				}
@@ -190,6 +214,43 @@ func Training(o TrainingOptions) (*Report, error) {
 	return rep, err
 }
 
+// SchemesFor is the schemes of ss that engine eng can carry out, in order.
+func SchemesFor(eng engine.Engine, ss []Scheme) []Scheme {
+	var out []Scheme
+	for _, s := range ss {
+		p, err := core.Compose(s.Mode, s.Policy, core.ModeParams{})
+		if err == nil && engine.Check(eng, p) == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runScheme composes s with mp and runs it on eng.
+func runScheme(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, logPath string, warn io.Writer) (Run, error) {
+	p, err := core.Compose(s.Mode, s.Policy, mp)
+	if err != nil {
+		return Run{}, err
+	}
+	if err := engine.Check(eng, p); err != nil {
+		return Run{}, err
+	}
+	return RunOn(ctx, eng, t, s, p, dev, logPath, warn)
+}
+
+// logPathIn is where a run of scheme on eng writes its event log in outDir:
+// events-SCHEME.jsonl.gz for the reference engine, events-ENGINE-SCHEME.jsonl.gz
+// for the others; "" without outDir.
+func logPathIn(outDir string, eng engine.Engine, scheme string) string {
+	if outDir == "" {
+		return ""
+	}
+	if ref := engine.Reference(); ref != nil && ref.Name() != eng.Name() {
+		scheme = eng.Name() + "-" + scheme
+	}
+	return filepath.Join(outDir, "events-"+scheme+".jsonl.gz")
+}
+
 // parallel runs n tasks at once and returns their results in order, or the first
 // error.
 func parallel[T any](n int, task func(i int) (T, error)) ([]T, error) {
@@ -212,11 +273,6 @@ func parallel[T any](n int, task func(i int) (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// simulate runs one scheme on a trace; with outDir set it also writes the event log.
-func simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, outDir string) (Run, error) {
-	return simulateNamed(t, s, mp, dev, outDir, s.String())
-}
-
 // simulateNamed is simulate with the log named events-NAME.jsonl.gz.
 func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, outDir, name string) (Run, error) {
 	log := ""
@@ -233,37 +289,30 @@ func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device
 	if err != nil {
 		return Run{}, err
 	}
-	c := metrics.NewCollector()
-	if prio := t.Priorities(); prio != nil {
-		c.SetClasses(prio)
-	}
-	var sink eventlog.Sink = c
+	return RunOn(context.Background(), sim.Engine{}, t, s, p, dev, logPath, nil)
+}
+
+// RunOn runs scheme s (composed as p) on a trace on engine eng and computes its
+// metrics from the event log, which it also writes to logPath when that is set;
+// the engine's warnings go to warn (nil: nowhere).
+func RunOn(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, p core.Policy, dev device.Device, logPath string, warn io.Writer) (Run, error) {
 	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
-	var file *eventlog.File
+	// The pictures are drawn from the same pass over the events as the metrics.
 	var rec *plots.Recorder
+	r := engine.Run{Trace: t, Policy: p, Scheme: run.Scheme, Device: dev, LogPath: logPath, Output: warn}
 	if logPath != "" {
-		var err error
-		if file, err = eventlog.Create(run.Log); err != nil {
-			return run, err
-		}
-		// The pictures are drawn from the same pass over the events as the metrics.
 		rec = plots.NewRecorder()
-		sink = eventlog.Sinks{c, rec, file}
+		r.Sink = rec
 	}
-	err = sim.Run(t, sim.Options{Policy: p, Device: dev, Sink: sink})
-	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
+	out, err := eng.Run(ctx, r)
+	if out.Policy != "" {
+		run.Scheme, run.Policy = out.Policy, out.Policy
 	}
+	run.Result, run.Log = out.Result, out.Log
 	if err != nil {
 		return run, fmt.Errorf("%s: %w", run.Scheme, err)
 	}
-	run.Result, err = c.Result()
-	if err != nil {
-		return run, fmt.Errorf("%s: %w", run.Scheme, err)
-	}
-	if rec != nil {
+	if rec != nil && out.SinkFed {
 		if run.Recorded, err = rec.Log(); err != nil {
 			return run, fmt.Errorf("%s: %w", run.Scheme, err)
 		}
@@ -346,25 +395,41 @@ func WriteResults(dir string, r Output) error {
 // The training suite: the trace under each scheme (the paper's long-running jobs).
 type trainingSuite struct{}
 
+// DefaultSuite is the suite salus eval runs when none is named.
+const DefaultSuite = "training"
+
 func init() { Register(trainingSuite{}) }
 
-func (trainingSuite) Name() string { return "training" }
+func (trainingSuite) Name() string { return DefaultSuite }
 func (trainingSuite) Description() string {
 	return "a trace under each scheme: makespan, queuing, JCTs against fifo"
 }
 func (trainingSuite) AllOrder() int { return 1 }
+
+// RunsOn: the training suite runs on every engine.
+func (trainingSuite) RunsOn(engine.Engine) error { return nil }
+
+// Reads: the training suite reads every common flag: its trace, its schemes, the node.
+func (trainingSuite) Reads() []string { return CommonFlags }
+
+// Schemes are Options.Training.Schemes, or the defaults the engine runs.
+func (trainingSuite) Schemes(o Options) []Scheme {
+	if len(o.Training.Schemes) > 0 {
+		return o.Training.Schemes
+	}
+	eng := o.Engine
+	if eng == nil {
+		eng = sim.Engine{}
+	}
+	return SchemesFor(eng, TrainingSchemes)
+}
 
 // Run runs Options.Training with the common options; a failed run is a row of the
 // result, which comes back with a *RunsFailed.
 func (trainingSuite) Run(o Options) (Result, error) {
 	to := o.Training
 	to.Device, to.Modes, to.OutDir = o.Device, o.Modes, o.OutDir
-	if o.Engine != "" && o.Engine != "sim" {
-		if to.Runner == nil {
-			return nil, fmt.Errorf("the training suite on engine %q needs a runner", o.Engine)
-		}
-		to.Engine = o.Engine
-	}
+	to.Engine, to.Context, to.Warnings = o.Engine, o.Context, o.Progress
 	if to.Trace == nil {
 		return nil, fmt.Errorf("the training suite needs a trace")
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/workload"
@@ -94,6 +96,7 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 	if len(o.Schemes) == 0 {
 		o.Schemes = TuningSchemes
 	}
+	o.Modes = o.Modes.WithDefaults()
 	rep := &TuningReport{Suite: "tuning", Engine: "sim", Device: o.Device, Modes: o.Modes, Jobs: o.Jobs, Iterations: o.Iterations}
 	type task struct {
 		trace  *workload.Trace
@@ -156,6 +159,26 @@ func (tuningSuite) Description() string {
 	return "hyper-parameter exploration: many small jobs at once against one by one"
 }
 func (tuningSuite) AllOrder() int { return 2 }
+
+// Reads: the tuning suite runs on the node of --gpus.
+func (tuningSuite) Reads() []string { return []string{"gpus", "gpu-placement"} }
+
+// Schemes are the tuning suite's schemes.
+func (tuningSuite) Schemes(Options) []Scheme { return TuningSchemes }
+
+// AddFlags defines --tuning-jobs and --tuning-iterations.
+func (tuningSuite) AddFlags(f *pflag.FlagSet, o *Options) {
+	f.IntVar(&o.Tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
+	f.IntVar(&o.Tuning.Iterations, "tuning-iterations", 0, "tuning: iterations per job (0: each set's jobs as long alone as the paper's one-by-one makespan / 300)")
+}
+
+// CheckFlags checks them.
+func (tuningSuite) CheckFlags(o Options) error {
+	if o.Tuning.Jobs < 1 || o.Tuning.Iterations < 0 {
+		return fmt.Errorf("--tuning-jobs must be at least 1 and --tuning-iterations at least 0 (0: the paper's length)")
+	}
+	return nil
+}
 
 func (tuningSuite) Run(o Options) (Result, error) {
 	to := o.Tuning

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -42,7 +44,11 @@ func EmulatedCommand(exe string, j workload.Job, addr string, scale float64, ope
 }
 
 // Launch starts one worker process per job of t against the daemon at addr, each
-// at its (scaled) arrival time, and waits for all of them.
+// at its (scaled) arrival time, and waits for all of them. On the in-process
+// daemon (RunLive), jobs that arrive at the same instant arrive in the trace's
+// order, as the simulator takes them: each worker waits to open its session
+// until the daemon has logged the arrival of the one before (or that one's
+// worker has ended), which the launcher tells it by closing a pipe.
 func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) error {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
@@ -75,7 +81,13 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		errs []error
 	)
 	outMu := &sync.Mutex{}
-	for _, j := range jobs {
+	var after *os.File // the read end of the pipe from the job before, arrived at the same instant
+	defer func() {
+		if after != nil {
+			after.Close()
+		}
+	}()
+	for k, j := range jobs {
 		openAt := t0.Add(time.Duration(j.ArrivalS * o.TimeScale * float64(time.Second)))
 		select {
 		case <-ctx.Done():
@@ -83,10 +95,40 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 			return ctx.Err()
 		case <-time.After(time.Until(openAt.Add(-o.Prelaunch))):
 		}
-		cmd := EmulatedCommand(exe, j, addr, o.TimeScale, openAt, o.Env).Exec(ctx)
+		c := EmulatedCommand(exe, j, addr, o.TimeScale, openAt, o.Env)
+		var files []*os.File // the worker's descriptors from 3 on
+		if after != nil {
+			files = append(files, after)
+			c.Args = append(c.Args, "--after-fd", strconv.Itoa(2+len(files)))
+		}
+		var next, release *os.File // the next job's after, and what releases it
+		if k+1 < len(jobs) && jobs[k+1].ArrivalS == j.ArrivalS && chainable && o.arrivals != nil {
+			// Without a pipe (out of descriptors) the two race, as without chaining.
+			if r, w, err := os.Pipe(); err == nil {
+				next, release = r, w
+			}
+		}
+		cmd := c.Exec(ctx)
+		cmd.ExtraFiles = files
 		cmd.Stdout = &syncWriter{mu: outMu, w: out}
 		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		for _, f := range files {
+			f.Close() // the worker holds its own copies; a worker that did not start frees the next job
+		}
+		after = next
+		exited := make(chan struct{})
+		if release != nil {
+			go func() {
+				select {
+				case <-o.arrivals.of(j.ID):
+				case <-exited:
+				}
+				release.Close()
+			}()
+		}
+		if err != nil {
+			close(exited)
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("job %s: start worker %s: %w", j.ID, exe, err))
 			mu.Unlock()
@@ -99,6 +141,7 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		go func() {
 			defer wg.Done()
 			err := cmd.Wait()
+			close(exited)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("job %s: worker: %w", j.ID, err))
@@ -112,6 +155,50 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// arrivals is a sink of the daemon's events that tells when each job arrived.
+type arrivals struct {
+	mu   sync.Mutex
+	chs  map[string]chan struct{}
+	seen map[string]bool
+}
+
+func newArrivals() *arrivals {
+	return &arrivals{chs: map[string]chan struct{}{}, seen: map[string]bool{}}
+}
+
+// of is closed once job has arrived.
+func (a *arrivals) of(job string) <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ch(job)
+}
+
+func (a *arrivals) ch(job string) chan struct{} {
+	c, ok := a.chs[job]
+	if !ok {
+		c = make(chan struct{})
+		a.chs[job] = c
+	}
+	return c
+}
+
+// Emit notes an arrival.
+func (a *arrivals) Emit(e eventlog.Event) {
+	if e.Kind != eventlog.Arrive {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.seen[e.Job] {
+		a.seen[e.Job] = true
+		close(a.ch(e.Job))
+	}
+}
+
+// chainable is whether worker processes inherit descriptors beyond stderr
+// (exec.Cmd.ExtraFiles), which ordering simultaneous arrivals needs.
+const chainable = runtime.GOOS != "windows"
 
 // WorkerArgs are the arguments of `salus worker` that run job j, its times scaled.
 // They carry the profile's compute demand, for a daemon that emulates the GPU.
@@ -141,6 +228,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 	}
 	if j.GPUs > 1 {
 		args = append(args, "--gpus", strconv.Itoa(j.GPUs))
+	}
+	if j.PauseS > 0 {
+		args = append(args, "--pause-s", f(j.PauseS*scale))
 	}
 	if !openAt.IsZero() {
 		args = append(args, "--open-at", strconv.FormatInt(openAt.UnixNano(), 10))

@@ -75,6 +75,10 @@ type Options struct {
 	OnStart func(job string, p *os.Process)
 	// OnExit is called when a worker process has ended, err saying how it failed.
 	OnExit func(job string, err error)
+
+	// arrivals, set by RunLive, tells Launch when the in-process daemon saw each
+	// job arrive.
+	arrivals *arrivals
 }
 
 // Live is the outcome of a live run on the in-process daemon.
@@ -112,8 +116,13 @@ func RunLive(ctx context.Context, t *workload.Trace, o Options) (Live, error) {
 	if dev.Name == "" {
 		dev.Name = "emulated GPU"
 	}
+	o.arrivals = newArrivals()
+	var log eventlog.Sink = o.arrivals
+	if o.Log != nil {
+		log = eventlog.Sinks{o.Log, o.arrivals}
+	}
 	d, err := StartDaemon(DaemonConfig{Policy: o.Policy, CapacityMiB: o.CapacityMiB, GPUs: o.GPUs, GPUPlacement: o.GPUPlacement, Grace: o.Grace, Emulate: &dev,
-		Trace: t.Name, Log: o.Log, LogPath: o.LogPath, Logger: o.Logger})
+		Trace: t.Name, Log: log, LogPath: o.LogPath, Logger: o.Logger})
 	if err != nil {
 		return Live{}, err
 	}

@@ -26,6 +26,9 @@ type WorkerFlags struct {
 	pers, eph   float64
 	declared    float64
 	demand      float64
+	pauseS      float64
+	// afterFD orders the workers of simultaneous arrivals (Launch).
+	afterFD int
 }
 
 // Register defines the flags on fs.
@@ -49,6 +52,8 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.w.GPUs, "gpus", 1, "GPUs the job needs at once (more than one: a gang, given that many GPUs of the daemon's node together)")
 	fs.StringVar(&f.w.Claim, "claim", os.Getenv("SALUS_CLAIM"), "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver; the claim's secret is sent from $SALUS_CLAIM_SECRET, which the driver sets beside it)")
 	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
+	fs.Float64Var(&f.pauseS, "pause-s", 0, "inference: seconds between a request's end and the next request, holding no iteration (the trace's pause_s)")
+	fs.IntVar(&f.afterFD, "after-fd", 0, "open the session only once this inherited file descriptor reads end of file (set by replay: the job that arrives at the same instant before it has arrived)")
 }
 
 // Worker builds the worker the parsed flags describe. A --model with --batch
@@ -98,6 +103,17 @@ func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
 	}
 	if f.openAt > 0 {
 		w.OpenAt = time.Unix(0, f.openAt)
+	}
+	if f.pauseS < 0 {
+		return nil, fmt.Errorf("salus worker: --pause-s %v: give a pause of 0 seconds or more", f.pauseS)
+	}
+	w.PauseS = f.pauseS
+	if f.afterFD > 0 {
+		after := os.NewFile(uintptr(f.afterFD), "after")
+		w.BeforeOpen = func() {
+			io.Copy(io.Discard, after) // until the job before has opened, or ended
+			after.Close()
+		}
 	}
 	return &w, nil
 }

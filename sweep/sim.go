@@ -55,12 +55,16 @@ func Check(g Grid) error {
 			return err
 		}
 	}
-	if !(g.StarveFactor >= 0) || math.IsInf(g.StarveFactor, 0) {
-		return fmt.Errorf("starve factor %v: give a positive number of job lengths, or 0 for the default (%g)", g.StarveFactor, core.DefaultStarveFactor)
+	// The core checks the admission orders and the starve factor (one check).
+	if err := (core.ModeParams{StarveFactor: g.StarveFactor}).Validate(); err != nil {
+		return err
 	}
 	for _, a := range g.Admissions {
-		if !slices.Contains(core.AdmissionOrders, a) {
-			return fmt.Errorf("admission %q: choose %s", a, strings.Join(core.AdmissionOrders, " or "))
+		if a == "" {
+			return fmt.Errorf("admission \"\": choose %s", strings.Join(core.AdmissionOrders, " or "))
+		}
+		if err := (core.ModeParams{Admission: a}).Validate(); err != nil {
+			return err
 		}
 	}
 	if _, err := device.Preset(g.Device); err != nil {

@@ -19,7 +19,9 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, newSessionsCmd, newEvictCmd, newDrainCmd)
+	registerCommand(90, newSessionsCmd)
+	registerCommand(91, newEvictCmd)
+	registerCommand(92, newDrainCmd)
 }
 
 // adminFlags reach a daemon's connect API as an admin.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
-	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/salusgo/salus/engine"
+	"github.com/salusgo/salus/eval"
 )
 
 // flagRule says where a flag of salus eval takes effect, and what to say when it
@@ -18,50 +21,76 @@ type flagRule struct {
 	refusal string
 }
 
-// overheadFlagNames are the flags only the overhead suite reads (overhead.go).
-var overheadFlagNames = []string{"worker", "python", "examples", "models", "iterations", "block", "warmup", "reps", "threads", "torch-device", "no-trace"}
-
-func suiteIn(ef *evalFlags, suites ...string) bool { return slices.Contains(suites, ef.suite) }
-
-var evalFlagRules = []flagRule{
-	{[]string{"trace", "catalog"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
-		"--%s applies to the training suite (and all) only"},
-	{[]string{"load"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
-		"--%s scales the arrival rate of the training suite's trace"},
-	{[]string{"seed"}, func(ef *evalFlags) bool {
-		return ((ef.tf.file == "" || ef.tf.resample != "" && ef.tf.resample != "none") && suiteIn(ef, "training", "all")) || suiteIn(ef, "inference", "all")
-	}, "--%s draws the generated trace of the training suite (and the inference suite's pauses); it does nothing to a --trace file unless --resample draws from it"},
-	{[]string{"trace-kind"}, func(ef *evalFlags) bool { return ef.tf.file == "" && suiteIn(ef, "training", "all") },
-		"--%s chooses the training suite's generated trace; it does nothing to a --trace file"},
-	{[]string{"resample"}, func(ef *evalFlags) bool { return ef.tf.file != "" && suiteIn(ef, "training", "all") },
-		"--%s draws a trace from the training suite's --trace file"},
-	{[]string{"tuning-jobs", "tuning-iterations"}, func(ef *evalFlags) bool { return suiteIn(ef, "tuning", "all") },
-		"--%s applies to the tuning suite (and all) only"},
-	{[]string{"requests"}, func(ef *evalFlags) bool { return suiteIn(ef, "inference", "all") },
-		"--%s applies to the inference suite (and all) only"},
-	{[]string{"time-scale", "server", "server-log"}, func(ef *evalFlags) bool { return ef.engine == "live" || ef.suite == "overhead" },
-		"--%s applies to the live engine (--engine live) only"},
-	{overheadFlagNames, func(ef *evalFlags) bool { return ef.suite == "overhead" },
-		"--%s applies to the overhead suite (--suite overhead) only"},
-	{[]string{"policy"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all", "overhead") },
-		"--%s chooses the training suite's schemes (and the overhead suite's trace policies); the tuning and inference suites run their own"},
-	{[]string{"mode"}, func(ef *evalFlags) bool { return suiteIn(ef, "training", "all") },
-		"--%s chooses the training suite's schemes; the other suites run their own"},
-	{[]string{"gpus", "gpu-placement"}, func(ef *evalFlags) bool { return ef.engine != "live" && suiteIn(ef, "training", "tuning", "all") },
-		"--%s sets the simulated node's GPUs for the training and tuning suites (the inference suite counts the GPUs it needs; the live engine's are salus replay --gpus)"},
-	{simDeviceFlagNames(), func(ef *evalFlags) bool { return ef.suite != "overhead" },
-		"--%s is a parameter of the simulator's device model; the overhead suite runs real processes"},
+// rules are where salus eval's flags act, all from the registries: a common
+// flag (eval.CommonFlags) under the suites that read it, a suite's own flags
+// under that suite, an engine's under that engine, the simulator's device model
+// where a suite does not measure real processes. The modes' parameters are
+// checked against the modes that run (checkModes).
+func (ef *evalFlags) rules() []flagRule {
+	var rules []flagRule
+	for _, name := range eval.CommonFlags {
+		var readers []string
+		inAll := false
+		for _, s := range eval.Selected(eval.AllName) {
+			if slices.Contains(eval.Reads(s), name) {
+				inAll = true
+			}
+		}
+		for _, n := range eval.Names() {
+			if s, err := eval.Lookup(n); err == nil && slices.Contains(eval.Reads(s), name) {
+				readers = append(readers, n)
+			}
+		}
+		where := "the " + strings.Join(readers, " and ") + " suite"
+		if len(readers) > 1 {
+			where += "s"
+		}
+		if inAll {
+			where += " (and all)"
+		}
+		rules = append(rules, flagRule{[]string{name}, func(ef *evalFlags) bool {
+			for _, s := range eval.Selected(ef.suite) {
+				if slices.Contains(eval.Reads(s), name) {
+					return true
+				}
+			}
+			return false
+		}, "--%s applies to " + where + " only"})
+	}
+	for _, suite := range slices.Sorted(maps.Keys(ef.suiteFlags)) {
+		rules = append(rules, flagRule{ef.suiteFlags[suite], func(ef *evalFlags) bool {
+			for _, s := range eval.Selected(ef.suite) {
+				if s.Name() == suite {
+					return true
+				}
+			}
+			return false
+		}, "--%s applies to the " + suite + " suite (--suite " + suite + ") only"})
+	}
+	for _, name := range slices.Sorted(maps.Keys(ef.engineFlags)) {
+		rules = append(rules, flagRule{ef.engineFlags[name], func(ef *evalFlags) bool { return ef.engine == name },
+			"--%s applies to the " + name + " engine (--engine " + name + ") only"})
+	}
+	rules = append(rules, flagRule{simDeviceFlagNames(), func(ef *evalFlags) bool {
+		for _, s := range eval.Selected(ef.suite) {
+			if _, real := s.(eval.MeasuresReal); !real {
+				return true
+			}
+		}
+		return len(eval.Selected(ef.suite)) == 0
+	}, "--%s is a parameter of the simulator's device model; the suite runs real processes"})
+	return rules
 }
 
-// simDeviceFlagNames are deviceFlags' flags but --capacity-mib, which the overhead
-// suite's daemon takes too.
+// simDeviceFlagNames are deviceFlags' flags but --capacity-mib, which a suite
+// that runs real processes takes too.
 func simDeviceFlagNames() []string {
 	var probe deviceFlags
 	cmd := &cobra.Command{}
 	probe.register(cmd)
 	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name != "capacity-mib" {
+		if f.Name != "capacity-mib" && !slices.Contains(eval.CommonFlags, f.Name) {
 			names = append(names, f.Name)
 		}
 	})
@@ -71,23 +100,21 @@ func simDeviceFlagNames() []string {
 // runningModes are the sharing modes the runs of ef use, or nil where that is not
 // known before the runs.
 func (ef *evalFlags) runningModes() []string {
-	var schemes []eval.Scheme
-	if suiteIn(ef, "training", "all") {
-		switch {
-		case ef.engine == "live" && len(ef.policies) == 0 && len(ef.modes) == 0:
-			schemes = []eval.Scheme{{Mode: "exclusive"}, {Mode: "salus"}} // the live engine's default: the paper's four policies
-		default:
-			var err error
-			if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
-				return nil // the run says why
-			}
+	eng, err := engine.Lookup(ef.engine)
+	if err != nil {
+		return nil // the run says why
+	}
+	o := eval.Options{Engine: eng}
+	if len(ef.policies) > 0 || len(ef.modes) > 0 {
+		if o.Training.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+			return nil // the run says why
 		}
 	}
-	if suiteIn(ef, "tuning", "all") {
-		schemes = append(schemes, eval.TuningSchemes...)
-	}
-	if suiteIn(ef, "inference", "all") {
-		schemes = append(schemes, eval.InferenceSchemes...)
+	var schemes []eval.Scheme
+	for _, s := range eval.Selected(ef.suite) {
+		if sc, ok := s.(eval.Schemer); ok {
+			schemes = append(schemes, sc.Schemes(o)...)
+		}
 	}
 	if len(schemes) == 0 {
 		return nil // overhead, or an unknown suite: its run says why
@@ -104,7 +131,11 @@ func (ef *evalFlags) runningModes() []string {
 // checkApplies refuses a flag given where it would do nothing: a silently ignored
 // flag makes people believe they measured what they did not.
 func (ef *evalFlags) checkApplies(fs *pflag.FlagSet) error {
-	for _, r := range evalFlagRules {
+	var rules []flagRule
+	if eval.Selected(ef.suite) != nil { // an unknown suite: the run says why
+		rules = ef.rules()
+	}
+	for _, r := range rules {
 		if r.applies(ef) {
 			continue
 		}
@@ -128,7 +159,7 @@ func engineNote(ef *evalFlags) string {
 	if ef.tf.file != "" {
 		fmt.Fprintf(&b, " with --trace %s", ef.tf.file)
 	}
-	if ef.engine != "sim" {
+	if ref := engine.Reference(); ref == nil || ef.engine != ref.Name() {
 		fmt.Fprintf(&b, " --engine %s", ef.engine)
 	}
 	return b.String()

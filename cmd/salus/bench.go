@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newBenchCmd) }
+func init() { registerCommand(70, newBenchCmd) }
 
 // benchFlags are salus bench's flags.
 type benchFlags struct {

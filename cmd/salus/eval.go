@@ -6,13 +6,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
-	"github.com/salusgo/salus/device"
-
-	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/engine"
+	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/workload"
 )
 
 // evalFlags are salus eval's flags.
@@ -24,12 +28,22 @@ type evalFlags struct {
 	suite  string
 	engine string
 	out    string
-	lf     liveFlags
-	tuning eval.TuningOptions
-	infer  eval.InferenceOptions
-	// progress receives the suites' progress lines (stderr).
+	// engineFlags and suiteFlags are the flags each engine (engine.Flagged) and
+	// each suite (eval.Flagged) defines, by name.
+	engineFlags, suiteFlags map[string][]string
+	// opts holds the suites' own sections, which their flags set.
+	opts eval.Options
+	// progress receives the suites' progress lines and the engine's warnings (stderr).
 	progress io.Writer
+
+	// Set by run: the engine, and the training suite's trace and device, which
+	// a run on another engine than the reference is compared on.
+	eng   engine.Engine
+	trace *workload.Trace
+	dev   device.Device
 }
+
+func init() { registerCommand(10, newEvalCmd) }
 
 func newEvalCmd() *cobra.Command {
 	var ef evalFlags
@@ -58,50 +72,81 @@ and the command exits non-zero.
 A flag given where it does nothing (--trace to the tuning suite, --slice when no run
 time-slices, --iterations outside the overhead suite) is refused with a message naming it.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := ef.checkApplies(cmd.Flags()); err != nil {
-				return err
-			}
-			ef.lf.stderr = cmd.ErrOrStderr()
-			ef.progress = cmd.ErrOrStderr()
-			rep, failed := ef.run()
-			if rep == nil {
-				return failed
-			}
-			// Runs and suites that failed are rows and sections of the report:
-			// print it, then fail.
-			w := cmd.OutOrStdout()
-			var err error
-			if ef.engine == "live" {
-				err = printLive(w, rep, ef.format, &ef.lf)
-			} else {
-				err = printReport(w, rep, ef.format)
-			}
-			if err != nil {
-				return err
-			}
-			if ef.out != "" && ef.format == "table" {
-				fmt.Fprintf(w, "\nWrote event logs, results.json, results.csv, plots and index.html to %s\n", ef.out)
-			}
-			return failed
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return ef.execute(cmd) },
 	}
 	ef.tf.register(cmd)
 	ef.df.register(cmd)
 	f := cmd.Flags()
 	ef.schemeFlags.register(cmd, nil, nil, "; default: every scheme of the training suite", "")
-	f.StringVar(&ef.suite, "suite", "training", "suite: "+strings.Join(eval.Names(), ", "))
-	f.StringVar(&ef.engine, "engine", "sim", "engine: sim, or live (the daemon and real worker processes; see salus replay)")
-	ef.lf.register(cmd)
+	f.StringVar(&ef.suite, "suite", eval.DefaultSuite, "suite: "+strings.Join(eval.Names(), ", "))
+	f.StringVar(&ef.engine, "engine", engine.Reference().Name(), "engine: "+engine.Describe())
+	ef.addEngineFlags(cmd, "")
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
 	ef.outputFlags.register(cmd, "o", "table", "wide", "json", "csv")
-	f.IntVar(&ef.tuning.Jobs, "tuning-jobs", 300, "tuning: jobs per workload")
-	f.IntVar(&ef.tuning.Iterations, "tuning-iterations", 0, "tuning: iterations per job (0: each set's jobs as long alone as the paper's one-by-one makespan / 300)")
-	f.IntVar(&ef.infer.Requests, "requests", 100, "inference: requests per job")
-	for _, add := range evalFlagHooks {
-		add(f)
-	}
+	ef.addSuiteFlags(cmd)
 	return cmd
+}
+
+// addEngineFlags attaches the flags of every engine that has some
+// (engine.Flagged), or of the one named only, and notes which engine owns which.
+func (ef *evalFlags) addEngineFlags(cmd *cobra.Command, only string) {
+	ef.engineFlags = map[string][]string{}
+	for _, e := range engine.All() {
+		fl, ok := e.(engine.Flagged)
+		if !ok || only != "" && e.Name() != only {
+			continue
+		}
+		own := pflag.NewFlagSet(e.Name(), pflag.ContinueOnError)
+		fl.AddFlags(own)
+		own.VisitAll(func(f *pflag.Flag) { ef.engineFlags[e.Name()] = append(ef.engineFlags[e.Name()], f.Name) })
+		cmd.Flags().AddFlagSet(own)
+	}
+}
+
+// addSuiteFlags attaches every suite's own flags (eval.Flagged), bound to ef.opts,
+// and notes which suite owns which.
+func (ef *evalFlags) addSuiteFlags(cmd *cobra.Command) {
+	ef.suiteFlags = map[string][]string{}
+	for _, name := range eval.Names() {
+		s, err := eval.Lookup(name)
+		if err != nil {
+			continue // all
+		}
+		fl, ok := s.(eval.Flagged)
+		if !ok {
+			continue
+		}
+		own := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		fl.AddFlags(own, &ef.opts)
+		own.VisitAll(func(f *pflag.Flag) { ef.suiteFlags[name] = append(ef.suiteFlags[name], f.Name) })
+		cmd.Flags().AddFlagSet(own)
+	}
+}
+
+// execute checks the flags, runs, and prints the report; a report some of whose
+// runs or suites failed is printed, then the command fails.
+func (ef *evalFlags) execute(cmd *cobra.Command) error {
+	if err := ef.checkApplies(cmd.Flags()); err != nil {
+		return err
+	}
+	ef.progress = cmd.ErrOrStderr()
+	rep, failed := ef.run()
+	if rep == nil {
+		return failed
+	}
+	w := cmd.OutOrStdout()
+	if err := printReport(w, rep, ef.format); err != nil {
+		return err
+	}
+	if r, ok := rep.(*eval.Report); ok && ef.format == "table" {
+		if err := compare(w, r, ef.eng, ef.trace, ef.dev); err != nil {
+			return err
+		}
+	}
+	if ef.out != "" && ef.format == "table" {
+		fmt.Fprintf(w, "\nWrote event logs, results.json, results.csv, plots and index.html to %s\n", ef.out)
+	}
+	return failed
 }
 
 // run validates the flags, runs the suite and writes --out; it prints nothing. A
@@ -110,20 +155,31 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	if err := checkFormat(ef.format, "table", "wide", "json", "csv"); err != nil { // not ef.check: replay registers its own --format
 		return nil, err
 	}
+	eng, err := engine.Lookup(ef.engine)
+	if err != nil {
+		return nil, fmt.Errorf("unknown --engine %q: choose %s", ef.engine, strings.Join(engine.Names(), " or "))
+	}
+	ef.eng = eng
 	if ef.suite != eval.AllName {
-		if _, err := eval.Lookup(ef.suite); err != nil {
+		s, err := eval.Lookup(ef.suite)
+		if err != nil {
 			return nil, fmt.Errorf("unknown --suite %q: choose %s", ef.suite, strings.Join(eval.Names(), ", "))
 		}
+		if err := eval.CheckEngine(s, eng); err != nil {
+			return nil, err
+		}
 	}
-	switch {
-	case ef.engine != "sim" && ef.engine != "live":
-		return nil, fmt.Errorf("unknown --engine %q: choose sim or live", ef.engine)
-	case ef.engine == "live" && ef.suite != "training" && ef.suite != "overhead":
-		return nil, fmt.Errorf("--engine live runs the training and overhead suites only (not %q)", ef.suite)
-	case ef.suite == "overhead" && ef.engine != "live":
-		return nil, fmt.Errorf("the overhead suite measures real processes: use --engine live (got %q)", ef.engine)
-	case ef.suite == "overhead" && overheadFlags.worker != "pytorch":
-		return nil, fmt.Errorf("the overhead suite runs --worker pytorch (got %q)", overheadFlags.worker)
+	if fl, ok := eng.(engine.Flagged); ok {
+		if err := fl.CheckFlags(); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range eval.Selected(ef.suite) {
+		if fl, ok := s.(eval.Flagged); ok {
+			if err := fl.CheckFlags(ef.opts); err != nil {
+				return nil, err
+			}
+		}
 	}
 	dev, err := ef.df.device()
 	if err != nil {
@@ -136,16 +192,10 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := eval.Options{Context: ctx, Engine: ef.engine, Device: dev, Modes: ef.df.modes, OutDir: ef.out, Progress: ef.progress,
-		Policies: ef.policies, Tuning: ef.tuning, Inference: ef.infer, Overhead: overheadOptions(ef.df.capacityMiB)}
-	o.Inference.Seed = ef.tf.seed
-	if suiteIn(ef, "tuning", eval.AllName) && (o.Tuning.Jobs < 1 || o.Tuning.Iterations < 0) {
-		return nil, fmt.Errorf("--tuning-jobs must be at least 1 and --tuning-iterations at least 0 (0: the paper's length)")
-	}
-	if suiteIn(ef, "inference", eval.AllName) && o.Inference.Requests < 1 {
-		return nil, fmt.Errorf("--requests must be at least 1")
-	}
-	if ef.suite == "training" || ef.suite == eval.AllName {
+	o := ef.opts
+	o.Context, o.Engine, o.Device, o.Modes, o.OutDir, o.Progress = ctx, eng, dev, ef.df.modes, ef.out, ef.progress
+	o.Policies, o.Seed, o.CapacityMiB = ef.policies, ef.tf.seed, ef.df.capacityMiB
+	if reads(ef.suite, "trace") {
 		if o.Training, err = ef.training(dev); err != nil {
 			return nil, err
 		}
@@ -165,22 +215,29 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	return rep, err
 }
 
-// training is the training suite's options: the trace, the schemes and, with
-// --engine live, the live engine's runner.
+// reads says whether a suite --suite name runs reads the common flag.
+func reads(name, flag string) bool {
+	for _, s := range eval.Selected(name) {
+		if slices.Contains(eval.Reads(s), flag) {
+			return true
+		}
+	}
+	return false
+}
+
+// training is the training suite's options: the trace and the schemes (none
+// given: the suite's defaults that the engine runs).
 func (ef *evalFlags) training(dev device.Device) (eval.TrainingOptions, error) {
 	trace, err := ef.tf.traceFor(ef.progress)
 	if err != nil {
 		return eval.TrainingOptions{}, err
 	}
-	schemes, err := eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes)
-	if err != nil {
-		return eval.TrainingOptions{}, err
-	}
-	o := eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}
-	if ef.engine == "live" {
-		if err := ef.lf.apply(&o, ef.policies, ef.modes); err != nil {
+	var schemes []eval.Scheme
+	if len(ef.policies) > 0 || len(ef.modes) > 0 {
+		if schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
 			return eval.TrainingOptions{}, err
 		}
 	}
-	return o, nil
+	ef.trace, ef.dev = trace, dev
+	return eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}, nil
 }

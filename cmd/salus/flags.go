@@ -13,7 +13,13 @@ package main
 //	policyFlag   --policy, --mode: one of each        simulate (serve: --policy)
 //	outputFlags  --format/-o FORMAT                   every command that prints results
 //	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen, trace import (FILE)
-//	liveFlags    --time-scale, --server, --server-log eval, replay (replay.go)
+//	addGPUsFlag  --gpus: a count (serve: device indices too) eval, simulate, replay, sweep, serve (gpus.go)
+//	engines'     (engine.Flagged) the live engine's
+//	own flags    --time-scale, --server, --server-log eval, replay (addEngineFlags)
+//	suites'      (eval.Flagged) --tuning-jobs,
+//	own flags    --requests, the overhead suite's     eval (addSuiteFlags)
+//	modes'       (core.Mode.Params) --context-mib,
+//	parameters   --mps-clients, --suspend-quantum...  with deviceFlags
 //
 // Conventions: --format (short -o) is the printing format everywhere but trace
 // import, where it is the format of the source trace read (the trace written is
@@ -23,10 +29,9 @@ package main
 // names it (applies.go); groups that never act on a command are not attached to it.
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -79,17 +84,13 @@ type deviceFlags struct {
 	ctxSwitch    float64
 	pcie         float64
 	speed        float64
-	gpus         int
+	gpus         string // --gpus: a count (gpuCount)
 	gpuPlacement string
 	startupWork  bool
 	modes        core.ModeParams
-}
-
-// modeOnlyFlags are the device flags that act under one sharing mode only.
-var modeOnlyFlags = map[string][]string{
-	"timeslice": {"slice", "context-switch", "context-mib"},
-	"mps":       {"mps-context-mib", "mps-clients"},
-	"suspend":   {"pcie-gbps", "suspend-quantum"},
+	// params are the modes' own parameters (core.Params), by name: one flag each.
+	params map[string]*float64
+	ints   map[string]*int
 }
 
 func (d *deviceFlags) register(cmd *cobra.Command) {
@@ -101,15 +102,19 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&d.slice, "slice", 0, "time-slicing: slice length, seconds (default 0.002)")
 	f.Float64Var(&d.ctxSwitch, "context-switch", 0, "time-slicing: context switch cost per slice, seconds (default 0.00005)")
 	f.Float64Var(&d.pcie, "pcie-gbps", 0, "suspend/resume: host-device copy bandwidth, GB/s (default: the preset's)")
-	f.IntVar(&d.gpus, "gpus", 1, "GPUs of the node, each of the preset's memory: every GPU has its own lanes; a job runs on one GPU, a gang job (trace column gpus) on several at once")
+	addGPUsFlag(f, &d.gpus, false, "")
 	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	f.BoolVar(&d.startupWork, "startup-on-gpu", false, "a job's start-up is GPU work its first iteration carries (TensorFlow 1.x under Salus: the first session.run autotunes cuDNN on the GPU), not time off the GPU that overlaps other jobs")
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
-	def := core.DefaultModeParams()
-	f.Float64Var(&d.modes.ContextMiB, "context-mib", def.ContextMiB, "time-slicing: device memory of one process's CUDA context, MiB")
-	f.Float64Var(&d.modes.MPSContextMiB, "mps-context-mib", def.MPSContextMiB, "MPS: device memory per client, MiB")
-	f.IntVar(&d.modes.MPSMaxClients, "mps-clients", def.MPSMaxClients, "MPS: clients per GPU (16 before Volta, 48 after)")
-	f.Float64Var(&d.modes.SuspendQuantumS, "suspend-quantum", def.SuspendQuantumS, "suspend/resume: seconds a job keeps the GPU before a switch")
+	// Each mode's parameters, as the mode declares them (core.Mode.Params).
+	d.params, d.ints = map[string]*float64{}, map[string]*int{}
+	for _, p := range core.Params() {
+		if p.Int {
+			d.ints[p.Name] = f.Int(p.Name, int(p.Default), p.Help)
+		} else {
+			d.params[p.Name] = f.Float64(p.Name, p.Default, p.Help)
+		}
+	}
 	addAdmissionFlags(f, &d.modes)
 }
 
@@ -124,31 +129,54 @@ func addAdmissionFlags(f *pflag.FlagSet, mp *core.ModeParams) {
 // checkAdmission checks --admission and --starve-factor and puts them as the core
 // reads them: arrival order is the empty default, so that the reports of runs
 // without the option read as before.
+//
+// The values are checked by the core (core.ModeParams.Validate), once; here only
+// what is the flags' own: --starve-factor does nothing under arrival order, and
+// 0, which the core reads as its default, is not a factor one gives.
 func checkAdmission(mp *core.ModeParams) error {
+	if err := flagError(mp.Validate()); err != nil {
+		return err
+	}
 	switch mp.Admission {
 	case core.AdmitByArrival, "":
 		if mp.StarveFactor != core.DefaultStarveFactor && mp.StarveFactor != 0 {
 			return fmt.Errorf("--starve-factor %v applies to --admission policy only: add --admission policy, or drop it", mp.StarveFactor)
 		}
 		mp.Admission, mp.StarveFactor = "", 0
-	case core.AdmitByPolicy:
-		if !(mp.StarveFactor > 0) || math.IsInf(mp.StarveFactor, 0) {
-			return fmt.Errorf("--starve-factor %v: give a positive number of job lengths (default %g)", mp.StarveFactor, core.DefaultStarveFactor)
-		}
 	default:
-		return fmt.Errorf("--admission %q: choose %s", mp.Admission, strings.Join(core.AdmissionOrders, " or "))
+		if mp.StarveFactor == 0 {
+			return fmt.Errorf("--starve-factor 0: give a positive number of job lengths (default %g)", core.DefaultStarveFactor)
+		}
 	}
 	return nil
+}
+
+// flagError names the flag of a mode parameter the core refused.
+func flagError(err error) error {
+	var pe *core.ParamError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	name := "--" + strings.ReplaceAll(pe.Param, "_", "-")
+	if s, ok := pe.Value.(string); ok {
+		return fmt.Errorf("%s %q: %s", name, s, pe.Reason)
+	}
+	return fmt.Errorf("%s %v: %s", name, pe.Value, pe.Reason)
 }
 
 // checkModes refuses a mode's parameter when none of the modes that run is that
 // mode: it would change nothing.
 func (d *deviceFlags) checkModes(fs *pflag.FlagSet, running []string) error {
-	for _, mode := range slices.Sorted(maps.Keys(modeOnlyFlags)) {
+	for _, mode := range core.ModeNames() {
 		if slices.Contains(running, mode) {
 			continue
 		}
-		for _, name := range modeOnlyFlags[mode] {
+		m, _ := core.LookupMode(mode)
+		names := slices.Clone(m.DeviceParams)
+		for _, p := range m.Params {
+			names = append(names, p.Name)
+		}
+		for _, name := range names {
 			if changed(fs, name) {
 				return fmt.Errorf("--%s applies to the %s mode only, and none of the runs uses it (modes here: %s): drop it",
 					name, mode, strings.Join(running, ", "))
@@ -168,28 +196,47 @@ func (d *deviceFlags) device() (device.Device, error) {
 	if d.speed < 0 {
 		return dev, fmt.Errorf("--speed %v: give a positive speed relative to the P100, or 0 for the preset's", d.speed)
 	}
-	if d.gpus < 1 || d.gpus > maxGPUs {
-		return dev, fmt.Errorf("--gpus %d: a node has 1 to %d GPUs", d.gpus, maxGPUs)
+	gpus, err := gpuCount(d.gpus)
+	if err != nil {
+		return dev, err
 	}
 	if _, err := core.LookupGPUPlacement(d.gpuPlacement); err != nil {
 		return dev, fmt.Errorf("--gpu-placement: %w", err)
 	}
-	if d.gpus > 1 {
-		dev.GPUs = d.gpus
+	if gpus > 1 {
+		dev.GPUs = gpus
 	}
 	if d.gpuPlacement != core.DefaultGPUPlacement {
 		dev.GPUPlacement = d.gpuPlacement
 	}
 	dev.StartupIsGPUWork = d.startupWork
-	m := d.modes
-	for _, p := range []struct {
+	type param struct {
 		name string
 		v    float64
-	}{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
-		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}, {"context-mib", m.ContextMiB}, {"mps-context-mib", m.MPSContextMiB},
-		{"suspend-quantum", m.SuspendQuantumS}, {"mps-clients", float64(m.MPSMaxClients)}} {
+	}
+	ps := []param{{"capacity-mib", d.capacityMiB}, {"iter-overhead", d.iterOverhead}, {"switch-cost", d.switchCost}, {"slice", d.slice},
+		{"context-switch", d.ctxSwitch}, {"pcie-gbps", d.pcie}}
+	for _, p := range core.Params() {
+		if p.Int {
+			ps = append(ps, param{p.Name, float64(*d.ints[p.Name])})
+		} else {
+			ps = append(ps, param{p.Name, *d.params[p.Name]})
+		}
+	}
+	for _, p := range ps {
 		if p.v < 0 {
 			return dev, fmt.Errorf("--%s %v: device and mode parameters must not be negative", p.name, p.v)
+		}
+	}
+	// The modes' parameters; one given as 0 means none: left 0 in
+	// core.ModeParams it would mean the default.
+	for _, p := range ps[6:] {
+		v := p.v
+		if v == 0 {
+			v = -1
+		}
+		if err := d.modes.SetParam(p.name, v); err != nil {
+			return dev, err
 		}
 	}
 	if err := checkAdmission(&d.modes); err != nil {

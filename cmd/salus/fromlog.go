@@ -27,7 +27,8 @@ import (
 // HTML report). The reading is package history's and metrics'.
 
 func init() {
-	extraCommands = append(extraCommands, newProfileCmd, newReportCmd)
+	registerCommand(80, newProfileCmd)
+	registerCommand(81, newReportCmd)
 	traceSubcommands = append(traceSubcommands, newTraceFromLogCmd)
 }
 

@@ -21,7 +21,8 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, newGetCmd, newDescribeCmd)
+	registerCommand(100, newGetCmd)
+	registerCommand(101, newDescribeCmd)
 }
 
 // printAs writes msg as JSON, or as the table draw writes, by --format.

@@ -5,9 +5,38 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/server"
 )
+
+// addGPUsFlag is --gpus, defined here once for every command that takes a node's
+// GPUs: a count N; with indices (salus serve, whose GPUs are physical devices), a
+// list of device indices too, which parseGPUs reads. Commands that simulate or
+// emulate the node read a count with gpuCount. what is added to the help.
+func addGPUsFlag(f *pflag.FlagSet, p *string, indices bool, what string) {
+	help := "GPUs of the node, each of the preset's memory and with its own lanes: a count N"
+	if indices {
+		help += " (GPUs 0..N-1), or physical device indices, each optionally with its memory: 0,1,3 or 0:16384,1:40960 (one index alone: 3:)"
+	} else {
+		help += "; a job runs on one GPU, a gang job (trace column gpus) on several at once"
+	}
+	f.StringVar(p, "gpus", "1", help+what)
+}
+
+// gpuCount reads a --gpus that must be a count: the GPUs of a simulated or
+// emulated node, 1 to maxGPUs.
+func gpuCount(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("--gpus %s: give a count of GPUs (a list of device indices is salus serve's, whose GPUs are physical)", s)
+	}
+	if n < 1 || n > maxGPUs {
+		return 0, fmt.Errorf("--gpus %d: a node has 1 to %d GPUs", n, maxGPUs)
+	}
+	return n, nil
+}
 
 // parseGPUs reads salus serve's --gpus: a count N (GPUs 0..N-1, each of
 // capacity MiB), or a comma-separated list of physical device indices, each

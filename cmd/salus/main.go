@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,15 +32,30 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(suggestFlag)
-	root.AddCommand(newEvalCmd(), newSimulateCmd(), newModelsCmd(), newTraceCmd())
-	for _, add := range extraCommands {
-		root.AddCommand(add())
+	for _, c := range subcommands {
+		root.AddCommand(c.mk())
 	}
 	return root
 }
 
-// extraCommands lets other files of this command register subcommands.
-var extraCommands []func() *cobra.Command
+// subcommands are salus's subcommands: each registers itself in its own file
+// (registerCommand, in an init function) with its place in the list.
+var subcommands []struct {
+	order int
+	mk    func() *cobra.Command
+}
+
+// registerCommand adds a subcommand at place order (lower first).
+func registerCommand(order int, mk func() *cobra.Command) {
+	i := len(subcommands)
+	for i > 0 && subcommands[i-1].order > order {
+		i--
+	}
+	subcommands = slices.Insert(subcommands, i, struct {
+		order int
+		mk    func() *cobra.Command
+	}{order, mk})
+}
 
 // suggestFlag adds "did you mean" to an unknown flag's error, naming the
 // command's flags closest to it (cobra suggests commands, not flags).

@@ -187,11 +187,11 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		want string
 	}{
 		{[]string{"--suite", "tuning", "--trace", trace}, "--trace applies to the training suite"},
-		{[]string{"--suite", "tuning", "--load", "2"}, "--load scales the arrival rate of the training suite's trace"},
-		{[]string{"--trace", trace, "--seed", "3"}, "--seed draws the generated trace"},
-		{[]string{"--suite", "tuning", "--resample", "bootstrap"}, "--resample draws a trace from the training suite's --trace file"},
-		{[]string{"--suite", "tuning", "--trace-kind", "salus100"}, "--trace-kind chooses the training suite's generated trace"},
-		{[]string{"--trace", trace, "--trace-kind", "salus100"}, "--trace-kind chooses the training suite's generated trace"},
+		{[]string{"--suite", "tuning", "--load", "2"}, "--load applies to the training suite"},
+		{[]string{"--trace", trace, "--seed", "3"}, "--seed shapes the generated trace"},
+		{[]string{"--suite", "tuning", "--resample", "bootstrap"}, "--resample applies to the training suite"},
+		{[]string{"--suite", "tuning", "--trace-kind", "salus100"}, "--trace-kind applies to the training suite"},
+		{[]string{"--trace", trace, "--trace-kind", "salus100"}, "--trace-kind chooses the generated trace"},
 		{[]string{"--suite", "inference", "--tuning-jobs", "3"}, "--tuning-jobs applies to the tuning suite"},
 		{[]string{"--suite", "tuning", "--requests", "3"}, "--requests applies to the inference suite"},
 		{[]string{"--iterations", "3"}, "--iterations applies to the overhead suite"},

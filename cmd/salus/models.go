@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
+func init() { registerCommand(30, newModelsCmd) }
+
 func newModelsCmd() *cobra.Command {
 	var (
 		of       outputFlags

@@ -26,7 +26,9 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, newServeCmd, newWorkerCmd, newReplayCmd)
+	registerCommand(50, newServeCmd)
+	registerCommand(51, newWorkerCmd)
+	registerCommand(52, newReplayCmd)
 }
 
 // serveFlags configure a daemon, for `salus serve` and for the in-process daemon
@@ -52,7 +54,7 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	addCapacityFlag(fl, &f.capacityMiB)
 	fl.DurationVar(&f.grace, "grace", 5*time.Millisecond, "how long a lane waits for a job's next begin after its iteration ended")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "a client silent this long while it owes a message loses its session")
-	fl.StringVar(&f.gpus, "gpus", "1", "the GPUs of the node, each with its own lanes: a count N (GPUs 0..N-1 of the preset's memory), or physical device indices, each optionally with its memory: 0,1,3 or 0:16384,1:40960 (one index alone: 3:)")
+	addGPUsFlag(fl, &f.gpus, true, "")
 	fl.StringVar(&f.placement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 }
 

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
+func init() { registerCommand(20, newSimulateCmd) }
+
 func newSimulateCmd() *cobra.Command {
 	var (
 		tf     traceFlags

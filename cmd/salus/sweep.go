@@ -26,7 +26,7 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { extraCommands = append(extraCommands, newSweepCmd) }
+func init() { registerCommand(60, newSweepCmd) }
 
 func newSweepCmd() *cobra.Command {
 	var (
@@ -37,6 +37,7 @@ func newSweepCmd() *cobra.Command {
 		resume  string
 		workers int
 		shard   string
+		gpus    string
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -80,6 +81,10 @@ then combines the shards' directories into the outputs of one sweep.`,
 				out = resume
 			} else {
 				g.Policies, g.Modes = sf.policies, sf.modes
+				var err error
+				if g.GPUs, err = gpuCount(gpus); err != nil {
+					return err
+				}
 				for i, f := range g.Catalogs { // the grid file keeps them for --resume, from anywhere
 					if abs, err := filepath.Abs(f); err == nil {
 						g.Catalogs[i] = abs
@@ -130,7 +135,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace (not with --trace)")
 	f.StringArrayVar(&g.Traces, "trace", nil, "trace file to sweep instead of the generated trace (repeatable); --load divides its arrival times")
 	f.StringVar(&g.Resample, "resample", "", "with --trace: how each seed draws a trace from the file: "+strings.Join(workload.ResampleMethods, ", ")+" (default: bootstrap with several seeds, none with one)")
-	f.IntVar(&g.GPUs, "gpus", 1, "GPUs of each run's node (each of the preset's memory, placed least-loaded)")
+	addGPUsFlag(f, &gpus, false, " (of each run's node, placed least-loaded)")
 	addCatalogFlag(cmd, &g.Catalogs)
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
+func init() { registerCommand(40, newTraceCmd) }
+
 func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "trace", Short: "Generate, validate and summarize traces"}
 	cmd.AddCommand(newTraceValidateCmd(), newTraceGenCmd(), newTraceStatsCmd(), newTraceImportCmd())

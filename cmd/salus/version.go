@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newVersionCmd) }
+func init() { registerCommand(110, newVersionCmd) }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
