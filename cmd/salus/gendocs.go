@@ -27,7 +27,7 @@ import (
 const genDocsCommand = "go run ./cmd/salus gen-docs docs/cli"
 
 func init() {
-	extraCommands = append(extraCommands, newGenDocsCmd)
+	registerCommand(200, newGenDocsCmd) // hidden: last
 }
 
 func newGenDocsCmd() *cobra.Command {
