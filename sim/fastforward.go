@@ -34,7 +34,9 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 	}
 	w := g.running[0]
 	j := w.job
-	if j == nil || j.parts != 1 || j.spec.Kind == workload.Infer || j.done == 0 && j.firstExtra > 0 {
+	// A gang's rank never runs on without the others (Lockstep): only a job of one
+	// GPU is fast-forwarded.
+	if j == nil || j.parts != 1 || len(j.works) != 1 || j.spec.Kind == workload.Infer || j.done == 0 && j.firstExtra > 0 {
 		return nil
 	}
 	next := nextArrival

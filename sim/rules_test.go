@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/workload"
+)
+
+// rulesTrace parses a small trace whose profiles are inline.
+func rulesTrace(t *testing.T, rows ...string) *workload.Trace {
+	t.Helper()
+	csv := "job_id,model,batch_size,iterations,arrival_s,gpus,kind,pause_s,declared_s,priority,iter_s,startup_s,persistent_mib,ephemeral_mib,demand\n" +
+		strings.Join(rows, "\n") + "\n"
+	tr, err := workload.ParseTrace([]byte(csv), "rules.csv", "rules", workload.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// rulesRun runs tr under policy (composed with mp) on gpus P100s, with or
+// without fast-forward, and returns its events.
+func rulesRun(t *testing.T, tr *workload.Trace, policy string, mp core.ModeParams, gpus int, noFF bool) []eventlog.Event {
+	t.Helper()
+	p, err := core.Compose("", policy, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := device.Preset("p100")
+	var evs []eventlog.Event
+	if err := run(tr, Options{Policy: p, Device: dev, GPUs: gpus, Sink: sinkFunc(func(e eventlog.Event) { evs = append(evs, e) })}, noFF, nil); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// iterTimes is each iteration's start-to-end time of job id, seconds.
+func iterTimes(evs []eventlog.Event, id string) []float64 {
+	var out []float64
+	var start float64
+	for _, e := range evs {
+		if e.Job != id {
+			continue
+		}
+		switch e.Kind {
+		case eventlog.IterStart:
+			start = e.T
+		case eventlog.IterEnd:
+			out = append(out, e.T-start)
+		}
+	}
+	return out
+}
+
+// A gang's ranks run in lockstep: each at the pace of the slowest, keeping its
+// GPU busy the whole iteration. g (2 GPUs, demand 0.7) has x (demand 1) beside
+// its rank on GPU 0 and b (demand 0.6) beside its rank on GPU 1: g's iterations
+// take 0.1 x 1.7 = 0.170 s, and b's take 0.1 x 1.3 = 0.130 s every one, not
+// less once g's rank on GPU 1 has done its share of the work.
+func TestGangRanksRunInLockstep(t *testing.T) {
+	tr := rulesTrace(t,
+		"g,m,1,20,0,2,,,,,0.1,0,1000,1000,0.7",
+		"x,m,1,100,0,1,,,,,0.1,0,1000,1000,1",
+		"b,m,1,10,0,1,,,,,0.1,0,1000,1000,0.6",
+	)
+	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, false)
+	for _, e := range evs {
+		if e.Kind == eventlog.Admit && e.Job == "b" && e.GPUIndex != 1 {
+			t.Fatalf("b is on GPU %d, want 1 (beside g's second rank)", e.GPUIndex)
+		}
+	}
+	for i, d := range iterTimes(evs, "g") {
+		if math.Abs(d-0.170) > 1e-6 {
+			t.Fatalf("g's iteration %d took %.6f s, want 0.170 (its slowest rank's pace)", i, d)
+		}
+	}
+	for i, d := range iterTimes(evs, "b") {
+		if math.Abs(d-0.130) > 1e-6 {
+			t.Fatalf("b's iteration %d took %.6f s, want 0.130 (g's rank beside it runs the whole iteration)", i, d)
+		}
+	}
+}
+
+// Fast-forward never runs one rank of a gang alone. g's rank on GPU 0 lags
+// behind x's iteration; once x pauses, that rank alone is in flight, and the
+// fast-forward used to go on with it alone, leaving GPU 1 idle: b, arriving
+// beside g's other rank, then ran its first iteration as if alone (0.121 s,
+// not 0.130). The log is the same with and without fast-forward.
+func TestFastForwardKeepsGangRanksTogether(t *testing.T) {
+	tr := rulesTrace(t,
+		"g,m,1,40,0,2,,,,,0.1,0,1000,1000,0.7",
+		"x,m,1,3,0.05,1,infer,5,,,0.1,0,1000,1000,0.6",
+		"b,m,1,5,2,1,,,,,0.1,0,1000,1000,0.6",
+	)
+	slow := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, true)
+	fast := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, false)
+	if !reflect.DeepEqual(slow, fast) {
+		t.Errorf("the logs differ with fast-forward")
+	}
+	for i, d := range iterTimes(fast, "b") {
+		if math.Abs(d-0.130) > 1e-6 {
+			t.Errorf("b's iteration %d took %.6f s, want 0.130 (beside g's rank)", i, d)
+		}
+	}
+}
