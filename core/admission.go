@@ -129,6 +129,23 @@ func (s *Scheduler) track(js *jobState) {
 	}
 }
 
+// NextDeadline is the next instant at which the core must decide although no
+// event comes: under policy-ordered admission, when the next waiting job starts
+// starving (it may then be admitted ahead of the others, or block them). The
+// engine calls Decide at that instant, after the events of the instant, if any;
+// false when there is no such instant. It changes after Arrive, Restore, Leave
+// and Decide.
+func (s *Scheduler) NextDeadline() (time.Duration, bool) {
+	for s.deadlines.Len() > 0 {
+		js := s.deadlines.jobs[0]
+		if js.phase == waiting && !js.left {
+			return js.starveAt, js.starveAt < math.MaxInt64
+		}
+		heap.Pop(&s.deadlines)
+	}
+	return 0, false
+}
+
 // admitStarving admits the starving jobs in arrival order and reports whether
 // the first one that does not fit blocks the rest of the admission.
 func (s *Scheduler) admitStarving(out []Decision, gpus []GPUInfo) ([]Decision, []GPUInfo, bool) {

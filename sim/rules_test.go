@@ -109,3 +109,43 @@ func TestFastForwardKeepsGangRanksTogether(t *testing.T) {
 		}
 	}
 }
+
+// policyAdmission is the mode parameters of --admission policy --starve-factor k.
+func policyAdmission(k float64) core.ModeParams {
+	mp := core.DefaultModeParams()
+	mp.Admission, mp.StarveFactor = core.AdmitByPolicy, k
+	return mp
+}
+
+// admittedAt is when each job was admitted, seconds.
+func admittedAt(evs []eventlog.Event) map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range evs {
+		if e.Kind == eventlog.Admit {
+			out[e.Job] = e.T
+		}
+	}
+	return out
+}
+
+// Admission is decided at the instant a waiting job starts starving, not only
+// at arrivals and leaves. Under srtf with --admission policy --starve-factor 1:
+// d (2 s) runs, then a (22 s); b (declares 5 s, arrives at 0.1) does not fit
+// beside both; c (declares 1 s, arrives at 0.5, starving from 1.5) never fits
+// beside a. When d leaves at 2, b fits, but c, starving, blocks it; at 5.1 b
+// starves too and, the earlier arrival, comes first: it is admitted at 5.1, not
+// when a leaves at 24.
+func TestAdmissionAtTheStarvationInstant(t *testing.T) {
+	tr := rulesTrace(t,
+		"a,m,1,220,0,1,,,,,0.1,0,7000,500,1",
+		"d,m,1,20,0,1,,,,,0.1,0,4000,500,1",
+		"b,m,1,10,0.1,1,,,5,,0.1,0,4000,500,1",
+		"c,m,1,10,0.5,1,,,1,,0.1,0,9000,500,1",
+	)
+	for _, noFF := range []bool{false, true} {
+		at := admittedAt(rulesRun(t, tr, "srtf", policyAdmission(1), 1, noFF))
+		if math.Abs(at["b"]-5.1) > 1e-9 {
+			t.Errorf("fast-forward %v: b admitted at %v s, want 5.1 (when it starts starving; admitted: %v)", !noFF, at["b"], at)
+		}
+	}
+}

@@ -239,6 +239,9 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
 		}
+		if d, ok := e.sched.NextDeadline(); ok {
+			at = min(at, max(d, e.now)) // a waiting job starts starving: the core decides then
+		}
 		if at == maxTime {
 			return fmt.Errorf("simulation stalled at %ss with %d jobs left: the scheduler admitted none of them", seconds(e.now), e.left)
 		}
