@@ -56,9 +56,12 @@ type Admission struct {
 	StarveFactor float64
 }
 
-// admissionOf is the admission p runs under with mp. Fifo and the modes that
-// admit in arrival order (separate processes) keep arrival order: there is
-// nothing for them to reorder.
+// admissionOf is the admission p runs under with mp. The modes that admit in
+// plain arrival order (AdmitInOrder: separate processes, priorities aside) keep
+// it: no job ever passes another there, so there is no bound to keep. Every other
+// policy, fifo (exclusive) included, admits by priority, so under policy-ordered
+// admission it keeps the starvation bound too: a starving job is admitted first
+// whatever its priority, under fifo as under the lane policies.
 func admissionOf(p Policy, mp ModeParams) (Admission, error) {
 	k := mp.StarveFactor
 	if math.IsNaN(k) || math.IsInf(k, 0) || k < 0 {
@@ -71,7 +74,7 @@ func admissionOf(p Policy, mp ModeParams) (Admission, error) {
 	default:
 		return Admission{}, fmt.Errorf("admission %q: choose %s", mp.Admission, strings.Join(AdmissionOrders, " or "))
 	}
-	if _, excl := p.Placement.(Exclusive); excl || p.AdmitInOrder {
+	if p.AdmitInOrder {
 		return Admission{}, nil
 	}
 	if k == 0 {
