@@ -149,3 +149,96 @@ func TestAdmissionAtTheStarvationInstant(t *testing.T) {
 		}
 	}
 }
+
+// firstStartAt is the job whose iteration starts first at t (seconds).
+func firstStartAt(evs []eventlog.Event, t float64) string {
+	for _, e := range evs {
+		if e.Kind == eventlog.IterStart && math.Abs(e.T-t) < 1e-9 {
+			return e.Job
+		}
+	}
+	return ""
+}
+
+// Where a pause's end falls among the requests of one instant: it is a timer, as
+// a start-up's end is, so its request comes after those of the iterations that
+// ended at that instant, and among the pauses and start-ups that end there, the
+// one that began first asks first (timers of one instant fire in the order they
+// were set; start-ups off the GPU begin at arrival, so among them that is arrival
+// order). inf (inference, arrives at 0) ends its first request at 1 and pauses
+// 4 s; s's start-up ends at 5 too. Under pack, which serves a lane's requests in
+// the order they reach it, s runs first at 5 when its start-up began before
+// inf's pause (s arrives at 0.5, start-up 4.5 s), inf when it began after (s
+// arrives at 2, start-up 3 s). The two share one lane (7465.5 MiB of the P100's
+// 14336: the second job's own lane would not fit).
+func TestPauseEndsAmongRequestsInTheOrderSet(t *testing.T) {
+	for _, c := range []struct{ s, first string }{
+		{"s,m,1,1,0.5,1,,,,,1,4.5,100,7000,1", "s"},
+		{"s,m,1,1,2,1,,,,,1,3,100,7000,1", "inf"},
+	} {
+		tr := rulesTrace(t, "inf,m,1,2,0,1,infer,4,,,1,0,100,7000,1", c.s)
+		evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 1, false)
+		lanes := map[int]bool{}
+		for _, e := range evs {
+			if e.Kind == eventlog.Admit {
+				lanes[e.Lane] = true
+			}
+		}
+		if len(lanes) != 1 {
+			t.Fatalf("%s: the jobs are in %d lanes, want 1", c.s, len(lanes))
+		}
+		if got := firstStartAt(evs, 5); got != c.first {
+			t.Errorf("%s: %q runs first at 5 s, want %s (whose wait began first)", c.s, got, c.first)
+		}
+	}
+}
+
+// Attained time is standalone work: what an iteration's work would take alone on
+// the device, however long lanes side by side made it take. a and b (demand 1
+// each) run in lanes of their own under pack: each iteration takes 0.2 s, and
+// each counts 0.1 s of attained GPU time (the iter_end event's gpu_s, what the
+// core is told).
+func TestAttainedIsStandaloneWork(t *testing.T) {
+	tr := rulesTrace(t,
+		"a,m,1,5,0,1,,,,,0.1,0,1000,1000,1",
+		"b,m,1,5,0,1,,,,,0.1,0,1000,1000,1",
+	)
+	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 1, false)
+	for _, id := range []string{"a", "b"} {
+		for i, d := range iterTimes(evs, id) {
+			if math.Abs(d-0.2) > 1e-9 {
+				t.Fatalf("%s's iteration %d took %v s, want 0.2 (two lanes of demand 1)", id, i, d)
+			}
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == eventlog.IterEnd && math.Abs(e.GPU-0.1) > 1e-9 {
+			t.Fatalf("%s at %v: attained %v s for an iteration, want 0.1 (its standalone work)", e.Job, e.T, e.GPU)
+		}
+	}
+}
+
+// A trace row with no declared_s declares its iterations' standalone time on
+// the device (iterations x iteration time), not "no time": for the starvation
+// bound it is passed over like any job during K x that time. Under srtf with
+// --admission policy --starve-factor 1, w (10 iterations of 0.1 s: 1 s) arrives
+// at 0.1 and starves only at 1.1; s (declares 0.3 s) arrives later and is
+// admitted ahead of it when a leaves at 0.5. A job that declared no time would
+// starve from its arrival and never be passed over.
+func TestNoDeclaredSDeclaresItsIterations(t *testing.T) {
+	tr := rulesTrace(t,
+		"a,m,1,5,0,1,,,,,0.1,0,8000,500,1",
+		"w,m,1,10,0.1,1,,,,,0.1,0,8000,500,1",
+		"s,m,1,3,0.2,1,,,0.3,,0.1,0,8000,500,1",
+	)
+	evs := rulesRun(t, tr, "srtf", policyAdmission(1), 1, false)
+	for _, e := range evs {
+		if e.Kind == eventlog.Arrive && e.Job == "w" && math.Abs(e.DeclaredS-1) > 1e-9 {
+			t.Errorf("w declares %v s, want 1 (10 iterations of 0.1 s)", e.DeclaredS)
+		}
+	}
+	at := admittedAt(evs)
+	if !(math.Abs(at["s"]-0.5) < 1e-9 && at["w"] > at["s"]) {
+		t.Errorf("admitted at %v: want s at 0.5, before w (not yet starving)", at)
+	}
+}
