@@ -55,9 +55,12 @@ type Admission struct {
 	StarveFactor float64
 }
 
-// admissionOf is the admission p runs under with mp. Fifo and the modes that
-// admit in arrival order (separate processes) keep arrival order: there is
-// nothing for them to reorder.
+// admissionOf is the admission p runs under with mp. The modes that admit in
+// plain arrival order (AdmitInOrder: separate processes, priorities aside) keep
+// it: no job ever passes another there, so there is no bound to keep. Every other
+// policy, fifo (exclusive) included, admits by priority, so under policy-ordered
+// admission it keeps the starvation bound too: a starving job is admitted first
+// whatever its priority, under fifo as under the lane policies.
 func admissionOf(p Policy, mp ModeParams) (Admission, error) {
 	if err := mp.Validate(); err != nil {
 		return Admission{}, err
@@ -66,7 +69,7 @@ func admissionOf(p Policy, mp ModeParams) (Admission, error) {
 	if strings.ToLower(mp.Admission) != AdmitByPolicy {
 		return Admission{}, nil
 	}
-	if _, excl := p.Placement.(Exclusive); excl || p.AdmitInOrder {
+	if p.AdmitInOrder {
 		return Admission{}, nil
 	}
 	if k == 0 {
@@ -122,6 +125,23 @@ func (s *Scheduler) track(js *jobState) {
 		s.deadlines.prune()
 		s.starving.prune()
 	}
+}
+
+// NextDeadline is the next instant at which the core must decide although no
+// event comes: under policy-ordered admission, when the next waiting job starts
+// starving (it may then be admitted ahead of the others, or block them). The
+// engine calls Decide at that instant, after the events of the instant, if any;
+// false when there is no such instant. It changes after Arrive, Restore, Leave
+// and Decide.
+func (s *Scheduler) NextDeadline() (time.Duration, bool) {
+	for s.deadlines.Len() > 0 {
+		js := s.deadlines.jobs[0]
+		if js.phase == waiting && !js.left {
+			return js.starveAt, js.starveAt < math.MaxInt64
+		}
+		heap.Pop(&s.deadlines)
+	}
+	return 0, false
 }
 
 // admitStarving admits the starving jobs in arrival order and reports whether

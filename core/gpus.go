@@ -55,17 +55,32 @@ func (LeastLoaded) Order(_ Job, gpus []GPUInfo) []int {
 	})
 }
 
-// BestFit tries the GPU with the least free memory first (among those with some
-// jobs, before the empty ones): it packs jobs tightly and keeps whole GPUs free
-// for big or gang jobs.
+// BestFit tries the GPU with the least room left first (Room: among those with
+// some jobs, before the empty ones): it packs jobs tightly and keeps whole GPUs
+// free for big or gang jobs.
 type BestFit struct{}
 
 // Name is "best-fit".
 func (BestFit) Name() string { return "best-fit" }
 
-// Order is by free memory, least first, then index.
+// Order is by room left, least first, then index.
 func (BestFit) Order(_ Job, gpus []GPUInfo) []int {
-	return sortedBy(gpus, func(a, b GPUInfo) int { return compareFloat(a.Free, b.Free) })
+	return sortedBy(gpus, func(a, b GPUInfo) int { return compareFloat(a.Room(), b.Room()) })
+}
+
+// Room is the memory of the GPU that a job could still go into: what no lane
+// holds, plus what the open lanes' jobs leave of their lanes (a gang's lane,
+// closed, leaves none). Under a one-lane policy the lane holds the whole GPU,
+// so Free is 0 on every GPU in use and says nothing of how full it is; Room
+// does, as under lanes side by side.
+func (g GPUInfo) Room() float64 {
+	room := g.Free
+	for _, l := range g.Lanes {
+		if !l.Closed {
+			room += max(l.Size-l.Used(), 0)
+		}
+	}
+	return room
 }
 
 func compareFloat(a, b float64) int {

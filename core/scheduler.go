@@ -425,6 +425,11 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 	if defrag && s.policy.Defrag.Split {
 		out = s.split(out)
 	}
+	if s.deadlines.Len() > 0 && s.deadlines.jobs[0].starveAt <= now {
+		// A waiting job starts starving: admission is decided at this instant
+		// too (NextDeadline), not only at the next arrival or leave.
+		s.needsAdmit = true
+	}
 	if s.needsAdmit {
 		s.needsAdmit = false
 		out = s.admit(out)

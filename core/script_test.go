@@ -20,6 +20,7 @@ import (
 //	    [admission=arrival|policy] [starve=K]
 //	at t=SECONDS        input: one event a line, then Decide; prints the decisions
 //	state               prints lanes, ready queues and waiting jobs
+//	next                prints NextDeadline: when the core must decide with no event
 //
 // Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N] [priority=N]",
 // "restore JOB arrival=S attained=S iterations=N [persistent=MIB] [ephemeral=MIB] [declared=S]",
@@ -64,6 +65,12 @@ func TestScripts(t *testing.T) {
 				return out.String()
 			case "state":
 				return formatState(s)
+			case "next":
+				if at, ok := s.NextDeadline(); ok {
+					return fmt.Sprintf("decide at t=%v\n", at.Seconds())
+				}
+				return "none\n"
+
 			}
 			t.Fatalf("%s: unknown directive %q", td.Pos, td.Cmd)
 			return ""

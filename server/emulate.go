@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/salusgo/salus/core"
@@ -95,6 +96,15 @@ type emulator struct {
 	at    time.Duration // how far the model has been advanced, on the server's clock
 	timer *time.Timer   // fires at the model's next end
 	stats EmulationStats
+	// gangs are the gang iterations in flight: their ranks run in lockstep.
+	gangs []emuGang
+}
+
+// emuGang is a gang's iteration on the model: its parts and their GPUs.
+type emuGang struct {
+	job   string
+	parts []*sim.Work
+	gpus  []*sim.GPU
 }
 
 // heldEnd is a client's end that arrived before the model finished the
@@ -120,6 +130,15 @@ func newEmulator(compute core.ComputeSharing, dev device.Device, gpus int, fire 
 // nextEnd is how long until the next part of an iteration ends on any GPU;
 // false when nothing runs.
 func (e *emulator) nextEnd() (time.Duration, bool) {
+	kept := e.gangs[:0]
+	for _, g := range e.gangs {
+		if g.parts[0].Left > 0 { // the parts end together
+			sim.Lockstep(g.parts, g.gpus)
+			kept = append(kept, g)
+		}
+	}
+	clear(e.gangs[len(kept):])
+	e.gangs = kept
 	var next time.Duration
 	found := false
 	for _, g := range e.gpus {
@@ -142,6 +161,7 @@ func (e *emulator) remove(ss *Session) {
 	for _, g := range ss.gpus {
 		e.gpus[g].Remove(ss.id)
 	}
+	e.gangs = slices.DeleteFunc(e.gangs, func(g emuGang) bool { return g.job == ss.id })
 	ss.parts = 0
 }
 
@@ -279,9 +299,18 @@ func (s *Server) startWork(now time.Duration, ss *Session) {
 	}
 	ss.workDone = false
 	ss.parts = len(ss.gpus)
-	for _, g := range ss.gpus {
-		e.gpus[g].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+	if len(ss.gpus) == 1 {
+		e.gpus[ss.gpus[0]].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+		return
 	}
+	// A gang: its ranks run at the slowest one's pace (sim.Lockstep).
+	g := emuGang{job: ss.id}
+	for _, i := range ss.gpus {
+		w := &sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand}
+		e.gpus[i].Start(w)
+		g.parts, g.gpus = append(g.parts, w), append(g.gpus, e.gpus[i])
+	}
+	e.gangs = append(e.gangs, g)
 }
 
 // completeHeld processes a held end at now.

@@ -393,6 +393,9 @@ type Server struct {
 	// run (Config.Recover): its clock continues from there.
 	offset       time.Duration
 	recoverTimer *time.Timer
+	// starveTimer fires when the core must decide with no event: a waiting job
+	// starts starving (core.Scheduler.NextDeadline).
+	starveTimer *time.Timer
 
 	// gpus are the node's GPUs, by the core's index.
 	gpus []GPU
@@ -597,6 +600,7 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 		if s.emu != nil && !s.closing {
 			s.arm()
 		}
+		s.armDeadline()
 		return
 	}
 	s.decisions++
@@ -609,6 +613,41 @@ func (s *Server) decide(now time.Duration, out *[]func()) {
 	if s.emu != nil && !s.closing {
 		s.arm()
 	}
+	s.armDeadline()
+}
+
+// armDeadline sets starveTimer for the next instant the core must decide at
+// with no event (a waiting job starts starving), or stops it.
+func (s *Server) armDeadline() {
+	if s.closing {
+		return
+	}
+	at, ok := s.sched.NextDeadline()
+	if !ok {
+		if s.starveTimer != nil {
+			s.starveTimer.Stop()
+		}
+		return
+	}
+	d := max(at-s.now(), 0)
+	if s.starveTimer == nil {
+		s.starveTimer = time.AfterFunc(d, s.deadlineFire)
+		return
+	}
+	s.starveTimer.Reset(d)
+}
+
+// deadlineFire is starveTimer's function: the core decides at that instant.
+func (s *Server) deadlineFire() {
+	var out []func()
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	now := s.clock(&out)
+	s.decide(now, &out)
+	s.unlockRun(out)
 }
 
 // Open registers a job. done is called once, outside the server's lock, when the job
@@ -1316,6 +1355,9 @@ func (s *Server) stop(keep bool) {
 	}
 	if s.recoverTimer != nil {
 		s.recoverTimer.Stop()
+	}
+	if s.starveTimer != nil {
+		s.starveTimer.Stop()
 	}
 	if s.jr.timer != nil {
 		s.jr.timer.Stop()

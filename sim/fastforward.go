@@ -9,7 +9,8 @@ import (
 
 // fastForward runs, when one training iteration runs alone on the node (one GPU
 // busy, one iteration on it), the iterations of that job that nothing can
-// interrupt before the next event of the run (an arrival or a timer). Alone, an
+// interrupt before the next event of the run (an arrival, a timer, or an instant
+// the core must decide at: NextDeadline). Alone, an
 // iteration takes exactly its standalone time, so its end is known, and the
 // core's Continue says whether the job would simply go on at that boundary. They
 // run in a tight loop that writes the events a one-by-one run writes, in the same
@@ -34,12 +35,17 @@ func (e *engine) fastForward(nextArrival time.Duration) error {
 	}
 	w := g.running[0]
 	j := w.job
-	if j == nil || j.parts != 1 || j.spec.Kind == workload.Infer || j.done == 0 && j.firstExtra > 0 {
+	// A gang's rank never runs on without the others (Lockstep): only a job of one
+	// GPU is fast-forwarded.
+	if j == nil || j.parts != 1 || len(j.works) != 1 || j.spec.Kind == workload.Infer || j.done == 0 && j.firstExtra > 0 {
 		return nil
 	}
 	next := nextArrival
 	if len(e.timers) > 0 {
 		next = min(next, e.timers[0].at)
+	}
+	if d, ok := e.sched.NextDeadline(); ok {
+		next = min(next, d)
 	}
 	delay := time.Duration(0)
 	if e.o.Policy.Gated {

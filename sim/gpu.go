@@ -23,6 +23,9 @@ type Work struct {
 	// job is the simulator's own record of the job (nil for the daemon's emulator):
 	// it saves a lookup by name at every iteration's end.
 	job *job
+	// pace, when above the GPU's slowdown, is the slowdown the work runs at: a
+	// gang's rank runs at its slowest rank's pace (Lockstep).
+	pace float64
 }
 
 // GPU is the compute side of the device model: the iterations in flight and how
@@ -107,6 +110,7 @@ func (g *GPU) phaseLeft(w *Work, share float64) time.Duration {
 	if w.Delay > 0 {
 		return w.Delay
 	}
+	share = max(share, w.pace)
 	if share == 1 {
 		return w.Left
 	}
@@ -148,7 +152,7 @@ func (g *GPU) step(dt time.Duration) {
 		default:
 			// Progress at 1/share of real time, rounded, and short of the end, which
 			// is later than dt.
-			done := time.Duration(math.Round(float64(dt) / share))
+			done := time.Duration(math.Round(float64(dt) / max(share, w.pace)))
 			w.Left -= min(done, w.Left-1)
 		}
 		if w.Delay <= 0 && w.Left == 0 {
@@ -172,4 +176,28 @@ func (g *GPU) Finished() []*Work {
 	out := g.finished
 	g.finished = g.finished[:0]
 	return out
+}
+
+// Lockstep paces the parts of one gang's iteration: parts[i] runs on gpus[i]. A
+// gang's ranks synchronize at every step of an iteration, so each runs at the
+// pace of the slowest (the largest slowdown among their GPUs) and all end at the
+// same instant; meanwhile each rank keeps its GPU as busy as its demand says, so a
+// job beside a rank that waits on a slower one is slowed for the whole iteration,
+// not only while that rank's own share of the work lasts. Call it whenever the
+// works on any of those GPUs change, before NextEnd.
+func Lockstep(parts []*Work, gpus []*GPU) {
+	pace := 1.0
+	for i := range parts {
+		g := gpus[i]
+		if !g.fresh {
+			g.NextEnd()
+		}
+		pace = max(pace, g.share)
+	}
+	for i, w := range parts {
+		if w.pace != pace {
+			w.pace = pace
+			gpus[i].fresh = false
+		}
+	}
 }

@@ -63,6 +63,9 @@ type job struct {
 	// reused by every iteration: a job has one iteration in flight at a time, so
 	// the simulator's loop allocates nothing per iteration.
 	works []Work
+	// ranks and rankGPUs are a gang's parts and their GPUs, for Lockstep.
+	ranks    []*Work
+	rankGPUs []*GPU
 }
 
 type timer struct {
@@ -142,6 +145,8 @@ type engine struct {
 	asked *job
 	// log is false when the events go nowhere (Discard): they are then not built.
 	log bool
+	// gangs are the gang jobs with an iteration in flight (Lockstep paces them).
+	gangs []*job
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
@@ -218,6 +223,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 			return err
 		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
+		e.lockstep()
 		at, ok := e.nextEnd()
 		if ok {
 			at += e.now
@@ -232,6 +238,9 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		}
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
+		}
+		if d, ok := e.sched.NextDeadline(); ok {
+			at = min(at, max(d, e.now)) // a waiting job starts starving: the core decides then
 		}
 		if at == maxTime {
 			return fmt.Errorf("simulation stalled at %ss with %d jobs left: the scheduler admitted none of them", seconds(e.now), e.left)
@@ -287,6 +296,20 @@ func gpusField(n int) int {
 		return 0
 	}
 	return n
+}
+
+// lockstep paces every gang's ranks at the slowest one's (Lockstep), and forgets
+// the gangs whose iteration ended.
+func (e *engine) lockstep() {
+	kept := e.gangs[:0]
+	for _, j := range e.gangs {
+		if j.parts > 0 {
+			Lockstep(j.ranks, j.rankGPUs)
+			kept = append(kept, j)
+		}
+	}
+	clear(e.gangs[len(kept):])
+	e.gangs = kept
 }
 
 // nextEnd is how long until the next phase end on any GPU.
@@ -466,6 +489,15 @@ func (e *engine) apply(ds []core.Decision) error {
 				// The job's last iteration has ended on every GPU: its works are free.
 				j.works[i] = Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: left, Demand: j.spec.Profile.Demand, job: j}
 				e.gpus[g].Start(&j.works[i])
+			}
+			if len(d.GPUs) > 1 {
+				if len(j.ranks) != len(d.GPUs) {
+					j.ranks, j.rankGPUs = make([]*Work, len(d.GPUs)), make([]*GPU, len(d.GPUs))
+				}
+				for i, g := range d.GPUs {
+					j.ranks[i], j.rankGPUs[i] = &j.works[i], e.gpus[g]
+				}
+				e.gangs = append(e.gangs, j)
 			}
 		}
 	}
