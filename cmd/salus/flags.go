@@ -122,7 +122,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 // waiting jobs are admitted (simulate, eval, replay, serve; sweep has its own
 // list). checkAdmission checks them.
 func addAdmissionFlags(f *pflag.FlagSet, mp *core.ModeParams) {
-	f.StringVar(&mp.Admission, "admission", core.AdmitByArrival, "order of admission of the jobs waiting for memory: arrival, or policy (the lane policy's: srtf shortest first, fair least attained; fifo, mps and timeslice keep arrival), under the bound of --starve-factor")
+	f.StringVar(&mp.Admission, "admission", core.AdmitByArrival, "order of admission of the jobs waiting for memory: arrival, or policy (the lane policy's: srtf shortest first, fair least attained; mps and timeslice keep arrival), under the bound of --starve-factor")
 	f.Float64Var(&mp.StarveFactor, "starve-factor", core.DefaultStarveFactor, "with --admission policy: K; a job may be passed over by later arrivals only during its first K x its declared GPU time of waiting")
 }
 
