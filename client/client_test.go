@@ -76,13 +76,21 @@ func (p *proxy) listen() {
 			p.mu.Lock()
 			p.conns = append(p.conns, c, b)
 			p.mu.Unlock()
-			go func() { io.Copy(b, c); b.Close() }()
+			go func() { // the daemon's side closes under the lock: never before cut has closed every client's
+				io.Copy(b, c)
+				p.mu.Lock()
+				b.Close()
+				p.mu.Unlock()
+			}()
 			go func() { io.Copy(c, b); c.Close() }()
 		}
 	}()
 }
 
-// cut closes the listener and every connection, without a word to the client.
+// cut closes the listener and every connection, without a word to the client:
+// the clients' sides first, then the daemon's, so that nothing the daemon does
+// when it sees one session go (admit another, and answer its open) reaches a
+// client.
 func (p *proxy) cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -90,8 +98,11 @@ func (p *proxy) cut() {
 		p.l.Close()
 		p.l = nil
 	}
-	for _, c := range p.conns {
-		c.Close()
+	for i := 0; i < len(p.conns); i += 2 {
+		p.conns[i].Close()
+	}
+	for i := 1; i < len(p.conns); i += 2 {
+		p.conns[i].Close()
 	}
 	p.conns = nil
 }
@@ -302,7 +313,7 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Fatalf("the open that waited across the restart: %v", err)
 	}
 	if !wait.Resumed {
-		t.Error("wait did not resume its session")
+		t.Errorf("wait did not resume its session: %+v", wait.Admission)
 	}
 	if err := wait.Begin(); err != nil {
 		t.Fatal(err)

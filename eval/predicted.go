@@ -54,9 +54,9 @@ func Percent(live, sim float64) string {
 }
 
 // SameOrder says whether the jobs completed in the same order, or how many did
-// not. Jobs that nothing tells apart (same arrival, model and iterations: a live
-// daemon admits simultaneous arrivals in whatever order their workers reach it)
-// count as the same job.
+// not. Jobs that nothing tells apart (same arrival, model and iterations) count
+// as the same job: a daemon at --server, or one a team's clients reach, takes
+// simultaneous arrivals in whatever order they come.
 func SameOrder(t *workload.Trace, live, sim []metrics.JobResult) string {
 	if len(live) != len(sim) {
 		return fmt.Sprintf("%d vs %d jobs", len(live), len(sim))

@@ -11,13 +11,16 @@ import (
 	"github.com/salusgo/salus/eventlog"
 )
 
-// liveTrace is three resnet50/50 jobs of 60, 20 and 40 iterations arriving a
-// second apart: far enough apart in length that every policy's completion order
-// is a matter of several iterations, not of the machine's timing.
+// liveTrace is three resnet50/50 jobs of 120, 20 and 40 iterations arriving a
+// second apart: far enough apart in length that under every policy, on one GPU or
+// two, consecutive jobs finish at least 5.5 s of trace time apart (165 ms live at
+// --time-scale 0.03), so the completion order is a matter of several iterations,
+// not of how busy the machine is (60 iterations left pack's c and a 2.5 s apart,
+// and a loaded machine swapped them).
 func liveTrace(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "live3.csv")
-	body := "job_id,model,batch_size,iterations,arrival_s\na,resnet50,50,60,0\nb,resnet50,50,20,1\nc,resnet50,50,40,2\n"
+	body := "job_id,model,batch_size,iterations,arrival_s\na,resnet50,50,120,0\nb,resnet50,50,20,1\nc,resnet50,50,40,2\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +83,10 @@ func TestGoldenLiveStructure(t *testing.T) {
 		name, golden string
 		args         []string
 	}{
-		{"replay", "replay-structure", []string{"replay", "--trace", trace, "--time-scale", "0.02"}},
-		{"eval-engine-live", "replay-structure", []string{"eval", "--engine", "live", "--trace", trace, "--time-scale", "0.02"}},
-		{"replay-gpus2", "replay-structure-gpus2", []string{"replay", "--gpus", "2", "--trace", trace, "--time-scale", "0.02", "--policy", "pack,fair"}},
-		{"eval-engine-live-gpus2", "replay-structure-gpus2", []string{"eval", "--engine", "live", "--gpus", "2", "--trace", trace, "--time-scale", "0.02", "--policy", "pack,fair"}},
+		{"replay", "replay-structure", []string{"replay", "--trace", trace, "--time-scale", "0.03"}},
+		{"eval-engine-live", "replay-structure", []string{"eval", "--engine", "live", "--trace", trace, "--time-scale", "0.03"}},
+		{"replay-gpus2", "replay-structure-gpus2", []string{"replay", "--gpus", "2", "--trace", trace, "--time-scale", "0.03", "--policy", "pack,fair"}},
+		{"eval-engine-live-gpus2", "replay-structure-gpus2", []string{"eval", "--engine", "live", "--gpus", "2", "--trace", trace, "--time-scale", "0.03", "--policy", "pack,fair"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := liveStructure(t, c.args...)

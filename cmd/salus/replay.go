@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/live"
-	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -48,8 +46,8 @@ func compare(w io.Writer, rep *eval.Report, eng engine.Engine, t *workload.Trace
 			note = ann.Note(run.Scheme) + "\t"
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\n", run.Scheme,
-			sim.MakespanS*u.Scale, pct(run.MakespanS, sim.MakespanS), sim.AvgJCTS*u.Scale, pct(run.AvgJCTS, sim.AvgJCTS),
-			sim.P95JCTS*u.Scale, pct(run.P95JCTS, sim.P95JCTS), sameOrder(t, run.Completion, sim.Completion), note)
+			sim.MakespanS*u.Scale, eval.Percent(run.MakespanS, sim.MakespanS), sim.AvgJCTS*u.Scale, eval.Percent(run.AvgJCTS, sim.AvgJCTS),
+			sim.P95JCTS*u.Scale, eval.Percent(run.P95JCTS, sim.P95JCTS), eval.SameOrder(t, run.Completion, sim.Completion), note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -60,41 +58,6 @@ func compare(w io.Writer, rep *eval.Report, eng engine.Engine, t *workload.Trace
 		}
 	}
 	return nil
-}
-
-func pct(live, sim float64) string {
-	if sim == 0 {
-		return "-"
-	}
-	d := 100 * (live/sim - 1)
-	if math.Abs(d) < 0.05 {
-		d = 0 // no "-0.0%"
-	}
-	return fmt.Sprintf("%+.1f%%", d)
-}
-
-// sameOrder says whether the jobs completed in the same order, or how many did not.
-// Jobs that nothing tells apart (same arrival, model and iterations) count as
-// the same job: a daemon at --server may take simultaneous arrivals in either
-// order when other sessions open beside them.
-func sameOrder(t *workload.Trace, live, sim []metrics.JobResult) string {
-	if len(live) != len(sim) {
-		return fmt.Sprintf("%d vs %d jobs", len(live), len(sim))
-	}
-	kind := map[string]string{}
-	for _, j := range t.Jobs {
-		kind[j.ID] = fmt.Sprintf("%g/%s/%d", j.ArrivalS, j.Profile.Key(), j.Iterations)
-	}
-	off := 0
-	for i := range live {
-		if kind[live[i].ID] != kind[sim[i].ID] {
-			off++
-		}
-	}
-	if off == 0 {
-		return "same"
-	}
-	return fmt.Sprintf("%d of %d differ", off, len(live))
 }
 
 // replayEngine is the engine salus replay runs: salus replay is salus eval
