@@ -43,3 +43,47 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	js.view = v
 	return true, nil
 }
+
+// Stretchable says whether every boundary of job id's iterations would be a
+// Continue that says yes for as long as nothing else happens (no arrival, no
+// request, no other iteration's end in its lane): it runs, nothing is pending,
+// and no job of its lane is ready. Then its next n boundaries may be taken at
+// once with ContinueN.
+func (s *Scheduler) Stretchable(id string) bool {
+	js, err := s.find(id, running)
+	if err != nil {
+		return false
+	}
+	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
+		return false
+	}
+	return js.lane.ready.first() == nil
+}
+
+// ContinueN is n boundaries of job id taken as n Continues would take them, the
+// last at now, after gpuTime of GPU service in all: valid only while
+// Stretchable holds and nothing else has happened since. The job's request
+// sequence is the one its last Continue would give were the other boundaries of
+// the same stretch interleaved before it; a running job's sequence is read
+// only once it asks again, which gives it a new one.
+func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.Duration) error {
+	js, err := s.find(id, running)
+	if err != nil {
+		return err
+	}
+	if n <= 0 || gpuTime < 0 {
+		return fmt.Errorf("job %q: %d iterations of %v", id, n, gpuTime)
+	}
+	if now < s.now {
+		return fmt.Errorf("time went backwards: %v after %v", now, s.now)
+	}
+	if !s.Stretchable(id) {
+		return fmt.Errorf("job %q: its iterations cannot be stretched", id)
+	}
+	s.now = now
+	s.requests += uint64(n)
+	js.view.Attained += gpuTime
+	js.view.Iterations += n
+	js.view.RequestSeq = s.requests
+	return nil
+}

@@ -33,6 +33,9 @@ type Options struct {
 	GPUPlacement core.GPUPlacement
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
+	// PerIteration runs and logs every iteration: no stretches (see stretch), the
+	// log at the grain of iterations, each boundary an iter_end and an iter_start.
+	PerIteration bool
 }
 
 // maxTime is where the clock stops: a run that would pass it fails rather than wrap.
@@ -125,6 +128,7 @@ type engine struct {
 	// fastForwarded counts the iterations that did not.
 	noFastForward bool
 	fastForwarded int
+	cands         []stretchCand // reused by stretch
 	now           time.Duration
 	jobs          map[string]*job
 	timers        timers
@@ -148,7 +152,7 @@ type engine struct {
 // error when a job can never run on the device, a figure is out of range, or the
 // core rejects a call (a bug).
 func Run(t *workload.Trace, o Options) error {
-	return run(t, o, false, nil)
+	return run(t, o, o.PerIteration, nil)
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
@@ -214,7 +218,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		if next < len(arrivals) {
 			nextArrival = arrivals[next]
 		}
-		if err := e.fastForward(nextArrival); err != nil {
+		if err := e.stretch(nextArrival); err != nil {
 			return err
 		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
@@ -464,8 +468,11 @@ func (e *engine) apply(ds []core.Decision) error {
 			left := j.iteration(j.done)
 			for i, g := range d.GPUs {
 				// The job's last iteration has ended on every GPU: its works are free.
-				j.works[i] = Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: left, Demand: j.spec.Profile.Demand, job: j}
-				e.gpus[g].Start(&j.works[i])
+				// Fields one by one: the model's own bookkeeping in the work stays (a
+				// next iteration continues from where the last one finished).
+				w := &j.works[i]
+				w.Job, w.Lane, w.Delay, w.Left, w.Demand, w.job = d.Job, d.Lane, delay, left, j.spec.Profile.Demand, j
+				e.gpus[g].Start(w)
 			}
 		}
 	}
