@@ -44,25 +44,40 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	return true, nil
 }
 
-// Stretchable says whether every boundary of job id's iterations would be a
-// Continue that says yes for as long as nothing else happens (no arrival, no
-// request, no other iteration's end in its lane): it runs, nothing is pending,
-// and no job of its lane is ready. Then its next n boundaries may be taken at
-// once with ContinueN.
-func (s *Scheduler) Stretchable(id string) bool {
+// Stretchable says how job id's boundaries go for as long as nothing else
+// happens (no arrival, no request, no other iteration's end in its lane): Free
+// when every one is a Continue that says yes (it runs, nothing is pending, no
+// job of its lane is ready), so that its next n may be taken at once with
+// ContinueN; Checked when jobs of its lane are ready, so that each boundary's
+// Continue decides; Never when it does not run or anything is pending.
+func (s *Scheduler) Stretchable(id string) Stretch {
 	js, err := s.find(id, running)
 	if err != nil {
-		return false
+		return Never
 	}
 	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
-		return false
+		return Never
 	}
-	return js.lane.ready.first() == nil
+	if js.lane.ready.first() == nil {
+		return Free
+	}
+	return Checked
 }
+
+// Stretch is what Stretchable says of a job's boundaries.
+type Stretch int
+
+// The answers of Stretchable.
+const (
+	Never Stretch = iota
+	Free
+	Checked
+)
 
 // ContinueN is n boundaries of job id taken as n Continues would take them, the
 // last at now, after gpuTime of GPU service in all: valid only while
-// Stretchable holds and nothing else has happened since. The job's request
+// Stretchable says Free and nothing else has happened since but other jobs'
+// boundaries of the same stretch (now may be before those). The job's request
 // sequence is the one its last Continue would give were the other boundaries of
 // the same stretch interleaved before it; a running job's sequence is read
 // only once it asks again, which gives it a new one.
@@ -74,13 +89,11 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	if n <= 0 || gpuTime < 0 {
 		return fmt.Errorf("job %q: %d iterations of %v", id, n, gpuTime)
 	}
-	if now < s.now {
-		return fmt.Errorf("time went backwards: %v after %v", now, s.now)
-	}
-	if !s.Stretchable(id) {
+	if s.Stretchable(id) != Free {
 		return fmt.Errorf("job %q: its iterations cannot be stretched", id)
 	}
-	s.now = now
+	// The boundaries of one stretch are taken job by job, not in time order.
+	s.now = max(s.now, now)
 	s.requests += uint64(n)
 	js.view.Attained += gpuTime
 	js.view.Iterations += n

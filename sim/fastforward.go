@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/workload"
 )
@@ -47,6 +48,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		limit = min(limit, e.timers[0].at)
 	}
 	cands := e.cands[:0]
+	var checked *Work
 	for gi, g := range e.gpus {
 		if g.Running() == 0 {
 			continue
@@ -58,8 +60,18 @@ func (e *engine) stretch(limit time.Duration) error {
 				break
 			}
 			j := w.job
-			ok = j != nil && j.parts == 1 && len(j.works) == 1 && j.spec.Kind != workload.Infer &&
-				j.iterS*1e9 >= 1 && e.sched.Stretchable(w.Job)
+			ok = j != nil && j.parts == 1 && len(j.works) == 1 && j.spec.Kind != workload.Infer && j.iterS*1e9 >= 1
+			if ok {
+				switch e.sched.Stretchable(w.Job) {
+				case core.Never:
+					ok = false
+				case core.Checked:
+					// One job a stretch whose boundaries the core checks one by one.
+					if ok = checked == nil; ok {
+						checked = w
+					}
+				}
+			}
 		}
 		if !ok {
 			limit = min(limit, at) // this GPU's next end may change what runs
@@ -76,10 +88,45 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 	}
 	e.cands = cands
+	// The checked job first: where the core says no, at a boundary before limit,
+	// its lane may switch and its GPU's share change, so the stretch of every job
+	// ends there.
+	for i := range cands {
+		c := &cands[i]
+		if c.w != checked {
+			continue
+		}
+		j, g := c.w.job, e.gpus[c.g]
+		for k := 0; k < j.spec.Iterations-1-j.done; k++ {
+			end := j.endOf(g, c.w, k)
+			if end >= limit {
+				break
+			}
+			ok, err := e.sched.Continue(end, c.w.Job, j.iteration(j.done+k))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				limit = end
+				break
+			}
+			c.m, c.prev, c.last = c.m+1, c.last, end
+		}
+		if c.m == 1 {
+			c.prev = -1
+		}
+	}
 	n := 0
 	for i := range cands {
 		c := &cands[i]
 		j, g := c.w.job, e.gpus[c.g]
+		if c.w == checked {
+			if c.m > 0 {
+				cands[n] = *c
+				n++
+			}
+			continue
+		}
 		if g.endOf(c.w) >= limit {
 			continue
 		}
@@ -129,8 +176,10 @@ func (e *engine) stretch(limit time.Duration) error {
 		if d == 0 {
 			gpu += j.firstExtra
 		}
-		if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
-			return err
+		if w != checked { // the checked job's boundaries are taken
+			if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
+				return err
+			}
 		}
 		if e.log {
 			e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
@@ -14,6 +15,9 @@ func newSimulateCmd() *cobra.Command {
 		pf     policyFlag
 		of     outputFlags
 		events string
+		jobs   string
+		// perIteration asks for the log at the grain of iterations.
+		perIteration bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -49,7 +53,7 @@ policies.`,
 			if err != nil {
 				return err
 			}
-			run, err := eval.Simulate(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, events)
+			run, err := eval.SimulateOpts(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, eval.SimOptions{Log: events, PerIteration: perIteration})
 			if err != nil {
 				return err
 			}
@@ -63,6 +67,11 @@ policies.`,
 			// The run went through, so the trace fits the device: a bound exists.
 			_ = rep.SetBound(trace)
 			run = rep.Runs[0]
+			if jobs != "" {
+				if err := writeJobsCSV(jobs, rep); err != nil {
+					return err
+				}
+			}
 			if of.format != "table" {
 				return printReport(w, rep, of.format)
 			}
@@ -83,6 +92,9 @@ policies.`,
 			if events != "" {
 				fmt.Fprintf(w, "event log     %s\n", events)
 			}
+			if jobs != "" {
+				fmt.Fprintf(w, "jobs          %s\n", jobs)
+			}
 			return nil
 		},
 	}
@@ -93,5 +105,20 @@ policies.`,
 	f := cmd.Flags()
 	f.StringVar(&events, "events", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")
 	deprecatedAlias(f, &events, "log", "", "events")
+	f.StringVar(&jobs, "jobs", "", "write every job's result here, a CSV line each (as eval's jobs.csv: arrival, end, JCT, queuing, first service, GPUs), with no event log")
+	f.BoolVar(&perIteration, "per-iteration", false, "with --events, log every iteration (an iter_end and an iter_start per boundary) instead of a stretch record per run of back-to-back iterations; the results are the same")
 	return cmd
+}
+
+// writeJobsCSV writes rep's per-job results to path (eval's jobs.csv).
+func writeJobsCSV(path string, rep *eval.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rep.JobsCSV(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
