@@ -76,7 +76,8 @@ const (
 
 // ContinueN is n boundaries of job id taken as n Continues would take them, the
 // last at now, after gpuTime of GPU service in all: valid only while
-// Stretchable says Free and nothing else has happened since but other jobs'
+// Stretchable says Free (or Checked, each boundary said yes to by a
+// ContinueProbe) and nothing else has happened since but other jobs'
 // boundaries of the same stretch (now may be before those). The job's request
 // sequence is the one its last Continue would give were the other boundaries of
 // the same stretch interleaved before it; a running job's sequence is read
@@ -89,7 +90,7 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	if n <= 0 || gpuTime < 0 {
 		return fmt.Errorf("job %q: %d iterations of %v", id, n, gpuTime)
 	}
-	if s.Stretchable(id) != Free {
+	if s.Stretchable(id) == Never {
 		return fmt.Errorf("job %q: its iterations cannot be stretched", id)
 	}
 	// The boundaries of one stretch are taken job by job, not in time order.
@@ -99,4 +100,42 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	js.view.Iterations += n
 	js.view.RequestSeq = s.requests
 	return nil
+}
+
+// ContinueProbe says, boundary by boundary, what Continue would say of a job's
+// next boundaries were nothing else to happen meanwhile, without changing the
+// scheduler: a simulator finds how far a job whose lane has ready jobs goes on
+// (Stretchable says Checked), then takes those boundaries with ContinueN.
+type ContinueProbe struct {
+	s   *Scheduler
+	js  *jobState
+	v   JobView
+	req uint64
+}
+
+// Probe returns the probe of job id's next boundaries; false unless
+// Stretchable says Free or Checked.
+func (s *Scheduler) Probe(id string) (ContinueProbe, bool) {
+	if s.Stretchable(id) == Never {
+		return ContinueProbe{}, false
+	}
+	js, _ := s.find(id, running)
+	return ContinueProbe{s: s, js: js, v: js.view, req: s.requests}, true
+}
+
+// Next says whether the boundary at now, after gpuTime of GPU service, would be
+// a Continue that says yes, given the boundaries Next said yes to before.
+func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
+	s, js := p.s, p.js
+	l := js.lane
+	v := p.v
+	v.Attained += gpuTime
+	v.Iterations++
+	v.RequestSeq = p.req + 1
+	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+		return false
+	}
+	p.v, p.req = v, p.req+1
+	return true
 }

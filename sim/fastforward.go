@@ -27,6 +27,10 @@ type stretchCand struct {
 	m    int           // boundaries taken
 	last time.Duration // the last one
 	prev time.Duration // the one before it (the order of same-instant ties)
+	// checked: its lane has ready jobs, and the core says yes to its first ok
+	// boundaries (before the stretch's end); ok is at first all but its last.
+	checked bool
+	ok      int
 }
 
 // endOf is when the work phase of w's job's iteration done+k ends, its GPU's
@@ -47,92 +51,78 @@ func (e *engine) stretch(limit time.Duration) error {
 	if len(e.timers) > 0 {
 		limit = min(limit, e.timers[0].at)
 	}
+	if e.stretchSkip > 0 {
+		// The last tries took nothing: iterations overlap here, and stretches wait.
+		e.stretchSkip--
+		return nil
+	}
 	cands := e.cands[:0]
-	var checked *Work
 	for gi, g := range e.gpus {
 		if g.Running() == 0 {
 			continue
 		}
 		at, _ := g.nextAt()
 		ok := len(g.delays) == 0
+		from := len(cands)
 		for _, w := range g.works {
 			if !ok {
 				break
 			}
 			j := w.job
 			ok = j != nil && j.parts == 1 && len(j.works) == 1 && j.spec.Kind != workload.Infer && j.iterS*1e9 >= 1
-			if ok {
-				switch e.sched.Stretchable(w.Job) {
-				case core.Never:
-					ok = false
-				case core.Checked:
-					// One job a stretch whose boundaries the core checks one by one.
-					if ok = checked == nil; ok {
-						checked = w
-					}
-				}
+			if !ok {
+				break
 			}
-		}
-		if !ok {
-			limit = min(limit, at) // this GPU's next end may change what runs
-			continue
-		}
-		for _, w := range g.works {
-			j := w.job
+			kind := e.sched.Stretchable(w.Job)
+			if ok = kind != core.Never; !ok {
+				break
+			}
 			// Its last iteration's end changes the share.
 			last := j.spec.Iterations - 1 - j.done
 			limit = min(limit, j.endOf(g, w, last))
 			if last > 0 {
-				cands = append(cands, stretchCand{w: w, g: gi})
+				cands = append(cands, stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last})
 			}
+		}
+		if !ok {
+			cands = cands[:from]
+			limit = min(limit, at) // this GPU's next end may change what runs
 		}
 	}
 	e.cands = cands
-	// The checked job first: where the core says no, at a boundary before limit,
-	// its lane may switch and its GPU's share change, so the stretch of every job
+	// The checked jobs: where the core would say no, at a boundary before limit,
+	// the lane may switch and its GPU's share change, so the stretch of every job
 	// ends there.
 	for i := range cands {
 		c := &cands[i]
-		if c.w != checked {
+		if !c.checked {
 			continue
 		}
 		j, g := c.w.job, e.gpus[c.g]
-		for k := 0; k < j.spec.Iterations-1-j.done; k++ {
+		p, _ := e.sched.Probe(c.w.Job)
+		k := 0
+		for ; k < c.ok; k++ {
 			end := j.endOf(g, c.w, k)
 			if end >= limit {
 				break
 			}
-			ok, err := e.sched.Continue(end, c.w.Job, j.iteration(j.done+k))
-			if err != nil {
-				return err
-			}
-			if !ok {
+			if !p.Next(end, j.iteration(j.done+k)) {
 				limit = end
 				break
 			}
-			c.m, c.prev, c.last = c.m+1, c.last, end
 		}
-		if c.m == 1 {
-			c.prev = -1
-		}
+		c.ok = k
 	}
 	n := 0
 	for i := range cands {
 		c := &cands[i]
 		j, g := c.w.job, e.gpus[c.g]
-		if c.w == checked {
-			if c.m > 0 {
-				cands[n] = *c
-				n++
-			}
-			continue
-		}
-		if g.endOf(c.w) >= limit {
+		if c.ok == 0 || g.endOf(c.w) >= limit {
 			continue
 		}
 		// The boundaries before limit: the largest m with iteration done+m-1 ending
-		// before it, short of the last iteration.
-		lo, hi := 1, j.spec.Iterations-1-j.done // lo fits
+		// before it, short of the last iteration (or of the core's no).
+		lo, hi := 1, c.ok // lo fits
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
 			if j.endOf(g, c.w, mid-1) < limit {
@@ -152,8 +142,11 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands = cands[:n]
 	if n == 0 {
+		e.stretchMiss = min(2*e.stretchMiss+1, 63)
+		e.stretchSkip = e.stretchMiss
 		return nil
 	}
+	e.stretchMiss = 0
 	// In the order the iteration-by-iteration engine takes their last boundaries,
 	// which is the order they start their next iteration in.
 	slices.SortFunc(cands, func(a, b stretchCand) int {
@@ -176,10 +169,8 @@ func (e *engine) stretch(limit time.Duration) error {
 		if d == 0 {
 			gpu += j.firstExtra
 		}
-		if w != checked { // the checked job's boundaries are taken
-			if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
-				return err
-			}
+		if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
+			return err
 		}
 		if e.log {
 			e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))

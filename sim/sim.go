@@ -129,11 +129,14 @@ type engine struct {
 	noFastForward bool
 	fastForwarded int
 	cands         []stretchCand // reused by stretch
-	now           time.Duration
-	jobs          map[string]*job
-	timers        timers
-	seq           int
-	left          int
+	// stretchMiss counts the stretches tried in a row that took nothing (capped),
+	// and stretchSkip the tries to skip before the next.
+	stretchMiss, stretchSkip int
+	now                      time.Duration
+	jobs                     map[string]*job
+	timers                   timers
+	seq                      int
+	left                     int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the

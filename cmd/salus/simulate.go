@@ -34,6 +34,9 @@ policies.`,
 			if err := tf.check(cmd.Flags()); err != nil {
 				return err
 			}
+			if perIteration && events == "" {
+				return fmt.Errorf("--per-iteration is the grain of the event log: give --events FILE too")
+			}
 			p, err := pf.lookup("simulate")
 			if err != nil {
 				return err
@@ -90,7 +93,11 @@ policies.`,
 				fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)
 			}
 			if events != "" {
-				fmt.Fprintf(w, "event log     %s\n", events)
+				grain := "a stretch record per run of back-to-back iterations"
+				if perIteration {
+					grain = "every iteration"
+				}
+				fmt.Fprintf(w, "event log     %s (%s)\n", events, grain)
 			}
 			if jobs != "" {
 				fmt.Fprintf(w, "jobs          %s\n", jobs)
