@@ -39,7 +39,7 @@ func TestFastForwardIsExact(t *testing.T) {
 				dev := device.DefaultDevice()
 				dev.IterOverheadS = float64(seed%4/3) * 0.0005
 				dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
-				dev.StartupIsGPUWork = seed > 2 // the first iteration carries the start-up
+				dev.StartupIsGPUWork = seed > 2          // the first iteration carries the start-up
 				var e int
 				if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {
 					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
