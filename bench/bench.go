@@ -109,8 +109,11 @@ func (c *counter) Boundary(string, int, int, float64, float64) {
 
 func (c *counter) Emit(e eventlog.Event) {
 	c.events++
-	if e.Kind == eventlog.IterEnd {
+	switch e.Kind {
+	case eventlog.IterEnd:
 		c.iters++
+	case eventlog.Stretch:
+		c.iters += int64(e.Iterations)
 	}
 }
 

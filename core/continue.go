@@ -43,3 +43,99 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	js.view = v
 	return true, nil
 }
+
+// Stretchable says how job id's boundaries go for as long as nothing else
+// happens (no arrival, no request, no other iteration's end in its lane): Free
+// when every one is a Continue that says yes (it runs, nothing is pending, no
+// job of its lane is ready), so that its next n may be taken at once with
+// ContinueN; Checked when jobs of its lane are ready, so that each boundary's
+// Continue decides; Never when it does not run or anything is pending.
+func (s *Scheduler) Stretchable(id string) Stretch {
+	js, err := s.find(id, running)
+	if err != nil {
+		return Never
+	}
+	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
+		return Never
+	}
+	if js.lane.ready.first() == nil {
+		return Free
+	}
+	return Checked
+}
+
+// Stretch is what Stretchable says of a job's boundaries.
+type Stretch int
+
+// The answers of Stretchable.
+const (
+	Never Stretch = iota
+	Free
+	Checked
+)
+
+// ContinueN is n boundaries of job id taken as n Continues would take them, the
+// last at now, after gpuTime of GPU service in all: valid only while
+// Stretchable says Free (or Checked, each boundary said yes to by a
+// ContinueProbe) and nothing else has happened since but other jobs'
+// boundaries of the same stretch (now may be before those). The job's request
+// sequence is the one its last Continue would give were the other boundaries of
+// the same stretch interleaved before it; a running job's sequence is read
+// only once it asks again, which gives it a new one.
+func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.Duration) error {
+	js, err := s.find(id, running)
+	if err != nil {
+		return err
+	}
+	if n <= 0 || gpuTime < 0 {
+		return fmt.Errorf("job %q: %d iterations of %v", id, n, gpuTime)
+	}
+	if s.Stretchable(id) == Never {
+		return fmt.Errorf("job %q: its iterations cannot be stretched", id)
+	}
+	// The boundaries of one stretch are taken job by job, not in time order.
+	s.now = max(s.now, now)
+	s.requests += uint64(n)
+	js.view.Attained += gpuTime
+	js.view.Iterations += n
+	js.view.RequestSeq = s.requests
+	return nil
+}
+
+// ContinueProbe says, boundary by boundary, what Continue would say of a job's
+// next boundaries were nothing else to happen meanwhile, without changing the
+// scheduler: a simulator finds how far a job whose lane has ready jobs goes on
+// (Stretchable says Checked), then takes those boundaries with ContinueN.
+type ContinueProbe struct {
+	s   *Scheduler
+	js  *jobState
+	v   JobView
+	req uint64
+}
+
+// Probe returns the probe of job id's next boundaries; false unless
+// Stretchable says Free or Checked.
+func (s *Scheduler) Probe(id string) (ContinueProbe, bool) {
+	if s.Stretchable(id) == Never {
+		return ContinueProbe{}, false
+	}
+	js, _ := s.find(id, running)
+	return ContinueProbe{s: s, js: js, v: js.view, req: s.requests}, true
+}
+
+// Next says whether the boundary at now, after gpuTime of GPU service, would be
+// a Continue that says yes, given the boundaries Next said yes to before.
+func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
+	s, js := p.s, p.js
+	l := js.lane
+	v := p.v
+	v.Attained += gpuTime
+	v.Iterations++
+	v.RequestSeq = p.req + 1
+	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+		return false
+	}
+	p.v, p.req = v, p.req+1
+	return true
+}

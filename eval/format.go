@@ -201,12 +201,13 @@ func (r *Report) CSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// JobsCSV prints one line per job of each run that did not fail: its JCT,
-// queuing, time alone and slowdown (empty when its log gives no time alone), in
-// seconds. A lost job has lost set and no slowdown.
+// JobsCSV prints one line per job of each run that did not fail: its arrival,
+// end, JCT, queuing, time alone and slowdown (empty when its log gives no time
+// alone), in seconds; then its first service (when it first got the GPU) and
+// how many GPUs it was admitted on. A lost job has lost set and no slowdown.
 func (r *Report) JobsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"scheme", "policy", "mode", "job_id", "model", "arrival_s", "end_s", "jct_s", "queuing_s", "alone_s", "slowdown", "lost"})
+	cw.Write([]string{"scheme", "policy", "mode", "job_id", "model", "arrival_s", "end_s", "jct_s", "queuing_s", "alone_s", "slowdown", "lost", "service_s", "gpus"})
 	for _, run := range r.Runs {
 		for _, j := range run.Completion {
 			alone, slow := "", ""
@@ -214,7 +215,7 @@ func (r *Report) JobsCSV(w io.Writer) error {
 				alone, slow = num(j.AloneS), num(j.Slowdown)
 			}
 			cw.Write([]string{run.Scheme, run.Policy, run.Mode, j.ID, j.Model, num(j.ArrivalS), num(j.EndS), num(j.JCTS), num(j.QueuingS),
-				alone, slow, strconv.FormatBool(j.Lost)})
+				alone, slow, strconv.FormatBool(j.Lost), num(j.ServiceS), strconv.Itoa(j.GPUs)})
 		}
 	}
 	cw.Flush()

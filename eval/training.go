@@ -285,11 +285,26 @@ func simulateNamed(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.D
 // Simulate runs one scheme on a trace in the simulator and computes its metrics from
 // the event log, which it also writes to logPath when that is set.
 func Simulate(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, logPath string) (Run, error) {
+	return SimulateOpts(t, s, mp, dev, SimOptions{Log: logPath})
+}
+
+// SimOptions are Simulate's choices beyond the scheme and the device.
+type SimOptions struct {
+	// Log is where the event log goes ("": none).
+	Log string
+	// PerIteration writes (and runs) every iteration's events rather than a
+	// stretch record per run of back-to-back iterations (sim.Options.PerIteration).
+	PerIteration bool
+}
+
+// SimulateOpts is Simulate with o.
+func SimulateOpts(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, o SimOptions) (Run, error) {
+	logPath := o.Log
 	p, err := core.Compose(s.Mode, s.Policy, mp)
 	if err != nil {
 		return Run{}, err
 	}
-	return RunOn(context.Background(), sim.Engine{}, t, s, p, dev, logPath, nil)
+	return RunOn(context.Background(), sim.Engine{PerIteration: o.PerIteration}, t, s, p, dev, logPath, nil)
 }
 
 // RunOn runs scheme s (composed as p) on a trace on engine eng and computes its

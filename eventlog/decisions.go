@@ -85,3 +85,9 @@ func DefragEvent(now time.Duration, d core.Decision) Event {
 	}
 	return ev
 }
+
+// StretchEvent is the event of n boundaries of job in lane, the last at now,
+// after gpu of GPU time in all.
+func StretchEvent(now time.Duration, job string, lane, n int, gpu time.Duration) Event {
+	return Event{T: now.Seconds(), Kind: Stretch, Job: job, Lane: lane, Iterations: n, GPU: gpu.Seconds()}
+}

@@ -36,6 +36,11 @@ const (
 	Served    = "served"     // an inference request was served (Latency: seconds)
 	Finish    = "finish"     // a job finished all its iterations
 	Lost      = "lost"       // a job left without finishing (crash, lease expired)
+	// Stretch is Iterations boundaries of a job, back to back in its lane, the
+	// last at T: as many iter_end events, each followed at once by an iter_start,
+	// GPU the GPU time of the iterations that ended (seconds). The simulator
+	// writes one where nothing else happened between them.
+	Stretch = "stretch"
 	// Defrag is a split or merge of lanes (Reason: "split" or "merge"; Lane and
 	// LaneMiB: the lane that stayed or took the others, and its new size; Jobs: how
 	// many jobs changed lane). The lanes' new memory follows in memory events,
@@ -327,7 +332,7 @@ func Append(b []byte, e Event) []byte {
 
 func hasLane(kind string) bool {
 	switch kind {
-	case Admit, IterStart, IterEnd, Memory, Defrag:
+	case Admit, IterStart, IterEnd, Stretch, Memory, Defrag:
 		return true
 	}
 	return false

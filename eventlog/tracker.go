@@ -187,6 +187,17 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 	case IterEnd:
 		t.stop(j, e.T)
 		j.GPUS += e.GPU
+	case Stretch:
+		// Its boundaries, of which the last is all the bookkeeping needs.
+		if !j.Running {
+			return nil, false, fmt.Errorf("a stretch of job %q, which runs no iteration", e.Job)
+		}
+		if e.Iterations <= 0 {
+			return nil, false, fmt.Errorf("a stretch of job %q of %d iterations", e.Job, e.Iterations)
+		}
+		t.stop(j, e.T)
+		j.GPUS += e.GPU
+		t.start(j, e.T)
 	case Finish, Lost:
 		t.stop(j, e.T)
 		j.Ended = true

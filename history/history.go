@@ -157,6 +157,15 @@ func Read(path string) (*Log, error) {
 				j.IterS = append(j.IterS, t-j.start)
 			}
 			j.start = math.NaN()
+		case eventlog.Stretch:
+			// Iterations back to back from the last start: each took their mean.
+			if !math.IsNaN(j.start) && e.Iterations > 0 {
+				d := (t - j.start) / float64(e.Iterations)
+				for range e.Iterations {
+					j.IterS = append(j.IterS, d)
+				}
+			}
+			j.start = t
 		case eventlog.Measured:
 			m := e
 			j.Measured = &m

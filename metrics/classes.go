@@ -43,6 +43,8 @@ type ClassResult struct {
 type classState struct {
 	waits, latencies []float64
 	iterations       int
+	// zeroWaits counts the waits of zero that stretches stand for.
+	zeroWaits int
 }
 
 // jobWait is where a job's iterations stand, for its waits.
@@ -104,6 +106,13 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		w := c.waitOf(j)
 		w.lastEnd, w.ended = e.T, true
 		c.class(j).iterations++
+	case eventlog.Stretch:
+		// Its boundaries, each a start that waited for nothing.
+		s := c.class(j)
+		s.iterations += e.Iterations
+		s.zeroWaits += e.Iterations
+		w := c.waitOf(j)
+		w.lastStart, w.lastEnd, w.ended = e.T, e.T, true
 	case eventlog.Served:
 		s := c.class(j)
 		s.latencies = append(s.latencies, e.Latency)
@@ -158,8 +167,12 @@ func (c *Collector) classResults(jobs []JobResult) []ClassResult {
 			r.AvgJCTS, r.P95JCTS = mean(a.jcts), Percentile(a.jcts, 0.95)
 		}
 		if s := c.classes[p]; s != nil {
-			if r.Waits = len(s.waits); r.Waits > 0 {
-				r.WaitMeanS, r.WaitP95S = mean(s.waits), Percentile(s.waits, 0.95)
+			waits := s.waits
+			if s.zeroWaits > 0 {
+				waits = append(make([]float64, s.zeroWaits, s.zeroWaits+len(waits)), waits...)
+			}
+			if r.Waits = len(waits); r.Waits > 0 {
+				r.WaitMeanS, r.WaitP95S = mean(waits), Percentile(waits, 0.95)
 			}
 			if r.Requests = len(s.latencies); r.Requests > 0 {
 				r.LatencyMeanS, r.LatencyP95S = mean(s.latencies), Percentile(s.latencies, 0.95)

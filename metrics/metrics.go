@@ -28,6 +28,8 @@ type JobResult struct {
 	JCTS     float64 `json:"jct_s"`
 	QueuingS float64 `json:"queuing_s"`
 	GPUS     float64 `json:"gpu_s"`
+	// GPUs is how many GPUs it was admitted on (a gang's width; 0: never admitted).
+	GPUs int `json:"gpus,omitempty"`
 	// AloneS is how long the job takes alone on the device (the arrive event's
 	// alone_s); Slowdown is JCTS / AloneS. Both are zero when the engine did not log
 	// the time alone: the job's slowdown is then not known.
@@ -191,7 +193,7 @@ func (c *Collector) Emit(e eventlog.Event) {
 // result is the outcome of a job that ended.
 func result(j *eventlog.JobState) JobResult {
 	r := JobResult{ID: j.ID, Model: j.Model, ArrivalS: j.ArrivalS, ServiceS: j.ServiceS,
-		EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, Lost: j.Lost}
+		EndS: j.EndS, JCTS: j.EndS - j.ArrivalS, QueuingS: j.ServiceS - j.ArrivalS, GPUS: j.GPUS, GPUs: len(j.GPUs), Lost: j.Lost}
 	if j.AloneS > 0 && !j.Lost {
 		r.AloneS, r.Slowdown = j.AloneS, r.JCTS/j.AloneS
 	}

@@ -196,6 +196,11 @@ func (r *Recorder) Emit(e eventlog.Event) {
 			return // back to back: the stretch goes on
 		}
 		j.Stretches = append(j.Stretches, Stretch{FromS: e.T, ToS: e.T, Slot: s})
+	case eventlog.Stretch:
+		// Iterations back to back in the same lane: the stretch goes on to its end.
+		if wasRunning {
+			r.endIteration(j, e.T)
+		}
 	case eventlog.IterEnd, eventlog.Finish, eventlog.Lost:
 		if wasRunning {
 			r.endIteration(j, e.T)

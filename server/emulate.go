@@ -96,15 +96,43 @@ type emulator struct {
 	at    time.Duration // how far the model has been advanced, on the server's clock
 	timer *time.Timer   // fires at the model's next end
 	stats EmulationStats
-	// gangs are the gang iterations in flight: their ranks run in lockstep.
+	// gangs are the gang iterations in flight: a rank whose part is done holds
+	// its GPU until the last rank's is (sim.GPU.Hold), as in the simulator.
 	gangs []emuGang
 }
 
-// emuGang is a gang's iteration on the model: its parts and their GPUs.
+// emuGang is a gang's iteration on the model: its parts, their GPUs, and the
+// holds of the ranks that are done.
 type emuGang struct {
 	job   string
 	parts []*sim.Work
 	gpus  []*sim.GPU
+	holds []*sim.Work
+}
+
+// partDone holds the GPU of a gang's part w that is done while other parts run
+// (all: release the gang's holds, its iteration is over). Not a gang: nothing.
+func (e *emulator) partDone(w *sim.Work, all bool) {
+	for k := range e.gangs {
+		g := &e.gangs[k]
+		if g.job != w.Job {
+			continue
+		}
+		if all {
+			for i, h := range g.holds {
+				g.gpus[i].Release(h)
+			}
+			e.gangs = slices.Delete(e.gangs, k, k+1)
+			return
+		}
+		for i, p := range g.parts {
+			if p == w {
+				g.holds[i] = &sim.Work{Job: w.Job, Lane: w.Lane, Demand: w.Demand}
+				g.gpus[i].Hold(g.holds[i])
+			}
+		}
+		return
+	}
 }
 
 // heldEnd is a client's end that arrived before the model finished the
@@ -130,15 +158,6 @@ func newEmulator(compute core.ComputeSharing, dev device.Device, gpus int, fire 
 // nextEnd is how long until the next part of an iteration ends on any GPU;
 // false when nothing runs.
 func (e *emulator) nextEnd() (time.Duration, bool) {
-	kept := e.gangs[:0]
-	for _, g := range e.gangs {
-		if g.parts[0].Left > 0 { // the parts end together
-			sim.Lockstep(g.parts, g.gpus)
-			kept = append(kept, g)
-		}
-	}
-	clear(e.gangs[len(kept):])
-	e.gangs = kept
 	var next time.Duration
 	found := false
 	for _, g := range e.gpus {
@@ -265,7 +284,9 @@ func (s *Server) catchUp(now time.Duration, out *[]func()) {
 					s.logger.Error("emulated device finished an iteration nobody runs", "job", w.Job)
 					continue
 				}
-				if ss.parts--; ss.parts == 0 { // a gang's iteration ends with its last part
+				ss.parts--
+				e.partDone(w, ss.parts == 0)
+				if ss.parts == 0 { // a gang's iteration ends with its last part
 					done = append(done, ss)
 				}
 			}
@@ -303,8 +324,8 @@ func (s *Server) startWork(now time.Duration, ss *Session) {
 		e.gpus[ss.gpus[0]].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
 		return
 	}
-	// A gang: its ranks run at the slowest one's pace (sim.Lockstep).
-	g := emuGang{job: ss.id}
+	// A gang: a rank whose part is done holds its GPU until the last one's is.
+	g := emuGang{job: ss.id, holds: make([]*sim.Work, len(ss.gpus))}
 	for _, i := range ss.gpus {
 		w := &sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand}
 		e.gpus[i].Start(w)

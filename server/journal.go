@@ -109,6 +109,11 @@ func (j *Journal) Emit(e eventlog.Event) {
 			r.Iterations++
 			r.AttainedS += e.GPU
 		}
+	case eventlog.Stretch:
+		if r := j.open[e.Job]; r != nil {
+			r.Iterations += e.Iterations
+			r.AttainedS += e.GPU
+		}
 	case eventlog.Finish, eventlog.Lost:
 		delete(j.open, e.Job)
 	}

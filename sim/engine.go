@@ -10,7 +10,10 @@ import (
 
 // Engine is the simulator as an engine (package engine): the reference engine,
 // deterministic and in virtual time, whose runs go in parallel.
-type Engine struct{}
+type Engine struct {
+	// PerIteration runs and logs every iteration, not stretches (Options.PerIteration).
+	PerIteration bool
+}
 
 func init() { engines.Register(0, Engine{}) }
 
@@ -23,7 +26,7 @@ func (Engine) Description() string { return "the simulator: the device model on 
 // Run simulates r and computes its metrics from the events, which also go to
 // r.LogPath and r.Sink when set. The context is not looked at: a simulation takes
 // well under a second.
-func (Engine) Run(_ context.Context, r engines.Run) (engines.Outcome, error) {
+func (e Engine) Run(_ context.Context, r engines.Run) (engines.Outcome, error) {
 	out := engines.Outcome{Log: r.LogPath, SinkFed: r.Sink != nil}
 	c := metrics.NewCollector()
 	if prio := r.Trace.Priorities(); prio != nil {
@@ -41,7 +44,7 @@ func (Engine) Run(_ context.Context, r engines.Run) (engines.Outcome, error) {
 		}
 		sinks = append(sinks, file)
 	}
-	err := Run(r.Trace, Options{Policy: r.Policy, Device: r.Device, Sink: sinks})
+	err := Run(r.Trace, Options{Policy: r.Policy, Device: r.Device, Sink: sinks, PerIteration: e.PerIteration})
 	if file != nil {
 		if cerr := file.Close(); err == nil {
 			err = cerr

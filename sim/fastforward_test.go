@@ -3,20 +3,27 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/history"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/plots"
 	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
 // TestFastForwardIsExact runs random traces under every registered scheme with
-// and without fast-forward, on one GPU and on two, and wants byte-identical event
-// logs; and it checks that fast-forward did run (the core's Continue said yes).
+// stretches and iteration by iteration (PerIteration), on one GPU and on two,
+// with and without a per-iteration overhead and start-up as GPU work, and wants
+// the same result for every job: arrival, first service, end, JCT and queuing
+// identical, its GPU time within rounding (the stretch adds it up in one
+// record); the run's figures likewise. And it checks that stretches did run.
 func TestFastForwardIsExact(t *testing.T) {
 	skipped := 0
 	for _, ms := range simtest.Schemes() {
@@ -24,35 +31,69 @@ func TestFastForwardIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for seed := uint64(1); seed <= 4; seed++ {
+		for seed := uint64(1); seed <= 6; seed++ {
 			trace := simtest.RandomTrace(seed, 20)
 			gpus := 1 + int(seed%2)
-			logOf := func(noFF bool) ([]byte, int) {
-				var buf bytes.Buffer
-				w := eventlog.NewWriter(&buf)
+			resultOf := func(noFF bool) (metrics.Result, int) {
+				c := metrics.NewCollector()
 				dev := device.DefaultDevice()
-				dev.IterOverheadS = float64(seed%2) * 0.0005
-				dev.StartupIsGPUWork = seed > 2 // the first iteration carries the start-up
+				dev.IterOverheadS = float64(seed%4/3) * 0.0005
+				dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
+				dev.StartupIsGPUWork = seed > 2          // the first iteration carries the start-up
 				var e int
-				if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: w}, noFF, &e); err != nil {
+				if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {
 					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
 				}
-				w.Flush()
-				return buf.Bytes(), e
+				res, err := c.Result()
+				if err != nil {
+					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
+				}
+				return res, e
 			}
-			slow, _ := logOf(true)
-			fast, ff := logOf(false)
-			if !bytes.Equal(slow, fast) {
-				t.Fatalf("%s/%s seed %d on %d GPUs: the logs differ with fast-forward (%s)", ms[0], ms[1], seed, gpus, firstDiff(slow, fast))
+			slow, _ := resultOf(true)
+			fast, ff := resultOf(false)
+			if err := sameResults(slow, fast); err != nil {
+				t.Fatalf("%s/%s seed %d on %d GPUs: with stretches, %v", ms[0], ms[1], seed, gpus, err)
 			}
 			if ff == 0 {
 				skipped++
 			}
 		}
 	}
-	if skipped == len(simtest.Schemes())*4 {
-		t.Fatal("fast-forward never ran")
+	if skipped == len(simtest.Schemes())*6 {
+		t.Fatal("no stretch ever ran")
 	}
+}
+
+// sameResults says how b differs from a beyond the rounding of sums of GPU time.
+func sameResults(a, b metrics.Result) error {
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(1, math.Abs(x)) }
+	if len(a.Completion) != len(b.Completion) {
+		return fmt.Errorf("%d jobs finished, want %d", len(b.Completion), len(a.Completion))
+	}
+	for i, x := range a.Completion {
+		y := b.Completion[i]
+		gx, gy := x.GPUS, y.GPUS
+		x.GPUS, y.GPUS = 0, 0
+		if x != y || !near(gx, gy) {
+			return fmt.Errorf("job %d: %+v (GPU %v), want %+v (GPU %v)", i, y, gy, x, gx)
+		}
+	}
+	ga, gb := a.GPUBusy, b.GPUBusy
+	a.GPUBusy, b.GPUBusy = 0, 0
+	pa, pb := a.PerGPU, b.PerGPU
+	a.PerGPU, b.PerGPU = nil, nil
+	a.Completion, b.Completion = nil, nil
+	if !near(ga, gb) || len(pa) != len(pb) || !reflect.DeepEqual(a, b) {
+		return fmt.Errorf("the run's figures differ:\n%+v %v\n%+v %v", b, gb, a, ga)
+	}
+	for i := range pa {
+		x, y := pa[i], pb[i]
+		if !near(x.Busy, y.Busy) {
+			return fmt.Errorf("GPU %d busy %v, want %v", i, y.Busy, x.Busy)
+		}
+	}
+	return nil
 }
 
 func firstDiff(a, b []byte) string {
@@ -105,6 +146,84 @@ func TestBoundariesGiveTheSameMetrics(t *testing.T) {
 		}
 		if a, b := resultOf(false), resultOf(true); !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s/%s: metrics differ:\n%+v\n%+v", ms[0], ms[1], a, b)
+		}
+	}
+}
+
+// The readers of a log take a stretch as the boundaries it stands for: the
+// per-class figures and the plots' run log (the lanes' stretches of service)
+// come out the same from a log of stretches as from one of iterations, and
+// history reads the same iterations (their times the stretch's mean).
+func TestReadersTakeStretches(t *testing.T) {
+	for _, ms := range simtest.Schemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := simtest.RandomTrace(7, 20)
+		classes := map[string]int{}
+		for i, j := range trace.Jobs {
+			classes[j.ID] = i % 3
+		}
+		type out struct {
+			res   metrics.Result
+			runs  *plots.RunLog
+			iters map[string]int
+		}
+		read := func(perIteration bool) out {
+			c := metrics.NewCollector()
+			c.SetClasses(classes)
+			r := plots.NewRecorder()
+			path := filepath.Join(t.TempDir(), "events.jsonl")
+			f, err := eventlog.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 2, PerIteration: perIteration, Sink: eventlog.Sinks{c, r, f}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := r.Log()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := history.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			iters := map[string]int{}
+			for _, j := range h.Jobs {
+				iters[j.ID] = len(j.IterS)
+			}
+			return out{res, l, iters}
+		}
+		a, b := read(true), read(false)
+		if err := sameResults(a.res, b.res); err != nil {
+			t.Fatalf("%v: %v", ms, err)
+		}
+		for i := range a.res.Classes {
+			x, y := a.res.Classes[i], b.res.Classes[i]
+			if x.Waits != y.Waits || x.WaitMeanS != y.WaitMeanS || x.WaitP95S != y.WaitP95S || x.AvgJCTS != y.AvgJCTS {
+				t.Fatalf("%v: class %d: %+v, want %+v", ms, x.Priority, y, x)
+			}
+		}
+		if len(a.runs.Jobs) != len(b.runs.Jobs) || !reflect.DeepEqual(a.runs.Memory, b.runs.Memory) || a.runs.Slots != b.runs.Slots {
+			t.Fatalf("%v: the plots' run logs differ", ms)
+		}
+		for i, x := range a.runs.Jobs {
+			y := b.runs.Jobs[i]
+			if x.ID != y.ID || x.EndS != y.EndS || x.StartupToS != y.StartupToS || !reflect.DeepEqual(x.Stretches, y.Stretches) || !reflect.DeepEqual(x.GPUs, y.GPUs) {
+				t.Fatalf("%v: the plots' run logs differ at %s: %+v, want %+v", ms, x.ID, y, x)
+			}
+		}
+		if !reflect.DeepEqual(a.iters, b.iters) {
+			t.Fatalf("%v: history reads %v iterations, want %v", ms, b.iters, a.iters)
 		}
 	}
 }

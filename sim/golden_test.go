@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,10 +46,11 @@ func TestGoldenEventLogs(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				w := eventlog.NewWriter(&buf)
-				if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: w}); err != nil {
+				if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: true, Sink: w}); err != nil {
 					t.Fatal(err)
 				}
 				w.Flush()
+				dumpGolden(t, fmt.Sprintf("seed%d-load%g-%s-%s.jsonl", seed, load, ms[0], ms[1]), buf.Bytes())
 				fmt.Fprintf(&got, "seed=%d load=%g %s/%s %x\n", seed, load, ms[0], ms[1], sha256.Sum256(buf.Bytes()))
 			}
 		}
@@ -70,10 +72,11 @@ func TestGoldenEventLogs(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		w := eventlog.NewWriter(&buf)
-		if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 4, Sink: w}); err != nil {
+		if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 4, PerIteration: true, Sink: w}); err != nil {
 			t.Fatal(err)
 		}
 		w.Flush()
+		dumpGolden(t, fmt.Sprintf("gpus4-gangs-%s-%s.jsonl", ms[0], ms[1]), buf.Bytes())
 		fmt.Fprintf(&got, "gpus=4 gangs seed=1 load=4 %s/%s %x\n", ms[0], ms[1], sha256.Sum256(buf.Bytes()))
 	}
 	const path = "testdata/golden-logs.txt"
@@ -89,5 +92,17 @@ func TestGoldenEventLogs(t *testing.T) {
 	}
 	if got.String() != string(want) {
 		t.Errorf("event logs changed:\n got:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
+
+// dumpGolden writes a golden log to $SALUS_GOLDEN_DUMP, when set: the logs
+// themselves, to see what a change moved (the golden file holds their hashes).
+func dumpGolden(t *testing.T, name string, b []byte) {
+	dir := os.Getenv("SALUS_GOLDEN_DUMP")
+	if dir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"time"
@@ -16,16 +17,65 @@ type Work struct {
 	// Delay is wall time to pass before the work starts (scheduling overhead, a
 	// switch, a copy): the GPU is not busy for it meanwhile.
 	Delay time.Duration
-	// Left is the standalone GPU work still to do: how long it would take alone.
+	// Left is the standalone GPU work to do: how long it would take alone.
 	Left time.Duration
 	// Demand is the share of the GPU the work keeps busy when it runs alone.
 	Demand float64
 	// job is the simulator's own record of the job (nil for the daemon's emulator):
 	// it saves a lookup by name at every iteration's end.
 	job *job
-	// pace, when above the GPU's slowdown, is the slowdown the work runs at: a
-	// gang's rank runs at its slowest rank's pace (Lockstep).
-	pace float64
+
+	// The model's bookkeeping. seq orders the works by their start; finish is the
+	// virtual time at which the work phase is done; delayEnd is when the delay
+	// phase is over; endedAt is when the work last finished on gpu (a next
+	// iteration started at that very instant continues from its finish: see Start).
+	seq      uint64
+	finish   vtime
+	delayEnd time.Duration
+	endedAt  time.Duration
+	gpu      *GPU
+	index    int // in its heap
+	working  bool
+	held     bool // a hold (GPU.Hold), not an iteration
+}
+
+// vtime is a virtual time of a GPU: standalone work in nanoseconds, an integer
+// part and a fraction in [0, 1). Adding whole nanoseconds of work is exact, so a
+// job's n-th iteration boundary is the same whether its iterations are added one
+// by one or n at once.
+type vtime struct {
+	i int64
+	f float64
+}
+
+func (v vtime) add(d int64) vtime { return vtime{v.i + d, v.f} }
+
+// addF adds x nanoseconds of work, x >= 0.
+func (v vtime) addF(x float64) vtime {
+	xi := math.Floor(x)
+	f := v.f + (x - xi)
+	i := v.i + int64(xi)
+	if f >= 1 {
+		f--
+		i++
+	}
+	return vtime{i, f}
+}
+
+// sub is v - u in nanoseconds of work.
+func (v vtime) sub(u vtime) float64 { return float64(v.i-u.i) + (v.f - u.f) }
+
+func (v vtime) less(u vtime) bool { return v.i < u.i || v.i == u.i && v.f < u.f }
+
+// demandScale is the fixed point of demands: sums of integers do not depend on
+// the order they were added in, so a GPU's share depends only on what runs.
+const demandScale = 1 << 32
+
+func fixed(d float64) int64 {
+	if d <= 0 || math.IsNaN(d) {
+		return 0
+	}
+	return int64(math.Round(math.Min(d, 1<<28) * demandScale))
 }
 
 // GPU is the compute side of the device model: the iterations in flight and how
@@ -34,140 +84,251 @@ type Work struct {
 // slows by the sum. Under time-slicing the GPU runs one process at a time, so n
 // resident iterations each get a 1/n share of the slices, less the context switches.
 //
+// Every iteration in its work phase progresses at the same rate, 1/share of real
+// time, so the GPU keeps one virtual clock (work done by each, since an epoch)
+// instead of stepping every iteration: the clock is re-based only when the share
+// changes, and an iteration ends at the first nanosecond the clock passes its
+// finish. An event that does not change the share (an arrival elsewhere, another
+// job's boundary) changes no iteration's end, and an event costs O(log n).
+//
 // It knows no clock: the simulator advances it by virtual time, the daemon's
-// emulated GPU by wall time. Times are integer nanoseconds; an iteration ends at
-// the first nanosecond its work is done, so its end is an exact instant.
+// emulated GPU by wall time. Times are integer nanoseconds; an iteration's end is
+// an exact instant.
 type GPU struct {
 	timeslice  bool
 	efficiency float64 // time-slicing: the share of slices that do work
-	running    []*Work
-	finished   []*Work
-	// share and next cache slowdown and NextEnd until the running set changes.
+	now        time.Duration
+	// The virtual clock: at real time t0 it read v0, and it runs at 1/share.
+	t0    time.Duration
+	v0    vtime
 	share float64
-	next  time.Duration
-	fresh bool
+	// sum and n are the demands (fixed point) and the count of works in their
+	// work phase; dirty says they changed since the share was computed.
+	sum   int64
+	n     int
+	dirty bool
+	seq   uint64
+
+	holds    int       // the works of works that are holds (Hold)
+	works    workHeap  // by finish
+	delays   delayHeap // by delayEnd
+	finished []*Work
 }
 
 // NewGPU returns the device model of d, its iterations sharing compute as the
 // sharing mode says (a policy's Compute).
 func NewGPU(compute core.ComputeSharing, d device.Device) *GPU {
-	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency()}
+	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency(), share: 1}
 }
 
-// Start puts w on the GPU. Left must be at least one nanosecond.
+// vnow is the virtual clock now, at the share it ran at until now.
+func (g *GPU) vnow() vtime {
+	if g.now == g.t0 {
+		return g.v0
+	}
+	return g.v0.addF(float64(g.now-g.t0) / g.share)
+}
+
+// Start puts w on the GPU. Left must be at least one nanosecond. A work that
+// finished on this GPU at this very instant and starts again with no delay (a
+// job's next iteration, in the same lane) continues from its last finish rather
+// than from the clock: its iterations add up exactly, whatever else ends then.
 func (g *GPU) Start(w *Work) {
 	w.Left = max(w.Left, 1)
-	g.running = append(g.running, w)
-	g.fresh = false
+	chained := w.gpu == g && w.endedAt == g.now && !w.working && w.Delay <= 0
+	w.gpu = g
+	g.seq++
+	w.seq = g.seq
+	if w.Delay > 0 {
+		w.working = false
+		w.delayEnd = g.now + w.Delay
+		heap.Push(&g.delays, w)
+		return
+	}
+	if chained {
+		w.finish = w.finish.add(int64(w.Left))
+	} else {
+		w.finish = g.vnow().add(int64(w.Left))
+	}
+	g.enter(w)
+}
+
+func (g *GPU) enter(w *Work) {
+	w.working = true
+	heap.Push(&g.works, w)
+	g.sum += fixed(w.Demand)
+	g.n++
+	g.dirty = true
+}
+
+func (g *GPU) leave(w *Work) {
+	w.working = false
+	g.sum -= fixed(w.Demand)
+	g.n--
+	g.dirty = true
+}
+
+// Hold keeps w's demand on the GPU, with no end, until Release: a gang's rank
+// whose part of the iteration is done waits there for the other ranks (the
+// gradients' all-reduce ends the step), so its GPU stays as busy as its demand
+// says for the whole of the gang's iteration, and a job beside it is slowed as
+// long as the slowest rank runs, not only while this rank's own part lasts. It
+// is no iteration: it never ends, and Running does not count it.
+func (g *GPU) Hold(w *Work) {
+	w.gpu = g
+	g.seq++
+	w.seq = g.seq
+	w.finish = vtime{i: math.MaxInt64}
+	w.held = true
+	g.enter(w)
+	g.holds++
+}
+
+// Release takes a held work (Hold) off the GPU; nothing if it holds none.
+func (g *GPU) Release(w *Work) {
+	if w == nil || w.gpu != g || !w.held || !w.working {
+		return
+	}
+	heap.Remove(&g.works, w.index)
+	g.leave(w)
+	g.holds--
+	w.gpu, w.held = nil, false
 }
 
 // Running is how many iterations are in flight.
-func (g *GPU) Running() int { return len(g.running) }
+func (g *GPU) Running() int { return len(g.works) + len(g.delays) - g.holds }
 
 // Remove takes job's work off the GPU unfinished (its client went away).
 func (g *GPU) Remove(job string) {
-	g.running = slices.DeleteFunc(g.running, func(w *Work) bool { return w.Job == job })
-	g.fresh = false
-}
-
-// slowdown is how much slower than alone every iteration in its work phase runs.
-func (g *GPU) slowdown() float64 {
-	var sum float64
-	n := 0
-	for _, w := range g.running {
-		if w.Delay <= 0 {
-			sum += w.Demand
-			n++
+	var gone []*Work
+	for _, w := range g.works {
+		if w.Job == job {
+			gone = append(gone, w)
 		}
 	}
+	for _, w := range gone {
+		heap.Remove(&g.works, w.index)
+		g.leave(w)
+		if w.held {
+			g.holds--
+			w.held = false
+		}
+		w.gpu = nil
+	}
+	gone = gone[:0]
+	for _, w := range g.delays {
+		if w.Job == job {
+			gone = append(gone, w)
+		}
+	}
+	for _, w := range gone {
+		heap.Remove(&g.delays, w.index)
+		w.gpu = nil
+	}
+	g.finished = slices.DeleteFunc(g.finished, func(w *Work) bool { return w.Job == job })
+}
+
+// shareOf is how much slower than alone every iteration in its work phase runs
+// when n of them with demands summing to sum (fixed point) do.
+func (g *GPU) shareOf(n int, sum int64) float64 {
 	if g.timeslice {
 		if n <= 1 {
 			return 1
 		}
 		return float64(n) / g.efficiency
 	}
-	return math.Max(1, sum)
+	return math.Max(1, float64(sum)/demandScale)
+}
+
+// settle re-bases the virtual clock when the share changed.
+func (g *GPU) settle() {
+	if !g.dirty {
+		return
+	}
+	g.dirty = false
+	if g.n == 0 {
+		// Nothing holds a virtual time: start the clock afresh, at an integer.
+		g.t0, g.v0, g.share = g.now, vtime{}, 1
+		return
+	}
+	s := g.shareOf(g.n, g.sum)
+	if s == g.share {
+		return
+	}
+	g.v0, g.t0, g.share = g.vnow(), g.now, s
+}
+
+// endOf is the real time at which w, in its work phase, ends at the current share.
+func (g *GPU) endOf(w *Work) time.Duration { return g.endAt(w.finish) }
+
+func (g *GPU) endAt(f vtime) time.Duration {
+	t := math.Ceil(f.sub(g.v0) * g.share)
+	if t >= float64(math.MaxInt64-g.t0) {
+		return math.MaxInt64
+	}
+	return max(g.t0+time.Duration(t), g.now)
+}
+
+// nextAt is when the next phase ends (a delay or a work), absolute.
+func (g *GPU) nextAt() (time.Duration, bool) {
+	g.settle()
+	next, ok := time.Duration(math.MaxInt64), false
+	if len(g.delays) > 0 {
+		next, ok = g.delays[0].delayEnd, true
+	}
+	if len(g.works) > 0 {
+		next, ok = min(next, g.endOf(g.works[0])), true
+	}
+	return next, ok
 }
 
 // NextEnd is how long from now until the next iteration ends a phase (its delay or
 // its work), while nothing else changes; false when nothing runs.
 func (g *GPU) NextEnd() (time.Duration, bool) {
-	if len(g.running) == 0 {
+	at, ok := g.nextAt()
+	if !ok {
 		return 0, false
 	}
-	if !g.fresh {
-		g.share = g.slowdown()
-		g.next = time.Duration(math.MaxInt64)
-		for _, w := range g.running {
-			g.next = min(g.next, g.phaseLeft(w, g.share))
-		}
-		g.fresh = true
-	}
-	return g.next, true
-}
-
-func (g *GPU) phaseLeft(w *Work, share float64) time.Duration {
-	if w.Delay > 0 {
-		return w.Delay
-	}
-	share = max(share, w.pace)
-	if share == 1 {
-		return w.Left
-	}
-	// Rounded to the nearest nanosecond, so that rounding does not bias the
-	// iterations of shared lanes either way.
-	t := math.Round(float64(w.Left) * share)
-	if t >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return max(time.Duration(t), 1)
+	return at - g.now, true
 }
 
 // Advance moves the model dt forward. Iterations whose work is done are set aside
 // for Finished, in the order they started. dt may pass several phase ends (the
 // daemon's timers fire late); the model then advances one phase end at a time.
 func (g *GPU) Advance(dt time.Duration) {
-	for dt > 0 && len(g.running) > 0 {
-		next, _ := g.NextEnd()
-		step := min(dt, next)
-		g.step(step)
-		dt -= step
-	}
-}
-
-// step advances by dt, no more than the time to the next phase end (NextEnd has
-// just been called, so the share is fresh).
-func (g *GPU) step(dt time.Duration) {
-	share := g.share
-	g.fresh = false
-	// The works that go on stay in place at the front of running: no pointer is
-	// rewritten (a write barrier while the GC runs) unless one before it finished.
-	n := 0
-	for i, w := range g.running {
-		switch {
-		case w.Delay > 0:
-			w.Delay -= min(dt, w.Delay)
-		case g.phaseLeft(w, share) <= dt:
-			w.Left = 0
-		default:
-			// Progress at 1/share of real time, rounded, and short of the end, which
-			// is later than dt.
-			done := time.Duration(math.Round(float64(dt) / max(share, w.pace)))
-			w.Left -= min(done, w.Left-1)
+	target := g.now + dt
+	for {
+		at, ok := g.nextAt()
+		if !ok || at > target {
+			break
 		}
-		if w.Delay <= 0 && w.Left == 0 {
+		g.now = at
+		from := len(g.finished)
+		// The works that end now, at the share they ran at.
+		for len(g.works) > 0 && g.endOf(g.works[0]) <= at {
+			w := heap.Pop(&g.works).(*Work)
+			g.leave(w)
+			w.endedAt = at
 			g.finished = append(g.finished, w)
-			continue
 		}
-		if n < i {
-			g.running[n] = w
+		slices.SortFunc(g.finished[from:], func(a, b *Work) int {
+			if a.seq < b.seq {
+				return -1
+			}
+			return 1
+		})
+		// The delays that end now: the work phase begins, on the clock as it reads now.
+		for len(g.delays) > 0 && g.delays[0].delayEnd <= at {
+			w := heap.Pop(&g.delays).(*Work)
+			w.finish = g.vnow().add(int64(w.Left))
+			g.enter(w)
 		}
-		n++
+		if at == target {
+			// What ends now may start again now: the share is settled after.
+			break
+		}
 	}
-	for i := n; i < len(g.running); i++ {
-		g.running[i] = nil // a finished work is not kept alive by running
-	}
-	g.running = g.running[:n]
+	g.now = target
 }
 
 // Finished returns the iterations that ended since the last call, in the order
@@ -178,26 +339,50 @@ func (g *GPU) Finished() []*Work {
 	return out
 }
 
-// Lockstep paces the parts of one gang's iteration: parts[i] runs on gpus[i]. A
-// gang's ranks synchronize at every step of an iteration, so each runs at the
-// pace of the slowest (the largest slowdown among their GPUs) and all end at the
-// same instant; meanwhile each rank keeps its GPU as busy as its demand says, so a
-// job beside a rank that waits on a slower one is slowed for the whole iteration,
-// not only while that rank's own share of the work lasts. Call it whenever the
-// works on any of those GPUs change, before NextEnd.
-func Lockstep(parts []*Work, gpus []*GPU) {
-	pace := 1.0
-	for i := range parts {
-		g := gpus[i]
-		if !g.fresh {
-			g.NextEnd()
-		}
-		pace = max(pace, g.share)
-	}
-	for i, w := range parts {
-		if w.pace != pace {
-			w.pace = pace
-			gpus[i].fresh = false
-		}
-	}
+type workHeap []*Work
+
+func (h workHeap) Len() int { return len(h) }
+func (h workHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.finish.less(b.finish) || a.finish == b.finish && a.seq < b.seq
+}
+func (h workHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *workHeap) Push(x any) {
+	w := x.(*Work)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *workHeap) Pop() any {
+	s := *h
+	w := s[len(s)-1]
+	s[len(s)-1] = nil
+	*h = s[:len(s)-1]
+	return w
+}
+
+type delayHeap []*Work
+
+func (h delayHeap) Len() int { return len(h) }
+func (h delayHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.delayEnd < b.delayEnd || a.delayEnd == b.delayEnd && a.seq < b.seq
+}
+func (h delayHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *delayHeap) Push(x any) {
+	w := x.(*Work)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *delayHeap) Pop() any {
+	s := *h
+	w := s[len(s)-1]
+	s[len(s)-1] = nil
+	*h = s[:len(s)-1]
+	return w
 }

@@ -33,7 +33,7 @@ func starts(t *testing.T, policy string, capacity float64, jobs ...workload.Job)
 	dev := device.DefaultDevice()
 	dev.CapacityMiB = capacity
 	var out []string
-	err = Run(&workload.Trace{Name: "rule", Jobs: jobs}, Options{Policy: p, Device: dev, Sink: sinkFunc(func(e eventlog.Event) {
+	err = Run(&workload.Trace{Name: "rule", Jobs: jobs}, Options{Policy: p, Device: dev, PerIteration: true, Sink: sinkFunc(func(e eventlog.Event) {
 		if e.Kind == eventlog.IterStart {
 			out = append(out, fmt.Sprintf("%s@%g", e.Job, e.T))
 		}
@@ -157,7 +157,7 @@ func TestPolicyOrderHoldsAtEveryBoundary(t *testing.T) {
 			p, _ := core.Lookup(policy)
 			c := &orderChecker{t: t, name: fmt.Sprintf("seed %d %s", seed, policy), policy: policy, ready: map[string]time.Duration{},
 				declared: map[string]time.Duration{}, attained: map[string]time.Duration{}, admitted: map[string]bool{}, running: map[string]bool{}}
-			if err := Run(&workload.Trace{Name: "grid", Jobs: jobs}, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}); err != nil {
+			if err := Run(&workload.Trace{Name: "grid", Jobs: jobs}, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: true, Sink: c}); err != nil {
 				t.Fatal(err)
 			}
 			if c.starts == 0 {

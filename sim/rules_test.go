@@ -58,7 +58,7 @@ func iterTimes(evs []eventlog.Event, id string) []float64 {
 	return out
 }
 
-// A gang's ranks run in lockstep: each at the pace of the slowest, keeping its
+// A gang's ranks meet at the end of every iteration: a rank that is done holds its GPU (by its demand) until the slowest is, keeping its
 // GPU busy the whole iteration. g (2 GPUs, demand 0.7) has x (demand 1) beside
 // its rank on GPU 0 and b (demand 0.6) beside its rank on GPU 1: g's iterations
 // take 0.1 x 1.7 = 0.170 s, and b's take 0.1 x 1.3 = 0.130 s every one, not
@@ -69,7 +69,7 @@ func TestGangRanksRunInLockstep(t *testing.T) {
 		"x,m,1,100,0,1,,,,,0.1,0,1000,1000,1",
 		"b,m,1,10,0,1,,,,,0.1,0,1000,1000,0.6",
 	)
-	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, false)
+	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, true) // per iteration: iterTimes reads each
 	for _, e := range evs {
 		if e.Kind == eventlog.Admit && e.Job == "b" && e.GPUIndex != 1 {
 			t.Fatalf("b is on GPU %d, want 1 (beside g's second rank)", e.GPUIndex)
@@ -203,7 +203,7 @@ func TestAttainedIsStandaloneWork(t *testing.T) {
 		"a,m,1,5,0,1,,,,,0.1,0,1000,1000,1",
 		"b,m,1,5,0,1,,,,,0.1,0,1000,1000,1",
 	)
-	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 1, false)
+	evs := rulesRun(t, tr, "pack", core.DefaultModeParams(), 1, true) // per iteration: iterTimes reads each
 	for _, id := range []string{"a", "b"} {
 		for i, d := range iterTimes(evs, id) {
 			if math.Abs(d-0.2) > 1e-9 {

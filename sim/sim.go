@@ -33,6 +33,9 @@ type Options struct {
 	GPUPlacement core.GPUPlacement
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
+	// PerIteration runs and logs every iteration: no stretches (see stretch), the
+	// log at the grain of iterations, each boundary an iter_end and an iter_start.
+	PerIteration bool
 }
 
 // maxTime is where the clock stops: a run that would pass it fails rather than wrap.
@@ -63,8 +66,10 @@ type job struct {
 	// reused by every iteration: a job has one iteration in flight at a time, so
 	// the simulator's loop allocates nothing per iteration.
 	works []Work
-	// ranks and rankGPUs are a gang's parts and their GPUs, for Lockstep.
-	ranks    []*Work
+	// holds and rankGPUs are, for a gang, each rank's hold (GPU.Hold: the rank's
+	// demand on its GPU once its part is done, until the last rank's is) and its
+	// GPU, by the index of its part in works.
+	holds    []Work
 	rankGPUs []*GPU
 }
 
@@ -128,11 +133,15 @@ type engine struct {
 	// fastForwarded counts the iterations that did not.
 	noFastForward bool
 	fastForwarded int
-	now           time.Duration
-	jobs          map[string]*job
-	timers        timers
-	seq           int
-	left          int
+	cands         []stretchCand // reused by stretch
+	// stretchMiss counts the stretches tried in a row that took nothing (capped),
+	// and stretchSkip the tries to skip before the next.
+	stretchMiss, stretchSkip int
+	now                      time.Duration
+	jobs                     map[string]*job
+	timers                   timers
+	seq                      int
+	left                     int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
@@ -145,15 +154,13 @@ type engine struct {
 	asked *job
 	// log is false when the events go nowhere (Discard): they are then not built.
 	log bool
-	// gangs are the gang jobs with an iteration in flight (Lockstep paces them).
-	gangs []*job
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
 // error when a job can never run on the device, a figure is out of range, or the
 // core rejects a call (a bug).
 func Run(t *workload.Trace, o Options) error {
-	return run(t, o, false, nil)
+	return run(t, o, o.PerIteration, nil)
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
@@ -219,11 +226,10 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		if next < len(arrivals) {
 			nextArrival = arrivals[next]
 		}
-		if err := e.fastForward(nextArrival); err != nil {
+		if err := e.stretch(nextArrival); err != nil {
 			return err
 		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
-		e.lockstep()
 		at, ok := e.nextEnd()
 		if ok {
 			at += e.now
@@ -298,20 +304,6 @@ func gpusField(n int) int {
 	return n
 }
 
-// lockstep paces every gang's ranks at the slowest one's (Lockstep), and forgets
-// the gangs whose iteration ended.
-func (e *engine) lockstep() {
-	kept := e.gangs[:0]
-	for _, j := range e.gangs {
-		if j.parts > 0 {
-			Lockstep(j.ranks, j.rankGPUs)
-			kept = append(kept, j)
-		}
-	}
-	clear(e.gangs[len(kept):])
-	e.gangs = kept
-}
-
 // nextEnd is how long until the next phase end on any GPU.
 func (e *engine) nextEnd() (time.Duration, bool) {
 	next, any := time.Duration(math.MaxInt64), false
@@ -325,10 +317,23 @@ func (e *engine) nextEnd() (time.Duration, bool) {
 
 // partEnded takes a finished part of an iteration: the iteration ends with its
 // last part (a gang job's runs on each of its GPUs).
+//
+// A gang's rank whose part is done holds its GPU (GPU.Hold) until the last rank's
+// is: the ranks meet at the end of every iteration, so each GPU is kept busy, by
+// the rank's demand, as long as the slowest rank runs.
 func (e *engine) partEnded(w *Work) error {
 	j := w.job
 	if j.parts--; j.parts > 0 {
+		for i := range j.works {
+			if &j.works[i] == w {
+				j.holds[i].Job, j.holds[i].Lane, j.holds[i].Demand, j.holds[i].job = w.Job, w.Lane, w.Demand, j
+				j.rankGPUs[i].Hold(&j.holds[i])
+			}
+		}
 		return nil
+	}
+	for i := range j.holds {
+		j.rankGPUs[i].Release(&j.holds[i])
 	}
 	return e.iterationEnded(w)
 }
@@ -487,17 +492,19 @@ func (e *engine) apply(ds []core.Decision) error {
 			left := j.iteration(j.done)
 			for i, g := range d.GPUs {
 				// The job's last iteration has ended on every GPU: its works are free.
-				j.works[i] = Work{Job: d.Job, Lane: d.Lane, Delay: delay, Left: left, Demand: j.spec.Profile.Demand, job: j}
-				e.gpus[g].Start(&j.works[i])
+				// Fields one by one: the model's own bookkeeping in the work stays (a
+				// next iteration continues from where the last one finished).
+				w := &j.works[i]
+				w.Job, w.Lane, w.Delay, w.Left, w.Demand, w.job = d.Job, d.Lane, delay, left, j.spec.Profile.Demand, j
+				e.gpus[g].Start(w)
 			}
 			if len(d.GPUs) > 1 {
-				if len(j.ranks) != len(d.GPUs) {
-					j.ranks, j.rankGPUs = make([]*Work, len(d.GPUs)), make([]*GPU, len(d.GPUs))
+				if len(j.holds) != len(d.GPUs) {
+					j.holds, j.rankGPUs = make([]Work, len(d.GPUs)), make([]*GPU, len(d.GPUs))
 				}
 				for i, g := range d.GPUs {
-					j.ranks[i], j.rankGPUs[i] = &j.works[i], e.gpus[g]
+					j.rankGPUs[i] = e.gpus[g]
 				}
-				e.gangs = append(e.gangs, j)
 			}
 		}
 	}

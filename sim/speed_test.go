@@ -19,7 +19,7 @@ func aloneRun(t *testing.T, pol core.Policy, dev device.Device, j workload.Job) 
 		switch e.Kind {
 		case eventlog.Finish:
 			end = e.T
-		case eventlog.IterEnd:
+		case eventlog.IterEnd, eventlog.Stretch:
 			gpu += e.GPU
 		case eventlog.Arrive:
 			declared = e.DeclaredS

@@ -76,7 +76,7 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rs {
-		if !r.OK() || r.Iterations <= 0 || r.Events <= r.Iterations || r.WallS <= 0 || r.ItersPerS <= 0 || r.USPerJob <= 0 || r.MaxRSSMiB <= 0 {
+		if !r.OK() || r.Iterations <= 0 || r.Events <= 0 || r.WallS <= 0 || r.ItersPerS <= 0 || r.USPerJob <= 0 || r.MaxRSSMiB <= 0 {
 			t.Errorf("run without its figures: %+v", r)
 		}
 	}

@@ -71,8 +71,10 @@ func deprecatedFlag(f *pflag.FlagSet, p *string, name, instead string) {
 	_ = f.MarkDeprecated(name, instead)
 }
 
-// maxGPUs bounds --gpus: more than a node, but a simulated one can be large.
-const maxGPUs = 4096
+// maxGPUs bounds --gpus: more than a node, but a simulated one can be large (an
+// idle GPU costs the simulator a few hundred bytes and no time per event beyond
+// a scan); 65536 is what an event log's readers take.
+const maxGPUs = 1 << 16
 
 // deviceFlags are the device-model flags every simulating command takes.
 type deviceFlags struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/salusgo/salus/eval"
 	"github.com/spf13/cobra"
@@ -16,6 +17,9 @@ func newSimulateCmd() *cobra.Command {
 		pf     policyFlag
 		of     outputFlags
 		events string
+		jobs   string
+		// perIteration asks for the log at the grain of iterations.
+		perIteration bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -31,6 +35,9 @@ policies.`,
 			}
 			if err := tf.check(cmd.Flags()); err != nil {
 				return err
+			}
+			if perIteration && events == "" {
+				return fmt.Errorf("--per-iteration is the grain of the event log: give --events FILE too")
 			}
 			p, err := pf.lookup("simulate")
 			if err != nil {
@@ -51,7 +58,7 @@ policies.`,
 			if err != nil {
 				return err
 			}
-			run, err := eval.Simulate(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, events)
+			run, err := eval.SimulateOpts(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, eval.SimOptions{Log: events, PerIteration: perIteration})
 			if err != nil {
 				return err
 			}
@@ -65,6 +72,11 @@ policies.`,
 			// The run went through, so the trace fits the device: a bound exists.
 			_ = rep.SetBound(trace)
 			run = rep.Runs[0]
+			if jobs != "" {
+				if err := writeJobsCSV(jobs, rep); err != nil {
+					return err
+				}
+			}
 			if of.format != "table" {
 				return printReport(w, rep, of.format)
 			}
@@ -83,7 +95,14 @@ policies.`,
 				fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)
 			}
 			if events != "" {
-				fmt.Fprintf(w, "event log     %s\n", events)
+				grain := "a stretch record per run of back-to-back iterations"
+				if perIteration {
+					grain = "every iteration"
+				}
+				fmt.Fprintf(w, "event log     %s (%s)\n", events, grain)
+			}
+			if jobs != "" {
+				fmt.Fprintf(w, "jobs          %s\n", jobs)
 			}
 			return nil
 		},
@@ -95,5 +114,20 @@ policies.`,
 	f := cmd.Flags()
 	f.StringVar(&events, "events", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")
 	deprecatedAlias(f, &events, "log", "", "events")
+	f.StringVar(&jobs, "jobs", "", "write every job's result here, a CSV line each (as eval's jobs.csv: arrival, end, JCT, queuing, first service, GPUs), with no event log")
+	f.BoolVar(&perIteration, "per-iteration", false, "with --events, log every iteration (an iter_end and an iter_start per boundary) instead of a stretch record per run of back-to-back iterations; the results are the same")
 	return cmd
+}
+
+// writeJobsCSV writes rep's per-job results to path (eval's jobs.csv).
+func writeJobsCSV(path string, rep *eval.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rep.JobsCSV(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

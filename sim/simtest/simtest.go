@@ -152,6 +152,12 @@ func (c *Checker) Emit(e eventlog.Event) {
 		}
 		delete(c.busyLanes, e.Lane)
 		c.gpu[e.Job] += e.GPU
+	case eventlog.Stretch:
+		// Boundaries back to back: the lane runs the job before and after.
+		if c.busyLanes[e.Lane] != e.Job {
+			t.Fatalf("lane %d stretches %s, which was not running", e.Lane, e.Job)
+		}
+		c.gpu[e.Job] += e.GPU
 	case eventlog.Finish:
 		c.finished[e.Job] = true
 		delete(c.admitted, e.Job)
