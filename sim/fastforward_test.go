@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -94,16 +93,6 @@ func sameResults(a, b metrics.Result) error {
 		}
 	}
 	return nil
-}
-
-func firstDiff(a, b []byte) string {
-	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
-	for i := range min(len(la), len(lb)) {
-		if !bytes.Equal(la[i], lb[i]) {
-			return fmt.Sprintf("line %d: %s | %s", i+1, la[i], lb[i])
-		}
-	}
-	return fmt.Sprintf("%d lines against %d", len(la), len(lb))
 }
 
 // The fast path's speed on a trace of long jobs, one at a time (fifo).
