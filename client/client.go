@@ -500,6 +500,22 @@ func (s *Session) End(d time.Duration, peakMiB float64) error {
 	return s.end(d, peakMiB, false)
 }
 
+// EndRelease ends the running iteration like End and gives the lane back at once
+// rather than keeping it for the daemon's grace window: for a job that pauses
+// before its next Begin (an inference job between requests).
+func (s *Session) EndRelease(d time.Duration, peakMiB float64) error {
+	if s.alone {
+		return nil
+	}
+	s.nextID++
+	id := s.nextID
+	_, err := s.call(endRequest(id, d, peakMiB, false, true), id)
+	if err == nil {
+		return nil
+	}
+	return s.recover(err)
+}
+
 // Next ends the running iteration like End and asks for the next one like Begin,
 // in one round trip; it returns when the next iteration may run.
 func (s *Session) Next(d time.Duration, peakMiB float64) error {
@@ -512,7 +528,7 @@ func (s *Session) end(d time.Duration, peakMiB float64, next bool) error {
 	}
 	s.nextID++
 	id := s.nextID
-	_, err := s.call(endRequest(id, d, peakMiB, next), id)
+	_, err := s.call(endRequest(id, d, peakMiB, next, false), id)
 	if err == nil {
 		return nil
 	}
@@ -582,10 +598,13 @@ func beginRequest(id int64) []byte {
 	return append(strconv.AppendInt([]byte(`{"op":"`+protocol.OpBegin+`","id":`), id, 10), '}')
 }
 
-func endRequest(id int64, d time.Duration, peakMiB float64, next bool) []byte {
+func endRequest(id int64, d time.Duration, peakMiB float64, next, release bool) []byte {
 	b := strconv.AppendInt([]byte(`{"op":"`+protocol.OpEnd+`","id":`), id, 10)
 	if next {
 		b = append(b, `,"next":true`...)
+	}
+	if release {
+		b = append(b, `,"release":true`...)
 	}
 	if d > 0 {
 		b = append(b, `,"duration_s":`...)

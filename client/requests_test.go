@@ -18,9 +18,10 @@ func TestRequests(t *testing.T) {
 		want protocol.Request
 	}{
 		{beginRequest(2), protocol.Request{Op: protocol.OpBegin, ID: 2}},
-		{endRequest(3, 0, 0, false), protocol.Request{Op: protocol.OpEnd, ID: 3}},
-		{endRequest(4, 50*time.Millisecond, 1536.5, true), protocol.Request{Op: protocol.OpEnd, ID: 4, DurationS: 0.05, PeakMiB: 1536.5, Next: true}},
-		{endRequest(5, 123456789*time.Second, 1e-7, false), protocol.Request{Op: protocol.OpEnd, ID: 5, DurationS: 123456789, PeakMiB: 1e-7}},
+		{endRequest(3, 0, 0, false, false), protocol.Request{Op: protocol.OpEnd, ID: 3}},
+		{endRequest(4, 50*time.Millisecond, 1536.5, true, false), protocol.Request{Op: protocol.OpEnd, ID: 4, DurationS: 0.05, PeakMiB: 1536.5, Next: true}},
+		{endRequest(5, 123456789*time.Second, 1e-7, false, false), protocol.Request{Op: protocol.OpEnd, ID: 5, DurationS: 123456789, PeakMiB: 1e-7}},
+		{endRequest(6, 0, 0, false, true), protocol.Request{Op: protocol.OpEnd, ID: 6, Release: true}},
 		{closeRequest(6, true), protocol.Request{Op: protocol.OpClose, ID: 6, Finished: &yes}},
 		{closeRequest(7, false), protocol.Request{Op: protocol.OpClose, ID: 7, Finished: &no}},
 	} {

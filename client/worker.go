@@ -104,7 +104,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if pause > 0 {
 			// Between requests the job holds no iteration: end this one, wait for
 			// the next request, then ask for its iteration.
-			if err := s.End(iter, 0); err != nil {
+			if err := s.EndRelease(iter, 0); err != nil {
 				return fmt.Errorf("worker %q: iteration %d: %w", w.Job, i, err)
 			}
 			Wait(pause)

@@ -28,11 +28,11 @@ import (
 // grants whichever asks first).
 func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes for about 40 s")
+		t.Skip("runs real processes for about 45 s")
 	}
 	dev := device.Device{Name: "test", TotalMiB: 16384, CapacityMiB: 14336}
 	infer := workload.Profile{Model: "q", Batch: 1, Kind: workload.Infer, IterS: 0.25, PersistentMiB: 100, EphemeralMiB: 100, Demand: 1}
-	paused := &workload.Trace{Name: "paused", Jobs: []workload.Job{{ID: "i0", Model: "q", Batch: 1, Iterations: 8,
+	paused := &workload.Trace{Name: "paused", Jobs: []workload.Job{{ID: "i0", Model: "q", Batch: 1, Iterations: 16,
 		Kind: workload.Infer, PauseS: 0.5, Profile: infer}}}
 	pairs := &workload.Trace{Name: "pairs"}
 	for i, s := range []struct {

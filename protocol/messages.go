@@ -54,6 +54,10 @@ type Request struct {
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`
 	Next      bool    `json:"next,omitempty"`
+	// Release (end, without next) gives the lane back at once instead of keeping
+	// it for the grace window: the job pauses before its next begin (an inference
+	// job between requests), as a yield does in the simulator.
+	Release bool `json:"release,omitempty"`
 	// close; nil is true
 	Finished *bool `json:"finished,omitempty"`
 }

@@ -139,6 +139,8 @@ func (e *emulator) partDone(w *sim.Work, all bool) {
 // iteration's work: it is processed when the model says the work is done.
 type heldEnd struct {
 	next bool
+	// release gives the lane back at once after the end (EndRelease).
+	release bool
 	// done answers a plain end; begin answers an end with next, once the next
 	// iteration is granted.
 	done  func(error)
@@ -336,10 +338,11 @@ func (s *Server) startWork(now time.Duration, ss *Session) {
 
 // completeHeld processes a held end at now.
 func (s *Server) completeHeld(ss *Session, now time.Duration, h *heldEnd, out *[]func()) {
-	if err := s.endIteration(ss, now, ss.work, !h.next); err != nil {
+	if err := s.endIteration(ss, now, ss.work, !h.next && !h.release); err != nil {
 		s.failHeld(h, err, out)
 		return
 	}
+	s.released(ss, now, h)
 	if !h.next {
 		s.ackEnd(ss, h, out)
 		return

@@ -357,7 +357,11 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		// Under emulation the reply waits for the device model: mark the request
 		// outstanding first, as for begin.
 		fc.outstanding.Store(id)
-		if err := s.End(fc.sess, req.DurationS, req.PeakMiB, func(err error) {
+		end := s.End
+		if req.Release {
+			end = s.EndRelease
+		}
+		if err := end(fc.sess, req.DurationS, req.PeakMiB, func(err error) {
 			if err != nil {
 				fc.fail(id, CodeOf(err), err.Error())
 				return

@@ -882,6 +882,12 @@ func (s *Server) EndNext(ss *Session, durS, peakMiB float64, done func(BeginRepl
 	return s.end(ss, durS, peakMiB, &heldEnd{next: true, begin: done})
 }
 
+// EndRelease ends the session's iteration like End and gives its lane back at
+// once, with no grace window: the client said it pauses before it asks again.
+func (s *Server) EndRelease(ss *Session, durS, peakMiB float64, done func(error)) error {
+	return s.end(ss, durS, peakMiB, &heldEnd{done: done, release: true})
+}
+
 func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 	if err := checkEnd(ss.id, durS, peakMiB); err != nil {
 		return err
@@ -920,10 +926,11 @@ func (s *Server) end(ss *Session, durS, peakMiB float64, h *heldEnd) error {
 		}
 		dur = now - ss.startedAt
 	}
-	if err := s.endIteration(ss, now, dur, !h.next); err != nil {
+	if err := s.endIteration(ss, now, dur, !h.next && !h.release); err != nil {
 		s.unlockRun(out)
 		return err
 	}
+	s.released(ss, now, h)
 	if h.next {
 		if err := s.request(ss, now, h.begin); err != nil {
 			s.unlockRun(out)
@@ -967,6 +974,19 @@ func (s *Server) endIteration(ss *Session, now, gpu time.Duration, arm bool) err
 	// not know which iteration end it was armed for.
 	ss.grace = time.AfterFunc(s.cfg.Grace, func() { s.graceOver(ss, gen) })
 	return nil
+}
+
+// released yields at once the lane of a session whose end asked for it
+// (EndRelease); under the lock, before the decision that follows the end.
+func (s *Server) released(ss *Session, now time.Duration, h *heldEnd) {
+	if !h.release || ss.phase != pHolding {
+		return
+	}
+	if err := s.sched.Yield(now, ss.id); err != nil {
+		s.logger.Error("core refused a yield", "job", ss.id, "err", err)
+		return
+	}
+	ss.phase = pIdle
 }
 
 // graceOver yields the lane of a job that did not ask for its next iteration within

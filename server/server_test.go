@@ -253,6 +253,38 @@ func TestGraceWindowYields(t *testing.T) {
 	b.Close(true)
 }
 
+// An end with release gives the lane back at once: with a grace window of an
+// hour, b still gets the lane a released, and the core saw a's yield at a's end.
+func TestEndReleaseYieldsAtOnce(t *testing.T) {
+	d := start(t, "fair", 14000, func(c *server.Config) { c.Grace = time.Hour })
+	a := open(t, d, "a", 100, 100, 1)
+	b := open(t, d, "b", 100, 100, 1)
+	if err := a.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndRelease(time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Begin() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // the grace window is an hour: only the release lets b in
+		t.Fatal("b never got the lane a released")
+	}
+	b.End(0, 0)
+	b.Close(true) // b, with no release, would hold the lane for the hour
+	// a asks again after its pause: it waits for the lane like any job.
+	if err := a.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	a.End(0, 0)
+	a.Close(true)
+}
+
 func TestConnectionLossReturnsMemory(t *testing.T) {
 	d := start(t, "fifo", 1000, nil)
 	a := open(t, d, "a", 500, 400, 1)
