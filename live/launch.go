@@ -81,7 +81,7 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 		errs []error
 	)
 	outMu := &sync.Mutex{}
-	var after *os.File // the read end of the pipe from the job before, arrived at the same instant
+	var after *os.File // the read end of the pipe from the job before, released at its arrival
 	defer func() {
 		if after != nil {
 			after.Close()
@@ -102,7 +102,10 @@ func Launch(ctx context.Context, t *workload.Trace, addr string, o Options) erro
 			c.Args = append(c.Args, "--after-fd", strconv.Itoa(2+len(files)))
 		}
 		var next, release *os.File // the next job's after, and what releases it
-		if k+1 < len(jobs) && jobs[k+1].ArrivalS == j.ArrivalS && chainable && o.arrivals != nil {
+		// Every job opens after the one before it has arrived, as the trace orders
+		// them: at the same instant (which the simulator takes in trace order), or a
+		// few milliseconds apart (which a loaded machine's process start-ups swap).
+		if k+1 < len(jobs) && chainable && o.arrivals != nil {
 			// Without a pipe (out of descriptors) the two race, as without chaining.
 			if r, w, err := os.Pipe(); err == nil {
 				next, release = r, w
