@@ -363,6 +363,8 @@ func (h *workHeap) Pop() any {
 	return w
 }
 
+// delayHeap is workHeap ordered by the end of the works' delays; the rest of
+// its heap.Interface is workHeap's.
 type delayHeap []*Work
 
 func (h delayHeap) Len() int { return len(h) }
@@ -370,19 +372,6 @@ func (h delayHeap) Less(i, j int) bool {
 	a, b := h[i], h[j]
 	return a.delayEnd < b.delayEnd || a.delayEnd == b.delayEnd && a.seq < b.seq
 }
-func (h delayHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *delayHeap) Push(x any) {
-	w := x.(*Work)
-	w.index = len(*h)
-	*h = append(*h, w)
-}
-func (h *delayHeap) Pop() any {
-	s := *h
-	w := s[len(s)-1]
-	s[len(s)-1] = nil
-	*h = s[:len(s)-1]
-	return w
-}
+func (h delayHeap) Swap(i, j int) { workHeap(h).Swap(i, j) }
+func (h *delayHeap) Push(x any)   { (*workHeap)(h).Push(x) }
+func (h *delayHeap) Pop() any     { return (*workHeap)(h).Pop() }
