@@ -16,15 +16,16 @@ import (
 // TestLiveReplaysWhatTheTraceSays replays on the emulated daemon what the
 // simulator runs and the live engine once dropped or raced: an inference job's
 // pauses between its requests, and jobs that arrive at the same instant (two
-// pairs of identical jobs, which the simulator takes in the trace's order). The
-// live runs must agree with the simulator within 3 percent, in the same
+// pairs of jobs of the same length, which the simulator takes in the trace's
+// order). The live runs must agree with the simulator within 3 percent (plus
+// what the calibration moved, as in TestLiveAgreesWithSimulator), in the same
 // completion order. The iterations (20 to 250 ms) are long beside the live
-// engine's per-iteration lag, which calibrates the simulator as in
-// TestLiveAgreesWithSimulator. The pairs have a start-up of 50 ms, as a real
-// job has one: of two identical jobs that arrive together, the first asks for
-// its first iteration first, as in the simulator, by the time its arrival took
-// (without a start-up the two would ask at the same instant, and the daemon
-// grants whichever asks first).
+// engine's per-iteration lag, which calibrates the simulator. The second job
+// of a pair starts up 100 ms longer than the first: two processes that ask for
+// their first iteration at the same instant are ordered by the kernel, not the
+// daemon (which grants whichever asks first), and on a loaded machine a
+// process wakes tens of milliseconds late; 100 ms apart, the first job asks
+// first, as it does in the simulator, however busy the machine.
 func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for about 45 s")
@@ -39,8 +40,8 @@ func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 		iters   int
 		arrival float64
 	}{{0.025, 80, 0}, {0.025, 80, 0}, {0.02, 40, 0.3}, {0.02, 40, 0.3}} {
-		p := workload.Profile{Model: fmt.Sprintf("m%d", i/2), Batch: 1, Kind: workload.Train, IterS: s.iterS,
-			StartupS: 0.05, PersistentMiB: 100, EphemeralMiB: 200, Demand: 1}
+		p := workload.Profile{Model: fmt.Sprintf("m%d", i), Batch: 1, Kind: workload.Train, IterS: s.iterS,
+			StartupS: 0.05 + 0.1*float64(i%2), PersistentMiB: 100, EphemeralMiB: 200, Demand: 1}
 		pairs.Jobs = append(pairs.Jobs, workload.Job{ID: fmt.Sprintf("j%d", i), Model: p.Model, Batch: 1, Iterations: s.iters,
 			ArrivalS: s.arrival, Kind: workload.Train, Profile: p})
 	}
@@ -72,9 +73,9 @@ func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 				t.Errorf("completion order\nlive %s\nsim  %s", o, w)
 			}
 			for _, m := range []struct {
-				what      string
-				live, sim float64
-			}{{"makespan", got.MakespanS, want.MakespanS}, {"average JCT", got.AvgJCTS, want.AvgJCTS}} {
+				what           string
+				live, sim, raw float64
+			}{{"makespan", got.MakespanS, want.MakespanS, raw.MakespanS}, {"average JCT", got.AvgJCTS, want.AvgJCTS, raw.AvgJCTS}} {
 				// A paused job's worker sleeps between requests and is woken by the
 				// kernel: on a loaded machine each wake-up comes late (30 ms a
 				// request with both cores busy), which no calibration of the
@@ -85,8 +86,11 @@ func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 				if c.trace == paused {
 					over = 0.10
 				}
-				if d := (m.live - m.sim) / m.sim; d < -0.03 || d > over {
-					t.Errorf("%s: live %.3f s vs sim %.3f s (%+.1f%%, want -3%% to +%.0f%%)", m.what, m.live, m.sim, 100*d, 100*over)
+				moved := within(m.raw, m.sim) - 0.05 // what the calibration moved
+				under := 0.03 + moved
+				over += moved
+				if d := (m.live - m.sim) / m.sim; d < -under || d > over {
+					t.Errorf("%s: live %.3f s vs sim %.3f s (%+.1f%%, want -%.1f%% to +%.1f%%)", m.what, m.live, m.sim, 100*d, 100*under, 100*over)
 				}
 			}
 		})
