@@ -66,7 +66,7 @@ type ClaimIntent struct {
 
 // ClaimSpec is a claim to reserve (Server.Reserve).
 type ClaimSpec struct {
-	UID, Name string // the claim's UID; namespace/name, for messages
+	UID, Name string  // the claim's UID; namespace/name, for messages
 	GPU       int     // the GPU's physical index
 	MemoryMiB float64 // 0: the whole GPU
 	// Secret is what the claim's opens must present; "": the daemon makes one.
