@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,6 +104,24 @@ func TestFloorLendsAnIdleShare(t *testing.T) {
 		}
 		if aBefore != c.aBeforeB || longest < c.lo || longest > c.hi {
 			t.Errorf("%s: a ran %d iterations during b's start-up (want %d: all the GPU), and b ran up to %d in a row (want %d to %d)", c.policy, aBefore, c.aBeforeB, longest, c.lo, c.hi)
+		}
+	}
+}
+
+// With every share 1 (a trace without the column), wfair is fair: the same
+// decisions, so the same event log but for the run header's policy name.
+func TestWFairWithEqualSharesIsFair(t *testing.T) {
+	tr, _ := salus100()
+	fair := rulesRun(t, tr, "fair", core.DefaultModeParams(), 1, false)
+	wfair := rulesRun(t, tr, "wfair", core.DefaultModeParams(), 1, false)
+	if len(fair) != len(wfair) {
+		t.Fatalf("fair logged %d events, wfair %d", len(fair), len(wfair))
+	}
+	for i := range fair {
+		a, b := fair[i], wfair[i]
+		a.Policy, b.Policy = "", ""
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("event %d: fair %+v, wfair %+v", i, a, b)
 		}
 	}
 }
