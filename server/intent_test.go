@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -330,5 +331,32 @@ func TestEmulatedFloorLendsAnIdleShare(t *testing.T) {
 	}
 	if longest > 3 || longest < 2 {
 		t.Errorf("b ran up to %d iterations in a row once it asked (order %v): want at most 3, a's floor (1/4) holding", longest, order)
+	}
+}
+
+// A session's share is in its arrive event, so that a restart restores it: the
+// journal's recovered session and its snapshot keep it, read back from the file
+// as written.
+func TestShareSurvivesTheJournal(t *testing.T) {
+	var buf bytes.Buffer
+	w := eventlog.NewWriter(&buf)
+	w.Emit(eventlog.Event{Kind: eventlog.Run, Policy: "wfair", Engine: "live", CapacityMiB: 14000})
+	w.Emit(eventlog.Event{T: 1, Kind: eventlog.Arrive, Job: "w", JobKind: "train", PersistentMiB: 10, EphemeralMiB: 10, Share: 3})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/j.jsonl"
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := server.ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := j.Open(); len(o) != 1 || o[0].Share != 3 {
+		t.Fatalf("recovered %+v, want w with share 3", o)
+	}
+	if st := j.States(); len(st) != 1 || st[0].Share != 3 {
+		t.Errorf("snapshot %+v, want share 3", st)
 	}
 }

@@ -815,7 +815,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind, Priority: req.Priority,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs),
-		ResumeSHA256: ss.resumeHash, OwnerUID: uidOf(ss.peer), IterS: ss.work.Seconds(), Demand: ss.demand})
+		ResumeSHA256: ss.resumeHash, OwnerUID: uidOf(ss.peer), IterS: ss.work.Seconds(), Demand: ss.demand, Share: share})
 	s.decide(now, &out)
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
