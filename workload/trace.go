@@ -324,7 +324,7 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 		if j.Share, err = strconv.ParseFloat(s, 64); err != nil || j.Share == 0 {
 			return j, bad("share", fmt.Sprintf("%q is not a share: give a number between %g and %g (shares are relative: 1 and 3 get GPU time 1:3), or leave the field empty for 1", s, float64(core.MinShare), float64(core.MaxShare)))
 		}
-		if err := core.CheckShare(s, j.Share); err != nil {
+		if err := core.CheckShare("the share", j.Share); err != nil {
 			return j, bad("share", err.Error())
 		}
 	}
