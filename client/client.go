@@ -72,6 +72,11 @@ type Options struct {
 	// (protocol.CodeClaimDenied otherwise): what the DRA driver's CDI edits put
 	// in SALUS_CLAIM_SECRET. Empty with a Claim: read from $SALUS_CLAIM_SECRET.
 	ClaimSecret string `json:"-"`
+	// Share is the job's scheduling weight under the wfair and floor policies:
+	// its share of the GPU's time beside the others' (relative: 1 and 3 get
+	// time 1:3), 0.001 to 1000; 0 is 1. Not its compute demand (Demand). Under
+	// a Claim the claim's share binds, whatever is sent here.
+	Share float64 `json:"share,omitempty"`
 
 	// Reconnect is how long the client tries to reconnect when the connection
 	// drops without a word from the daemon: it dials again with backoff (50 ms,
@@ -292,7 +297,8 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	req := protocol.Request{Op: protocol.OpOpen, ID: 1, Version: protocol.Version,
 		Job: o.Job, Model: o.Model, Kind: o.Kind, PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB,
 		DeclaredS: o.DeclaredS, StartupS: o.StartupS, Priority: o.Priority, Iterations: o.Iterations,
-		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs, Claim: o.Claim}
+		IterS: o.IterS, Demand: o.Demand, Token: o.Token, Resume: o.Resume, BatchSize: o.BatchSize, GPUs: o.GPUs, Claim: o.Claim,
+		Share: o.Share}
 	req.ResumeToken = s.ResumeToken
 	if o.Claim != "" {
 		req.ClaimSecret = o.ClaimSecret

@@ -20,6 +20,12 @@ type JobView struct {
 	// runs its more urgent ready jobs first, then the others in the policy's order;
 	// admission too takes the more urgent waiting jobs first.
 	Priority int
+	// Share is the job's scheduling weight (Job.Share; 1 when it gave none).
+	Share float64
+	// Credit is GPU time the job is counted as having had though it did not: what
+	// a Rejoiner (floor) credits a job that comes back from idle, so that it
+	// does not claim back the time its share was lent to others. 0 otherwise.
+	Credit time.Duration
 }
 
 // Remaining is the declared GPU time not yet received, as SRTF sees it.

@@ -29,6 +29,10 @@ type Job struct {
 	// (a Kubernetes claim's memory): Salus's padding stops there, and never below
 	// the job's peak.
 	LaneCap float64
+	// Share is the job's scheduling weight under wfair and floor (weightedfair.go):
+	// its share of a lane's GPU time beside the others; 0 is 1. Not its compute
+	// demand.
+	Share float64
 }
 
 // Action is the kind of a decision.
@@ -119,6 +123,7 @@ type lane struct {
 	holder     *jobState     // running or holding the lane
 	last       *jobState     // the job that ran last
 	since      time.Duration // when last started its turn (for a quantum)
+	clock      int64         // the key of the job started last (a Rejoiner's clock)
 	dirty      bool          // in Scheduler.dirty: may have to start an iteration
 }
 
@@ -258,6 +263,9 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	if j.Declared < 0 {
 		return fmt.Errorf("job %q: declared GPU time %v must not be negative", j.ID, j.Declared)
 	}
+	if err := CheckShare(fmt.Sprintf("job %q: share", j.ID), j.Share); err != nil {
+		return err
+	}
 	if err := s.Feasible(j); err != nil {
 		return err
 	}
@@ -266,7 +274,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	}
 	js := &jobState{job: j, phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
-		Attained: attained, Iterations: iterations,
+		Attained: attained, Iterations: iterations, Share: ShareOf(j),
 	}}
 	s.arrivals++
 	s.jobs[j.ID] = js
@@ -323,6 +331,9 @@ func (s *Scheduler) Request(now time.Duration, id string) error {
 	l := js.lane
 	if l.holder == js {
 		l.holder = nil
+	}
+	if js.phase == idle {
+		s.rejoin(js, l)
 	}
 	js.phase = ready
 	l.ready.add(js)
@@ -684,6 +695,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, o
 		s.requests++
 		js.view.RequestSeq = s.requests
 		js.wants = false
+		s.rejoin(js, l)
 		js.phase = ready
 		l.ready.add(js)
 		s.markDirty(l)
@@ -847,8 +859,16 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 		l.since = s.now
 	}
 	l.holder, l.last = js, js
+	l.clock = js.readyKey
 	js.phase = running
 	return append(out, d)
+}
+
+// rejoin credits js, idle until now, as the policy's Rejoiner says (floor.go).
+func (s *Scheduler) rejoin(js *jobState, l *lane) {
+	if r, ok := s.policy.Order.(Rejoiner); ok {
+		js.view.Credit = r.Rejoin(js.view, l.clock)
+	}
 }
 
 func (s *Scheduler) less(a, b *jobState) bool { return s.lessView(a.view, b.view) }

@@ -22,7 +22,7 @@ import (
 //	state               prints lanes, ready queues and waiting jobs
 //	next                prints NextDeadline: when the core must decide with no event
 //
-// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N] [priority=N]",
+// Events: "arrive JOB [persistent=MIB] [ephemeral=MIB] [declared=S] [gpus=N] [priority=N] [share=W]",
 // "restore JOB arrival=S attained=S iterations=N [persistent=MIB] [ephemeral=MIB] [declared=S]",
 // "request JOB", "end JOB gpu=S", "yield JOB", "leave JOB". An event the core
 // refuses prints "error: ..." and the script goes on. Rewrite the expected output
@@ -181,7 +181,7 @@ func scriptEvent(t *testing.T, s *Scheduler, now time.Duration, line string) err
 	case "arrive":
 		return s.Arrive(now, Job{ID: id, Arrival: now, Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
 			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64)), GPUs: int(num("gpus", "1")),
-			Priority: int(num("priority", "0"))})
+			Priority: int(num("priority", "0")), Share: num("share", "0")})
 	case "restore":
 		j := Job{ID: id, Arrival: scriptTime(t, kv["arrival"]), Persistent: num("persistent", "100"), Ephemeral: num("ephemeral", "100"),
 			Declared: scriptTime(t, strconv.FormatFloat(num("declared", "1"), 'g', -1, 64))}

@@ -173,6 +173,8 @@ func (p *parser) value(key string, e *Event) bool {
 		return p.float(&e.PeakMiB)
 	case "demand":
 		return p.float(&e.Demand)
+	case "share":
+		return p.float(&e.Share)
 	case "lane", "iterations", "jobs", "seed", "gpu", "gpus", "batch_size", "priority":
 		if !p.int(&n) || n != int64(int(n)) {
 			return false

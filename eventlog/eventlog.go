@@ -69,6 +69,7 @@ type SessionState struct {
 	StartupS      float64 `json:"startup_s,omitempty"`
 	AloneS        float64 `json:"alone_s,omitempty"`
 	Priority      int     `json:"priority,omitempty"`
+	Share         float64 `json:"share,omitempty"` // its scheduling weight (0: 1)
 	// Iterations is what the job planned; Ended and AttainedS what it ran: the
 	// iterations that ended, and their GPU time (seconds).
 	Iterations int     `json:"iterations,omitempty"`
@@ -149,6 +150,9 @@ type Event struct {
 	PeakMiB float64 `json:"peak_mib,omitempty"`
 	// arrive, at a daemon that emulates a GPU: the compute demand it models
 	Demand float64 `json:"demand,omitempty"`
+	// arrive: the job's scheduling weight under wfair and floor, when it has one
+	// (0: 1)
+	Share float64 `json:"share,omitempty"`
 	// snapshot: the sessions open, in arrival order
 	Open []SessionState `json:"open,omitempty"`
 	// run
@@ -323,6 +327,7 @@ func Append(b []byte, e Event) []byte {
 	b = appendNum(b, "iter_s", e.IterS)
 	b = appendNum(b, "peak_mib", e.PeakMiB)
 	b = appendNum(b, "demand", e.Demand)
+	b = appendNum(b, "share", e.Share)
 	if len(e.Open) > 0 { // a snapshot: rare, and nested, so encoding/json's
 		q, _ := json.Marshal(e.Open)
 		b = append(append(b, `,"open":`...), q...)
@@ -366,7 +371,7 @@ func round(f float64) float64 {
 // written (a daemon's snapshot of its journal) sees what a reader of the file will.
 func Rounded(e Event) Event {
 	for _, f := range [...]*float64{&e.T, &e.StartupS, &e.DeclaredS, &e.AloneS, &e.PersistentMiB, &e.EphemeralMiB, &e.LaneMiB,
-		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.Demand, &e.CapacityMiB} {
+		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.Demand, &e.Share, &e.CapacityMiB} {
 		*f = round(*f)
 	}
 	return e

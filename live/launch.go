@@ -226,6 +226,9 @@ func WorkerArgs(j workload.Job, addr string, scale float64, openAt time.Time) []
 	if j.Priority != 0 {
 		args = append(args, "--priority", strconv.Itoa(j.Priority))
 	}
+	if j.Share != 0 {
+		args = append(args, "--share", f(j.Share))
+	}
 	if j.Kind != "" {
 		args = append(args, "--kind", j.Kind)
 	}

@@ -29,11 +29,45 @@ type WorkerFlags struct {
 	pauseS      float64
 	// afterFD orders the workers of simultaneous arrivals (Launch).
 	afterFD int
+	// fs is where Register defined the flags: Worker reads which were given.
+	fs *pflag.FlagSet
+}
+
+// claimEnv is the environment the DRA driver's CDI edits set in a claim's
+// container (k8s/dra.CDISpec) and the flag each stands for: a flag not given
+// takes its value from there, so that a worker in a pod opens on the daemon's
+// mounted socket, under its claim, with the claim's figures.
+var claimEnv = []struct{ env, flag string }{
+	{"SALUS_ADDR", "server"},
+	{"SALUS_CLAIM", "claim"},
+	{"SALUS_DECLARED_S", "declared-s"},
+	{"SALUS_PRIORITY", "priority"},
+	{"SALUS_PERSISTENT_MIB", "persistent-mib"},
+	{"SALUS_EPHEMERAL_MIB", "ephemeral-mib"},
+	{"SALUS_GPUS", "gpus"},
+}
+
+// fromEnv sets the flags not given from claimEnv.
+func (f *WorkerFlags) fromEnv() error {
+	if f.fs == nil {
+		return nil
+	}
+	for _, e := range claimEnv {
+		v := os.Getenv(e.env)
+		if v == "" || f.fs.Changed(e.flag) {
+			continue
+		}
+		if err := f.fs.Set(e.flag, v); err != nil {
+			return fmt.Errorf("salus worker: $%s=%q: %v: fix the variable (the DRA driver sets it from the claim's configuration), or give --%s", e.env, v, err, e.flag)
+		}
+	}
+	return nil
 }
 
 // Register defines the flags on fs.
 func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path or host:port")
+	f.fs = fs
+	fs.StringVar(&f.w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path, a socket path, or host:port; $SALUS_ADDR when set and the flag is not (the DRA driver sets it in a claim's container)")
 	fs.StringVar(&f.w.TokenFile, "token-file", "", "file holding the daemon's token, needed over TCP (default: $SALUS_TOKEN, else the file $SALUS_TOKEN_FILE names)")
 	fs.StringVar(&f.w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
 	fs.StringVar(&f.model, "model", "", "catalog model whose profile to emulate (with --batch)")
@@ -49,8 +83,9 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.eph, "ephemeral-mib", 0, "ephemeral memory, MiB (overrides the profile)")
 	fs.Float64Var(&f.declared, "declared-s", 0, "declared GPU time, seconds (default: iterations x iteration time; start-up excluded)")
 	fs.IntVar(&f.w.Priority, "priority", 0, "priority")
+	fs.Float64Var(&f.w.Share, "share", 0, "scheduling weight under the wfair and floor policies: the job's share of the GPU's time beside the others, 0.001 to 1000 (relative: 1 and 3 get time 1:3; default 1); not its compute demand (--demand)")
 	fs.IntVar(&f.w.GPUs, "gpus", 1, "GPUs the job needs at once (more than one: a gang, given that many GPUs of the daemon's node together)")
-	fs.StringVar(&f.w.Claim, "claim", os.Getenv("SALUS_CLAIM"), "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver; the claim's secret is sent from $SALUS_CLAIM_SECRET, which the driver sets beside it)")
+	fs.StringVar(&f.w.Claim, "claim", "", "the Kubernetes claim (UID) the job runs under, which the daemon pins it to (default $SALUS_CLAIM, set by the DRA driver; the claim's secret is sent from $SALUS_CLAIM_SECRET, which the driver sets beside it). A flag not given takes $SALUS_DECLARED_S, $SALUS_PRIORITY, $SALUS_PERSISTENT_MIB, $SALUS_EPHEMERAL_MIB or $SALUS_GPUS when set; under a claim the daemon uses the claim's declared time, priority and share whatever the worker sends")
 	fs.Int64Var(&f.openAt, "open-at", 0, "wall-clock time to open the session at, Unix nanoseconds (set by replay)")
 	fs.Float64Var(&f.pauseS, "pause-s", 0, "inference: seconds between a request's end and the next request, holding no iteration (the trace's pause_s)")
 	fs.IntVar(&f.afterFD, "after-fd", 0, "open the session only once this inherited file descriptor reads end of file (set by replay: the job that arrives at the same instant before it has arrived)")
@@ -60,6 +95,9 @@ func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 // takes the job's profile from the catalog; explicit flags override it.
 // --time-scale scales the profile's times, not explicit ones.
 func (f *WorkerFlags) Worker(cat *workload.Catalog) (*client.Worker, error) {
+	if err := f.fromEnv(); err != nil {
+		return nil, err
+	}
 	w := f.w
 	if w.Job == "" {
 		return nil, fmt.Errorf("salus worker: --job is required")

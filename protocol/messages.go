@@ -50,6 +50,10 @@ type Request struct {
 	// ClaimSecret is, with Claim, the claim's secret: the DRA driver's
 	// SALUS_CLAIM_SECRET (open; required with claim).
 	ClaimSecret string `json:"claim_secret,omitempty"`
+	// Share is the job's scheduling weight under wfair and floor (open;
+	// optional): its share of the GPU's time beside the others, relative; 0 is
+	// 1. Not its compute demand. Under a claim the claim's share binds.
+	Share float64 `json:"share,omitempty"`
 	// end
 	DurationS float64 `json:"duration_s,omitempty"`
 	PeakMiB   float64 `json:"peak_mib,omitempty"`

@@ -235,6 +235,7 @@ var adminOnly = map[string]bool{
 	salusv1connect.AdminServiceDrainProcedure:        true,
 	salusv1connect.AdminServiceReserveClaimProcedure: true,
 	salusv1connect.AdminServiceReleaseClaimProcedure: true,
+	salusv1connect.AdminServiceListClaimsProcedure:   true,
 }
 
 // authenticate finds what the caller of procedure may do: the better of what its

@@ -339,7 +339,7 @@ func (a *connectAPI) OpenSession(ctx context.Context, req *connect.Request[salus
 	ss, err := a.s.Open(OpenRequest{Job: m.Job, Model: m.Model, PersistentMiB: m.PersistentMib, EphemeralMiB: m.EphemeralMib,
 		DeclaredS: m.DeclaredS, Priority: int(m.Priority), Kind: kind, Iterations: int(m.Iterations), StartupS: m.StartupS,
 		IterS: m.IterS, Demand: m.Demand, Peer: callerOf(ctx).peer, Resume: m.Resume, GPUs: int(m.Gpus), Claim: m.Claim,
-		ResumeToken: m.ResumeToken, ClaimSecret: m.ClaimSecret},
+		ResumeToken: m.ResumeToken, ClaimSecret: m.ClaimSecret, Share: m.Share},
 		"connect", nil, func(r OpenReply, err error) { ch <- result{r, err} })
 	if err != nil {
 		return nil, connectErr(err)
@@ -450,11 +450,29 @@ func (a *connectAPI) Drain(ctx context.Context, req *connect.Request[salusv1.Dra
 
 func (a *connectAPI) ReserveClaim(ctx context.Context, req *connect.Request[salusv1.ReserveClaimRequest]) (*connect.Response[salusv1.ReserveClaimResponse], error) {
 	m := req.Msg
-	r, err := a.s.ReserveClaim(m.Claim, m.Name, int(m.Gpu), m.MemoryMib, m.Secret)
+	in := ClaimIntent{DeclaredS: m.DeclaredS, Share: m.Share}
+	if m.Priority != nil {
+		p := int(*m.Priority)
+		in.Priority = &p
+	}
+	r, err := a.s.Reserve(ClaimSpec{UID: m.Claim, Name: m.Name, GPU: int(m.Gpu), MemoryMiB: m.MemoryMib, Secret: m.Secret, Intent: in})
 	if err != nil {
 		return nil, connectErr(err)
 	}
-	return connect.NewResponse(&salusv1.ReserveClaimResponse{Existed: r.Existed, MemoryMib: r.MemoryMiB, GpuFreeMib: r.GPUFreeMiB, Secret: r.Secret}), nil
+	return connect.NewResponse(&salusv1.ReserveClaimResponse{Existed: r.Existed, MemoryMib: r.MemoryMiB, GpuFreeMib: r.GPUFreeMiB, Secret: r.Secret, Share: r.Share}), nil
+}
+
+func (a *connectAPI) ListClaims(ctx context.Context, req *connect.Request[salusv1.ListClaimsRequest]) (*connect.Response[salusv1.ListClaimsResponse], error) {
+	out := &salusv1.ListClaimsResponse{}
+	for _, c := range a.s.ListClaims() {
+		pc := &salusv1.Claim{Claim: c.UID, Name: c.Name, Gpu: int32(c.GPU), MemoryMib: c.MemoryMiB, DeclaredS: c.Intent.DeclaredS, Share: c.Share, Session: c.Session}
+		if p := c.Intent.Priority; p != nil {
+			v := int32(*p)
+			pc.Priority = &v
+		}
+		out.Claims = append(out.Claims, pc)
+	}
+	return connect.NewResponse(out), nil
 }
 
 func (a *connectAPI) ReleaseClaim(ctx context.Context, req *connect.Request[salusv1.ReleaseClaimRequest]) (*connect.Response[salusv1.ReleaseClaimResponse], error) {
@@ -474,9 +492,10 @@ func (a *connectAPI) ListLanes(ctx context.Context, req *connect.Request[salusv1
 		out.Lanes = append(out.Lanes, &salusv1.Lane{Id: int32(l.ID), SizeMib: l.Size, PersistentMib: l.Persistent,
 			MaxEphemeralMib: l.MaxEphemeral, Jobs: int32(l.Jobs), Ready: int32(s.sched.ReadyCount(l.ID)), Gpus: int32s(s.physical(laneGPUs(l)))})
 	}
+	claimed := s.claimedOn()
 	for _, g := range s.sched.GPUs() {
 		out.Gpus = append(out.Gpus, &salusv1.GPU{Index: int32(s.gpus[g.Index].Index), CapacityMib: g.Capacity, FreeMib: g.Free,
-			Lanes: int32(len(g.Lanes)), Jobs: int32(g.Jobs)})
+			Lanes: int32(len(g.Lanes)), Jobs: int32(g.Jobs), ClaimedMib: claimed[g.Index]})
 	}
 	return connect.NewResponse(out), nil
 }

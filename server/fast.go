@@ -320,7 +320,7 @@ func (fc *fastConn) handle(req *protocol.Request) bool {
 		ss, err := s.Open(OpenRequest{Job: req.Job, Model: req.Model, PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB,
 			DeclaredS: req.DeclaredS, Priority: req.Priority, Kind: req.Kind, Iterations: req.Iterations, StartupS: req.StartupS,
 			IterS: req.IterS, Demand: req.Demand, Peer: fc.peer, Resume: req.Resume, Batch: req.BatchSize, GPUs: req.GPUs, Claim: req.Claim,
-			ResumeToken: req.ResumeToken, ClaimSecret: req.ClaimSecret},
+			ResumeToken: req.ResumeToken, ClaimSecret: req.ClaimSecret, Share: req.Share},
 			"fast", fc.drop, func(r OpenReply, err error) {
 				if err != nil {
 					fc.fail(id, CodeOf(err), err.Error())

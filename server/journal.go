@@ -55,6 +55,7 @@ type RecoveredSession struct {
 	DeclaredS, StartupS         float64
 	AloneS                      float64
 	Priority                    int
+	Share                       float64 // its scheduling weight (0: 1)
 	// PlannedIterations is what the job said it plans; Iterations and AttainedS
 	// what it ran: the iterations that ended, and their GPU time.
 	PlannedIterations int
@@ -89,14 +90,14 @@ func (j *Journal) Emit(e eventlog.Event) {
 			j.seq++
 			j.open[o.Job] = &RecoveredSession{Job: o.Job, Model: o.Model, Kind: o.Kind, ArrivalS: o.ArrivalS,
 				PersistentMiB: o.PersistentMiB, EphemeralMiB: o.EphemeralMiB, DeclaredS: o.DeclaredS, StartupS: o.StartupS,
-				AloneS: o.AloneS, Priority: o.Priority, PlannedIterations: o.Iterations, Iterations: o.Ended, AttainedS: o.AttainedS,
+				AloneS: o.AloneS, Priority: o.Priority, Share: o.Share, PlannedIterations: o.Iterations, Iterations: o.Ended, AttainedS: o.AttainedS,
 				GPUs: o.GPUs, OnGPUs: slices.Clone(o.OnGPUs), ResumeSHA256: o.ResumeSHA256, OwnerUID: parseUID(o.OwnerUID), seq: j.seq}
 		}
 	case eventlog.Arrive:
 		j.seq++
 		j.open[e.Job] = &RecoveredSession{Job: e.Job, Model: e.Model, Kind: e.JobKind, ArrivalS: e.T,
 			PersistentMiB: e.PersistentMiB, EphemeralMiB: e.EphemeralMiB, DeclaredS: e.DeclaredS, StartupS: e.StartupS,
-			AloneS: e.AloneS, Priority: e.Priority, PlannedIterations: e.Iterations, GPUs: e.GPUs, ResumeSHA256: e.ResumeSHA256, OwnerUID: parseUID(e.OwnerUID), seq: j.seq}
+			AloneS: e.AloneS, Priority: e.Priority, Share: e.Share, PlannedIterations: e.Iterations, GPUs: e.GPUs, ResumeSHA256: e.ResumeSHA256, OwnerUID: parseUID(e.OwnerUID), seq: j.seq}
 	case eventlog.Admit:
 		if r := j.open[e.Job]; r != nil {
 			r.OnGPUs = []int{e.GPUIndex}
@@ -135,7 +136,7 @@ func (j *Journal) States() []eventlog.SessionState {
 	out := make([]eventlog.SessionState, len(open))
 	for i, r := range open {
 		out[i] = eventlog.SessionState{Job: r.Job, Model: r.Model, Kind: r.Kind, ArrivalS: r.ArrivalS, PersistentMiB: r.PersistentMiB,
-			EphemeralMiB: r.EphemeralMiB, DeclaredS: r.DeclaredS, StartupS: r.StartupS, AloneS: r.AloneS, Priority: r.Priority,
+			EphemeralMiB: r.EphemeralMiB, DeclaredS: r.DeclaredS, StartupS: r.StartupS, AloneS: r.AloneS, Priority: r.Priority, Share: r.Share,
 			Iterations: r.PlannedIterations, Ended: r.Iterations, AttainedS: r.AttainedS, GPUs: r.GPUs, OnGPUs: r.OnGPUs,
 			ResumeSHA256: r.ResumeSHA256}
 		if r.OwnerUID != nil {
@@ -248,8 +249,11 @@ func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
 	if _, err := core.Seconds(max(r.AttainedS, 0)); err != nil {
 		return core.Job{}, fmt.Errorf("attained time: %v", err)
 	}
+	if err := core.CheckShare("share", r.Share); err != nil {
+		return core.Job{}, err
+	}
 	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
-		Declared: declared, Priority: r.Priority, GPUs: r.GPUs, Pinned: r.OnGPUs}, nil
+		Declared: declared, Priority: r.Priority, GPUs: r.GPUs, Pinned: r.OnGPUs, Share: r.Share}, nil
 }
 
 // loseUnclaimed loses the recovered sessions no client resumed, in one step and

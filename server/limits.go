@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -68,6 +69,9 @@ func checkOpen(req OpenRequest) error {
 	}
 	if req.GPUs < 0 {
 		return errorf(protocol.CodeBadRequest, "open %q: field gpus is %d: give how many GPUs the job needs at once (1, or more for a gang), or leave it out", req.Job, req.GPUs)
+	}
+	if err := core.CheckShare(fmt.Sprintf("open %q: field share", req.Job), req.Share); err != nil {
+		return errorf(protocol.CodeBadRequest, "%v", err)
 	}
 	if math.IsNaN(req.Demand) || req.Demand < 0 || req.Demand > 1 {
 		return errorf(protocol.CodeBadRequest, "open %q: field demand is %v: give the share of the GPU one iteration keeps busy alone, above 0 and at most 1", req.Job, req.Demand)

@@ -255,6 +255,9 @@ type OpenRequest struct {
 	// ClaimSecret is, with Claim, the claim's secret (claims.go): only the pod
 	// the claim was prepared for may open under it.
 	ClaimSecret string
+	// Share is the job's scheduling weight under wfair and floor (core.Job.Share);
+	// 0 is 1. Under a claim the claim's share binds.
+	Share float64
 }
 
 // OpenReply says where the job was admitted.
@@ -704,8 +707,9 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	// A missing declared time is never taken as zero: under a policy that orders by
 	// it, that job would run ahead of every real short job.
-	if declared == 0 && s.cfg.Policy.UsesDeclared {
-		return nil, errorf(protocol.CodeRejected, "open %q: policy %s orders jobs by their declared GPU time, and this job declared none: send declared_s (seconds of GPU time, start-up excluded), or iterations with a catalog model to estimate it from", req.Job, s.cfg.Policy.Name)
+	// A claim's session is checked once its claim's intent is known.
+	if declared == 0 && s.cfg.Policy.UsesDeclared && req.Claim == "" {
+		return nil, noDeclared(req, s.cfg.Policy.Name)
 	}
 	switch req.Kind {
 	case "":
@@ -773,15 +777,32 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		s.mu.Unlock()
 		return nil, errorf(protocol.CodeLost, "open %q with resume: the daemon has no session of this job to resume (it did not restart on a log that had it open, or its recover window passed): open it anew, without resume", req.Job)
 	}
-	pinned, laneCap, err := s.claimFor(req)
+	c, err := s.claimFor(req)
 	if err != nil {
 		s.mu.Unlock()
 		s.logDenied(req, err)
 		return nil, err
 	}
+	var pinned []int
+	var laneCap float64
+	priorityFrom, share := "client", req.Share
+	if c != nil {
+		// The claim's intent binds the session, whatever its client sent.
+		pinned, laneCap, share = []int{c.gpu}, c.mib, c.share
+		if c.intent.DeclaredS > 0 {
+			req.DeclaredS, declared, declaredFrom = c.intent.DeclaredS, core.MustSeconds(c.intent.DeclaredS), "claim"
+		}
+		if c.intent.Priority != nil {
+			req.Priority, priorityFrom = *c.intent.Priority, "claim"
+		}
+		if declared == 0 && s.cfg.Policy.UsesDeclared {
+			s.mu.Unlock()
+			return nil, noDeclared(req, s.cfg.Policy.Name)
+		}
+	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority,
-		GPUs: req.GPUs, Pinned: pinned, LaneCap: laneCap}
+		GPUs: req.GPUs, Pinned: pinned, LaneCap: laneCap, Share: share}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(protocol.CodeRejected, "open: %v", err)
@@ -794,11 +815,18 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.log.Emit(eventlog.Event{T: now.Seconds(), Kind: eventlog.Arrive, Job: req.Job, Model: req.Model, JobKind: req.Kind, Priority: req.Priority,
 		Iterations: req.Iterations, StartupS: req.StartupS, DeclaredS: req.DeclaredS, AloneS: ss.aloneS(req),
 		PersistentMiB: req.PersistentMiB, EphemeralMiB: req.EphemeralMiB, Batch: req.Batch, GPUs: gangSize(req.GPUs),
-		ResumeSHA256: ss.resumeHash, OwnerUID: uidOf(ss.peer), IterS: ss.work.Seconds(), Demand: ss.demand})
+		ResumeSHA256: ss.resumeHash, OwnerUID: uidOf(ss.peer), IterS: ss.work.Seconds(), Demand: ss.demand, Share: share})
 	s.decide(now, &out)
 	s.mu.Unlock()
 	attrs := []any{"job", req.Job, "model", req.Model, "persistent_mib", req.PersistentMiB,
-		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom, "transport", transport}
+		"ephemeral_mib", req.EphemeralMiB, "declared_s", req.DeclaredS, "declared_from", declaredFrom,
+		"priority", req.Priority, "priority_from", priorityFrom, "transport", transport}
+	if share != 0 {
+		attrs = append(attrs, "share", share)
+	}
+	if c != nil {
+		attrs = append(attrs, "claim", c.uid)
+	}
 	attrs = append(attrs, ss.peer.logAttrs()...)
 	if req.GPUs > 1 {
 		attrs = append(attrs, "gpus", req.GPUs)
@@ -809,6 +837,12 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	s.logger.Info("session opened", attrs...)
 	run(out)
 	return ss, nil
+}
+
+// noDeclared refuses a job that declares no GPU time under a policy that orders
+// by it.
+func noDeclared(req OpenRequest, policy string) error {
+	return errorf(protocol.CodeRejected, "open %q: policy %s orders jobs by their declared GPU time, and this job declared none: send declared_s (seconds of GPU time, start-up excluded), or iterations with a catalog model to estimate it from", req.Job, policy)
 }
 
 // Begin asks for the session's next iteration. done is called once, outside the

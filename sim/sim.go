@@ -410,7 +410,7 @@ func (e *engine) arrive(j *job) error {
 		}
 		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind, Priority: s.Priority,
 			Iterations: s.Iterations, StartupS: startup, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
-			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount())})
+			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount()), Share: s.Share})
 	}
 	cj := s.CoreJob()
 	cj.Arrival, cj.Declared = e.now, j.declared

@@ -38,6 +38,10 @@ type Job struct {
 	// allocated together and its iterations start on all of them together. Zero
 	// means one.
 	GPUs int `json:"gpus,omitempty"`
+	// Share is the job's scheduling weight under wfair and floor: its share of
+	// the GPU's time beside the others (0: 1). Not its compute demand, which is
+	// the profile's.
+	Share float64 `json:"share,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
 	Profile Profile `json:"-"`
@@ -64,7 +68,8 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 // Times beyond core.MaxSeconds (which a trace file cannot hold) are clamped.
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
-		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount()}
+		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount(),
+		Share: j.Share}
 }
 
 func clampSeconds(s float64) time.Duration {
@@ -93,7 +98,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -315,6 +320,14 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("gpus", fmt.Sprintf("%d GPUs for one job: at most 1024", j.GPUs))
 		}
 	}
+	if s := r.fields["share"]; s != "" {
+		if j.Share, err = strconv.ParseFloat(s, 64); err != nil || j.Share == 0 {
+			return j, bad("share", fmt.Sprintf("%q is not a share: give a number between %g and %g (shares are relative: 1 and 3 get GPU time 1:3), or leave the field empty for 1", s, float64(core.MinShare), float64(core.MaxShare)))
+		}
+		if err := core.CheckShare("the share", j.Share); err != nil {
+			return j, bad("share", err.Error())
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -374,17 +387,21 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header. The gpus and inline profile
+// WriteCSV writes the trace as CSV with a header. The gpus, share and inline profile
 // columns are written only when some job uses them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, inline := false, false
+	gang, shares, inline := false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
+		shares = shares || j.Share != 0
 		inline = inline || !j.Inline.Empty()
 	}
 	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
 	if gang {
 		header = append(header, "gpus")
+	}
+	if shares {
+		header = append(header, "share")
 	}
 	if inline {
 		header = append(header, inlineColumns...)
@@ -396,6 +413,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)}
 		if gang {
 			rec = append(rec, strconv.Itoa(j.GPUCount()))
+		}
+		if shares {
+			rec = append(rec, optional(j.Share))
 		}
 		if inline {
 			rec = append(rec, j.Inline.values()...)

@@ -55,13 +55,15 @@ func newGetCmd() *cobra.Command {
 		of outputFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "get sessions|lanes|policy|stats",
-		Short: "Show a running daemon's sessions, lanes, policy or counters (admin), like kubectl get",
+		Use:   "get sessions|lanes|claims|policy|stats",
+		Short: "Show a running daemon's sessions, lanes, claims, policy or counters (admin), like kubectl get",
 		Long: `Show what a running daemon holds, through its connect API (admin): its sessions, its
-lanes (lane 0 and zero counts included), its policy, or its counters; -o json (--format json) prints every
-field, zeros included.`,
+lanes (lane 0 and zero counts included; each GPU's memory reserved by Kubernetes claims), the
+claims the DRA driver reserved (GPU, memory, the intent that binds their sessions: declared
+time, priority, share; the session open under each), its policy, or its counters; -o json
+(--format json) prints every field, zeros included.`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"sessions", "lanes", "policy", "stats"},
+		ValidArgs: []string{"sessions", "lanes", "claims", "policy", "stats"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {
 				return err
@@ -85,9 +87,11 @@ field, zeros included.`,
 						// Lines without a tab end the table's columns: they do not widen them.
 						fmt.Fprintf(tw, "capacity %.0f MiB, free %.0f MiB\n", res.Msg.CapacityMib, res.Msg.FreeMib)
 						for _, g := range res.Msg.Gpus {
-							fmt.Fprintf(tw, "gpu %d: capacity %.0f MiB, free %.0f MiB, %d lanes, %d jobs\n", g.Index, g.CapacityMib, g.FreeMib, g.Lanes, g.Jobs)
+							fmt.Fprintf(tw, "gpu %d: capacity %.0f MiB, free %.0f MiB, %d lanes, %d jobs, %.0f MiB reserved by claims\n", g.Index, g.CapacityMib, g.FreeMib, g.Lanes, g.Jobs, g.ClaimedMib)
 						}
 					})
+				case "claims":
+					return printClaims(w, c, ctx, of.format, fail)
 				case "policy":
 					res, err := c.GetPolicy(ctx, connect.NewRequest(&salusv1.GetPolicyRequest{}))
 					if err != nil {
@@ -115,7 +119,7 @@ field, zeros included.`,
 						}
 					})
 				}
-				return fmt.Errorf("get %q: choose sessions, lanes, policy or stats", args[0])
+				return fmt.Errorf("get %q: choose sessions, lanes, claims, policy or stats", args[0])
 			})
 		},
 	}
@@ -182,6 +186,28 @@ func printSessions(w io.Writer, c salusv1connect.AdminServiceClient, ctx context
 		for _, s := range res.Msg.Sessions {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\t\n", s.Job, s.State, s.Lane, gpuList(s.Gpus), s.Iterations,
 				s.AttainedS, s.DeclaredS, s.PersistentMib, s.EphemeralMib, s.Transport, s.Owner)
+		}
+	})
+}
+
+// printClaims lists the daemon's reserved claims.
+func printClaims(w io.Writer, c salusv1connect.AdminServiceClient, ctx context.Context, format string, fail func(error) error) error {
+	res, err := c.ListClaims(ctx, connect.NewRequest(&salusv1.ListClaimsRequest{}))
+	if err != nil {
+		return fail(err)
+	}
+	return printAs(w, format, res.Msg, func(tw *tabwriter.Writer) {
+		fmt.Fprintln(tw, "claim	name	gpu	memory (MiB)	declared (s)	priority	share	session	")
+		for _, c := range res.Msg.Claims {
+			// "-": the claim does not bind it; the client's is used.
+			declared, priority := "-", "-"
+			if c.DeclaredS > 0 {
+				declared = strconv.FormatFloat(c.DeclaredS, 'f', 1, 64)
+			}
+			if c.Priority != nil {
+				priority = strconv.Itoa(int(*c.Priority))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.3g\t%s\t\n", c.Claim, cmp.Or(c.Name, "-"), c.Gpu, c.MemoryMib, declared, priority, c.Share, cmp.Or(c.Session, "-"))
 		}
 	})
 }

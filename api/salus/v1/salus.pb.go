@@ -122,7 +122,12 @@ type OpenSessionRequest struct {
 	// With claim: the claim's secret, which the DRA driver puts in the pod's
 	// container beside SALUS_CLAIM (SALUS_CLAIM_SECRET). Without it, or with
 	// another, the open is refused (permission_denied, "claim_denied: ...").
-	ClaimSecret   string `protobuf:"bytes,41,opt,name=claim_secret,json=claimSecret,proto3" json:"claim_secret,omitempty"`
+	ClaimSecret string `protobuf:"bytes,41,opt,name=claim_secret,json=claimSecret,proto3" json:"claim_secret,omitempty"`
+	// Fields added by the claims' intent are numbered from 50.
+	// The job's scheduling weight under wfair and floor: its share of the GPU's
+	// time beside the others, 0.001 to 1000 (relative: 1 and 3 get time 1:3); 0
+	// is 1. Not its compute demand. Under a claim, the claim's share binds.
+	Share         float64 `protobuf:"fixed64,50,opt,name=share,proto3" json:"share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -267,6 +272,13 @@ func (x *OpenSessionRequest) GetClaimSecret() string {
 		return x.ClaimSecret
 	}
 	return ""
+}
+
+func (x *OpenSessionRequest) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
 }
 
 type OpenSessionResponse struct {
@@ -1173,7 +1185,8 @@ type GPU struct {
 	CapacityMib   float64                `protobuf:"fixed64,2,opt,name=capacity_mib,json=capacityMib,proto3" json:"capacity_mib,omitempty"`
 	FreeMib       float64                `protobuf:"fixed64,3,opt,name=free_mib,json=freeMib,proto3" json:"free_mib,omitempty"` // memory no lane holds
 	Lanes         int32                  `protobuf:"varint,4,opt,name=lanes,proto3" json:"lanes,omitempty"`
-	Jobs          int32                  `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"` // admitted jobs with a lane on it
+	Jobs          int32                  `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"`                                 // admitted jobs with a lane on it
+	ClaimedMib    float64                `protobuf:"fixed64,40,opt,name=claimed_mib,json=claimedMib,proto3" json:"claimed_mib,omitempty"` // memory reserved by Kubernetes claims (ListClaims)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1239,6 +1252,13 @@ func (x *GPU) GetLanes() int32 {
 func (x *GPU) GetJobs() int32 {
 	if x != nil {
 		return x.Jobs
+	}
+	return 0
+}
+
+func (x *GPU) GetClaimedMib() float64 {
+	if x != nil {
+		return x.ClaimedMib
 	}
 	return 0
 }
@@ -1792,7 +1812,17 @@ type ReserveClaimRequest struct {
 	// (OpenSessionRequest.claim_secret, SALUS_CLAIM_SECRET): 32 to 256 printable
 	// ASCII characters. Empty: the daemon makes one and returns it. A claim
 	// reserved again must be given the same secret, or none.
-	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	// The claim's intent, which binds the session that runs under it whatever
+	// its client sends (fields numbered from 30):
+	// its declared GPU time, seconds (what srtf orders by); 0: the claim declares
+	// none, and the client's declared_s is used;
+	DeclaredS float64 `protobuf:"fixed64,30,opt,name=declared_s,json=declaredS,proto3" json:"declared_s,omitempty"`
+	// its priority (smaller runs first); absent: the client's;
+	Priority *int32 `protobuf:"varint,31,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// its share of the GPU's time under wfair and floor, 0.001 to 1000; 0: the
+	// claim's share of the GPU's memory (memory_mib / the GPU's capacity).
+	Share         float64 `protobuf:"fixed64,32,opt,name=share,proto3" json:"share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1862,6 +1892,27 @@ func (x *ReserveClaimRequest) GetSecret() string {
 	return ""
 }
 
+func (x *ReserveClaimRequest) GetDeclaredS() float64 {
+	if x != nil {
+		return x.DeclaredS
+	}
+	return 0
+}
+
+func (x *ReserveClaimRequest) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *ReserveClaimRequest) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
+}
+
 type ReserveClaimResponse struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Existed    bool                   `protobuf:"varint,1,opt,name=existed,proto3" json:"existed,omitempty"`                            // the claim was already reserved, as asked (a retry)
@@ -1869,7 +1920,8 @@ type ReserveClaimResponse struct {
 	GpuFreeMib float64                `protobuf:"fixed64,3,opt,name=gpu_free_mib,json=gpuFreeMib,proto3" json:"gpu_free_mib,omitempty"` // the GPU's memory no claim holds, after this one
 	// The secret the daemon made for the claim, when the request gave none and
 	// the claim was new; empty otherwise (the daemon keeps only its SHA-256).
-	Secret        string `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret        string  `protobuf:"bytes,20,opt,name=secret,proto3" json:"secret,omitempty"`
+	Share         float64 `protobuf:"fixed64,30,opt,name=share,proto3" json:"share,omitempty"` // the share the claim's session is scheduled with
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1930,6 +1982,13 @@ func (x *ReserveClaimResponse) GetSecret() string {
 		return x.Secret
 	}
 	return ""
+}
+
+func (x *ReserveClaimResponse) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
 }
 
 type ReleaseClaimRequest struct {
@@ -2028,6 +2087,187 @@ func (x *ReleaseClaimResponse) GetSession() string {
 	return ""
 }
 
+type ListClaimsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClaimsRequest) Reset() {
+	*x = ListClaimsRequest{}
+	mi := &file_salus_v1_salus_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClaimsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClaimsRequest) ProtoMessage() {}
+
+func (x *ListClaimsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClaimsRequest.ProtoReflect.Descriptor instead.
+func (*ListClaimsRequest) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{28}
+}
+
+// One reserved claim.
+type Claim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Claim         string                 `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"` // its UID
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`   // namespace/name
+	Gpu           int32                  `protobuf:"varint,3,opt,name=gpu,proto3" json:"gpu,omitempty"`    // physical index
+	MemoryMib     float64                `protobuf:"fixed64,4,opt,name=memory_mib,json=memoryMib,proto3" json:"memory_mib,omitempty"`
+	DeclaredS     float64                `protobuf:"fixed64,5,opt,name=declared_s,json=declaredS,proto3" json:"declared_s,omitempty"` // 0: none, the client's
+	Priority      *int32                 `protobuf:"varint,6,opt,name=priority,proto3,oneof" json:"priority,omitempty"`               // absent: the client's
+	Share         float64                `protobuf:"fixed64,7,opt,name=share,proto3" json:"share,omitempty"`                          // as scheduled (explicit, or its share of the GPU's memory)
+	Session       string                 `protobuf:"bytes,8,opt,name=session,proto3" json:"session,omitempty"`                        // the session open under it; empty: none
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Claim) Reset() {
+	*x = Claim{}
+	mi := &file_salus_v1_salus_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Claim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Claim) ProtoMessage() {}
+
+func (x *Claim) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Claim.ProtoReflect.Descriptor instead.
+func (*Claim) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Claim) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
+}
+
+func (x *Claim) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Claim) GetGpu() int32 {
+	if x != nil {
+		return x.Gpu
+	}
+	return 0
+}
+
+func (x *Claim) GetMemoryMib() float64 {
+	if x != nil {
+		return x.MemoryMib
+	}
+	return 0
+}
+
+func (x *Claim) GetDeclaredS() float64 {
+	if x != nil {
+		return x.DeclaredS
+	}
+	return 0
+}
+
+func (x *Claim) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *Claim) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
+}
+
+func (x *Claim) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+type ListClaimsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Claims        []*Claim               `protobuf:"bytes,1,rep,name=claims,proto3" json:"claims,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClaimsResponse) Reset() {
+	*x = ListClaimsResponse{}
+	mi := &file_salus_v1_salus_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClaimsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClaimsResponse) ProtoMessage() {}
+
+func (x *ListClaimsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_salus_v1_salus_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClaimsResponse.ProtoReflect.Descriptor instead.
+func (*ListClaimsResponse) Descriptor() ([]byte, []int) {
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListClaimsResponse) GetClaims() []*Claim {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
 type DrainResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Draining      bool                   `protobuf:"varint,1,opt,name=draining,proto3" json:"draining,omitempty"`
@@ -2039,7 +2279,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_salus_v1_salus_proto_msgTypes[28]
+	mi := &file_salus_v1_salus_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2291,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_salus_v1_salus_proto_msgTypes[28]
+	mi := &file_salus_v1_salus_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2304,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_salus_v1_salus_proto_rawDescGZIP(), []int{28}
+	return file_salus_v1_salus_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DrainResponse) GetDraining() bool {
@@ -2092,7 +2332,7 @@ var File_salus_v1_salus_proto protoreflect.FileDescriptor
 
 const file_salus_v1_salus_proto_rawDesc = "" +
 	"\n" +
-	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xde\x03\n" +
+	"\x14salus/v1/salus.proto\x12\bsalus.v1\"\xf4\x03\n" +
 	"\x12OpenSessionRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -2113,7 +2353,8 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x04gpus\x18\x1e \x01(\x05R\x04gpus\x12\x14\n" +
 	"\x05claim\x18\x1f \x01(\tR\x05claim\x12!\n" +
 	"\fresume_token\x18( \x01(\tR\vresumeToken\x12!\n" +
-	"\fclaim_secret\x18) \x01(\tR\vclaimSecret\"\xdb\x02\n" +
+	"\fclaim_secret\x18) \x01(\tR\vclaimSecret\x12\x14\n" +
+	"\x05share\x182 \x01(\x01R\x05share\"\xdb\x02\n" +
 	"\x13OpenSessionResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\x05R\x04lane\x12\x19\n" +
@@ -2181,13 +2422,15 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x11max_ephemeral_mib\x18\x04 \x01(\x01R\x0fmaxEphemeralMib\x12\x12\n" +
 	"\x04jobs\x18\x05 \x01(\x05R\x04jobs\x12\x14\n" +
 	"\x05ready\x18\x06 \x01(\x05R\x05ready\x12\x12\n" +
-	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"\x83\x01\n" +
+	"\x04gpus\x18\x1e \x03(\x05R\x04gpus\"\xa4\x01\n" +
 	"\x03GPU\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12!\n" +
 	"\fcapacity_mib\x18\x02 \x01(\x01R\vcapacityMib\x12\x19\n" +
 	"\bfree_mib\x18\x03 \x01(\x01R\afreeMib\x12\x14\n" +
 	"\x05lanes\x18\x04 \x01(\x05R\x05lanes\x12\x12\n" +
-	"\x04jobs\x18\x05 \x01(\x05R\x04jobs\"\x9a\x01\n" +
+	"\x04jobs\x18\x05 \x01(\x05R\x04jobs\x12\x1f\n" +
+	"\vclaimed_mib\x18( \x01(\x01R\n" +
+	"claimedMib\"\x9a\x01\n" +
 	"\x11ListLanesResponse\x12$\n" +
 	"\x05lanes\x18\x01 \x03(\v2\x0e.salus.v1.LaneR\x05lanes\x12!\n" +
 	"\fcapacity_mib\x18\x02 \x01(\x01R\vcapacityMib\x12\x19\n" +
@@ -2228,26 +2471,47 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x19\n" +
 	"\bfree_mib\x18\x02 \x01(\x01R\afreeMib\"&\n" +
 	"\fDrainRequest\x12\x16\n" +
-	"\x06resume\x18\x01 \x01(\bR\x06resume\"\x88\x01\n" +
+	"\x06resume\x18\x01 \x01(\bR\x06resume\"\xeb\x01\n" +
 	"\x13ReserveClaimRequest\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
 	"\x03gpu\x18\x03 \x01(\x05R\x03gpu\x12\x1d\n" +
 	"\n" +
 	"memory_mib\x18\x04 \x01(\x01R\tmemoryMib\x12\x16\n" +
-	"\x06secret\x18\x14 \x01(\tR\x06secret\"\x89\x01\n" +
+	"\x06secret\x18\x14 \x01(\tR\x06secret\x12\x1d\n" +
+	"\n" +
+	"declared_s\x18\x1e \x01(\x01R\tdeclaredS\x12\x1f\n" +
+	"\bpriority\x18\x1f \x01(\x05H\x00R\bpriority\x88\x01\x01\x12\x14\n" +
+	"\x05share\x18  \x01(\x01R\x05shareB\v\n" +
+	"\t_priority\"\x9f\x01\n" +
 	"\x14ReserveClaimResponse\x12\x18\n" +
 	"\aexisted\x18\x01 \x01(\bR\aexisted\x12\x1d\n" +
 	"\n" +
 	"memory_mib\x18\x02 \x01(\x01R\tmemoryMib\x12 \n" +
 	"\fgpu_free_mib\x18\x03 \x01(\x01R\n" +
 	"gpuFreeMib\x12\x16\n" +
-	"\x06secret\x18\x14 \x01(\tR\x06secret\"+\n" +
+	"\x06secret\x18\x14 \x01(\tR\x06secret\x12\x14\n" +
+	"\x05share\x18\x1e \x01(\x01R\x05share\"+\n" +
 	"\x13ReleaseClaimRequest\x12\x14\n" +
 	"\x05claim\x18\x01 \x01(\tR\x05claim\"J\n" +
 	"\x14ReleaseClaimResponse\x12\x18\n" +
 	"\aexisted\x18\x01 \x01(\bR\aexisted\x12\x18\n" +
-	"\asession\x18\x02 \x01(\tR\asession\"a\n" +
+	"\asession\x18\x02 \x01(\tR\asession\"\x13\n" +
+	"\x11ListClaimsRequest\"\xdf\x01\n" +
+	"\x05Claim\x12\x14\n" +
+	"\x05claim\x18\x01 \x01(\tR\x05claim\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03gpu\x18\x03 \x01(\x05R\x03gpu\x12\x1d\n" +
+	"\n" +
+	"memory_mib\x18\x04 \x01(\x01R\tmemoryMib\x12\x1d\n" +
+	"\n" +
+	"declared_s\x18\x05 \x01(\x01R\tdeclaredS\x12\x1f\n" +
+	"\bpriority\x18\x06 \x01(\x05H\x00R\bpriority\x88\x01\x01\x12\x14\n" +
+	"\x05share\x18\a \x01(\x01R\x05share\x12\x18\n" +
+	"\asession\x18\b \x01(\tR\asessionB\v\n" +
+	"\t_priority\"=\n" +
+	"\x12ListClaimsResponse\x12'\n" +
+	"\x06claims\x18\x01 \x03(\v2\x0f.salus.v1.ClaimR\x06claims\"a\n" +
 	"\rDrainResponse\x12\x1a\n" +
 	"\bdraining\x18\x01 \x01(\bR\bdraining\x12\x18\n" +
 	"\arefused\x18\x02 \x01(\x05R\arefused\x12\x1a\n" +
@@ -2261,7 +2525,7 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\x0eBeginIteration\x12\x1f.salus.v1.BeginIterationRequest\x1a .salus.v1.BeginIterationResponse\x12M\n" +
 	"\fEndIteration\x12\x1d.salus.v1.EndIterationRequest\x1a\x1e.salus.v1.EndIterationResponse\x12M\n" +
 	"\fCloseSession\x12\x1d.salus.v1.CloseSessionRequest\x1a\x1e.salus.v1.CloseSessionResponse\x12D\n" +
-	"\tHeartbeat\x12\x1a.salus.v1.HeartbeatRequest\x1a\x1b.salus.v1.HeartbeatResponse2\xd3\x04\n" +
+	"\tHeartbeat\x12\x1a.salus.v1.HeartbeatRequest\x1a\x1b.salus.v1.HeartbeatResponse2\x9c\x05\n" +
 	"\fAdminService\x12M\n" +
 	"\fListSessions\x12\x1d.salus.v1.ListSessionsRequest\x1a\x1e.salus.v1.ListSessionsResponse\x12D\n" +
 	"\tListLanes\x12\x1a.salus.v1.ListLanesRequest\x1a\x1b.salus.v1.ListLanesResponse\x12A\n" +
@@ -2270,7 +2534,9 @@ const file_salus_v1_salus_proto_rawDesc = "" +
 	"\fEvictSession\x12\x1d.salus.v1.EvictSessionRequest\x1a\x1e.salus.v1.EvictSessionResponse\x128\n" +
 	"\x05Drain\x12\x16.salus.v1.DrainRequest\x1a\x17.salus.v1.DrainResponse\x12M\n" +
 	"\fReserveClaim\x12\x1d.salus.v1.ReserveClaimRequest\x1a\x1e.salus.v1.ReserveClaimResponse\x12M\n" +
-	"\fReleaseClaim\x12\x1d.salus.v1.ReleaseClaimRequest\x1a\x1e.salus.v1.ReleaseClaimResponseB/Z-github.com/salusgo/salus/api/salus/v1;salusv1b\x06proto3"
+	"\fReleaseClaim\x12\x1d.salus.v1.ReleaseClaimRequest\x1a\x1e.salus.v1.ReleaseClaimResponse\x12G\n" +
+	"\n" +
+	"ListClaims\x12\x1b.salus.v1.ListClaimsRequest\x1a\x1c.salus.v1.ListClaimsResponseB/Z-github.com/salusgo/salus/api/salus/v1;salusv1b\x06proto3"
 
 var (
 	file_salus_v1_salus_proto_rawDescOnce sync.Once
@@ -2285,7 +2551,7 @@ func file_salus_v1_salus_proto_rawDescGZIP() []byte {
 }
 
 var file_salus_v1_salus_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_salus_v1_salus_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_salus_v1_salus_proto_goTypes = []any{
 	(JobKind)(0),                   // 0: salus.v1.JobKind
 	(*OpenSessionRequest)(nil),     // 1: salus.v1.OpenSessionRequest
@@ -2316,44 +2582,50 @@ var file_salus_v1_salus_proto_goTypes = []any{
 	(*ReserveClaimResponse)(nil),   // 26: salus.v1.ReserveClaimResponse
 	(*ReleaseClaimRequest)(nil),    // 27: salus.v1.ReleaseClaimRequest
 	(*ReleaseClaimResponse)(nil),   // 28: salus.v1.ReleaseClaimResponse
-	(*DrainResponse)(nil),          // 29: salus.v1.DrainResponse
+	(*ListClaimsRequest)(nil),      // 29: salus.v1.ListClaimsRequest
+	(*Claim)(nil),                  // 30: salus.v1.Claim
+	(*ListClaimsResponse)(nil),     // 31: salus.v1.ListClaimsResponse
+	(*DrainResponse)(nil),          // 32: salus.v1.DrainResponse
 }
 var file_salus_v1_salus_proto_depIdxs = []int32{
 	0,  // 0: salus.v1.OpenSessionRequest.kind:type_name -> salus.v1.JobKind
 	12, // 1: salus.v1.ListSessionsResponse.sessions:type_name -> salus.v1.Session
 	15, // 2: salus.v1.ListLanesResponse.lanes:type_name -> salus.v1.Lane
 	16, // 3: salus.v1.ListLanesResponse.gpus:type_name -> salus.v1.GPU
-	1,  // 4: salus.v1.SchedulerService.OpenSession:input_type -> salus.v1.OpenSessionRequest
-	3,  // 5: salus.v1.SchedulerService.BeginIteration:input_type -> salus.v1.BeginIterationRequest
-	5,  // 6: salus.v1.SchedulerService.EndIteration:input_type -> salus.v1.EndIterationRequest
-	7,  // 7: salus.v1.SchedulerService.CloseSession:input_type -> salus.v1.CloseSessionRequest
-	9,  // 8: salus.v1.SchedulerService.Heartbeat:input_type -> salus.v1.HeartbeatRequest
-	11, // 9: salus.v1.AdminService.ListSessions:input_type -> salus.v1.ListSessionsRequest
-	14, // 10: salus.v1.AdminService.ListLanes:input_type -> salus.v1.ListLanesRequest
-	18, // 11: salus.v1.AdminService.GetStats:input_type -> salus.v1.GetStatsRequest
-	20, // 12: salus.v1.AdminService.GetPolicy:input_type -> salus.v1.GetPolicyRequest
-	22, // 13: salus.v1.AdminService.EvictSession:input_type -> salus.v1.EvictSessionRequest
-	24, // 14: salus.v1.AdminService.Drain:input_type -> salus.v1.DrainRequest
-	25, // 15: salus.v1.AdminService.ReserveClaim:input_type -> salus.v1.ReserveClaimRequest
-	27, // 16: salus.v1.AdminService.ReleaseClaim:input_type -> salus.v1.ReleaseClaimRequest
-	2,  // 17: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
-	4,  // 18: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
-	6,  // 19: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
-	8,  // 20: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
-	10, // 21: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
-	13, // 22: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
-	17, // 23: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
-	19, // 24: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
-	21, // 25: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
-	23, // 26: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
-	29, // 27: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
-	26, // 28: salus.v1.AdminService.ReserveClaim:output_type -> salus.v1.ReserveClaimResponse
-	28, // 29: salus.v1.AdminService.ReleaseClaim:output_type -> salus.v1.ReleaseClaimResponse
-	17, // [17:30] is the sub-list for method output_type
-	4,  // [4:17] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	30, // 4: salus.v1.ListClaimsResponse.claims:type_name -> salus.v1.Claim
+	1,  // 5: salus.v1.SchedulerService.OpenSession:input_type -> salus.v1.OpenSessionRequest
+	3,  // 6: salus.v1.SchedulerService.BeginIteration:input_type -> salus.v1.BeginIterationRequest
+	5,  // 7: salus.v1.SchedulerService.EndIteration:input_type -> salus.v1.EndIterationRequest
+	7,  // 8: salus.v1.SchedulerService.CloseSession:input_type -> salus.v1.CloseSessionRequest
+	9,  // 9: salus.v1.SchedulerService.Heartbeat:input_type -> salus.v1.HeartbeatRequest
+	11, // 10: salus.v1.AdminService.ListSessions:input_type -> salus.v1.ListSessionsRequest
+	14, // 11: salus.v1.AdminService.ListLanes:input_type -> salus.v1.ListLanesRequest
+	18, // 12: salus.v1.AdminService.GetStats:input_type -> salus.v1.GetStatsRequest
+	20, // 13: salus.v1.AdminService.GetPolicy:input_type -> salus.v1.GetPolicyRequest
+	22, // 14: salus.v1.AdminService.EvictSession:input_type -> salus.v1.EvictSessionRequest
+	24, // 15: salus.v1.AdminService.Drain:input_type -> salus.v1.DrainRequest
+	25, // 16: salus.v1.AdminService.ReserveClaim:input_type -> salus.v1.ReserveClaimRequest
+	27, // 17: salus.v1.AdminService.ReleaseClaim:input_type -> salus.v1.ReleaseClaimRequest
+	29, // 18: salus.v1.AdminService.ListClaims:input_type -> salus.v1.ListClaimsRequest
+	2,  // 19: salus.v1.SchedulerService.OpenSession:output_type -> salus.v1.OpenSessionResponse
+	4,  // 20: salus.v1.SchedulerService.BeginIteration:output_type -> salus.v1.BeginIterationResponse
+	6,  // 21: salus.v1.SchedulerService.EndIteration:output_type -> salus.v1.EndIterationResponse
+	8,  // 22: salus.v1.SchedulerService.CloseSession:output_type -> salus.v1.CloseSessionResponse
+	10, // 23: salus.v1.SchedulerService.Heartbeat:output_type -> salus.v1.HeartbeatResponse
+	13, // 24: salus.v1.AdminService.ListSessions:output_type -> salus.v1.ListSessionsResponse
+	17, // 25: salus.v1.AdminService.ListLanes:output_type -> salus.v1.ListLanesResponse
+	19, // 26: salus.v1.AdminService.GetStats:output_type -> salus.v1.GetStatsResponse
+	21, // 27: salus.v1.AdminService.GetPolicy:output_type -> salus.v1.GetPolicyResponse
+	23, // 28: salus.v1.AdminService.EvictSession:output_type -> salus.v1.EvictSessionResponse
+	32, // 29: salus.v1.AdminService.Drain:output_type -> salus.v1.DrainResponse
+	26, // 30: salus.v1.AdminService.ReserveClaim:output_type -> salus.v1.ReserveClaimResponse
+	28, // 31: salus.v1.AdminService.ReleaseClaim:output_type -> salus.v1.ReleaseClaimResponse
+	31, // 32: salus.v1.AdminService.ListClaims:output_type -> salus.v1.ListClaimsResponse
+	19, // [19:33] is the sub-list for method output_type
+	5,  // [5:19] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_salus_v1_salus_proto_init() }
@@ -2361,13 +2633,15 @@ func file_salus_v1_salus_proto_init() {
 	if File_salus_v1_salus_proto != nil {
 		return
 	}
+	file_salus_v1_salus_proto_msgTypes[24].OneofWrappers = []any{}
+	file_salus_v1_salus_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_salus_v1_salus_proto_rawDesc), len(file_salus_v1_salus_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -124,6 +124,10 @@ class Session:
       emulates its GPU (``salus serve --emulate p100``, for machines without one) needs
       them, to time the iteration on its device model; a catalog ``model=`` (with its
       ``batch_size=``) gives them instead. A daemon on a real GPU ignores them.
+    - ``share``: the job's scheduling weight under the ``wfair`` and ``floor`` policies:
+      its share of the GPU's time beside the others (relative: 1 and 3 get time 1:3),
+      0.001 to 1000; default 1. Not its compute ``demand``. Under a Kubernetes claim the
+      daemon uses the claim's share (and its declared time and priority), whatever is sent.
     - ``on_daemon_gone``: ``"stop"`` (default) raises :class:`DaemonGone` when the
       daemon went away and did not come back; ``"continue"`` carries on alone: the
       remaining iterations run ungated, ``alone`` is True, ``close`` does nothing.
@@ -138,7 +142,7 @@ class Session:
                  measure_iterations=3, release_cache=None, cap_memory=True, heartbeat=True,
                  connect_timeout=5.0, token=None, token_file=None, reconnect=None,
                  on_daemon_gone="stop", batch_size=None, report_after=5, label=None,
-                 gpus=None, select_gpu=True, iter_time=None, demand=None):
+                 gpus=None, select_gpu=True, iter_time=None, demand=None, share=None):
         if not name:
             raise ValueError("Session needs a name= (the job's unique name)")
         if on_daemon_gone not in ("stop", "continue"):
@@ -159,7 +163,7 @@ class Session:
             persistent_mib=_num(persistent), ephemeral_mib=_num(ephemeral),
             declared_s=_num(total_time), priority=priority, kind=kind,
             iterations=iterations, startup_s=_num(startup),
-            iter_s=_num(iter_time), demand=_num(demand),
+            iter_s=_num(iter_time), demand=_num(demand), share=_num(share),
             batch_size=None if batch_size is None else int(batch_size),
             token=resolve_token(token, token_file),
             gpus=gpus if gpus is not None and gpus > 1 else None,
@@ -673,7 +677,8 @@ def _num(x):
 
 # The open's protocol fields, as Session's arguments name them.
 _SESSION_NAMES = {"declared_s": "total_time=", "persistent_mib": "persistent=", "ephemeral_mib": "ephemeral=",
-                  "iter_s": "iter_time=", "startup_s": "startup=", "demand": "demand=", "batch_size": "batch_size="}
+                  "iter_s": "iter_time=", "startup_s": "startup=", "demand": "demand=", "batch_size": "batch_size=",
+                  "share": "share="}
 
 
 def _in_session_terms(msg):

@@ -180,12 +180,13 @@ class EnvironmentTest(unittest.TestCase):
         d = FakeDaemon(gpus=[0]).start()
         self.addCleanup(d.stop)
         with contextlib.redirect_stderr(io.StringIO()), mock.patch.dict(sys.modules, {"torch": None}):
-            s = salus_client.Session(name="k", address=d.address, priority=5)
+            s = salus_client.Session(name="k", address=d.address, priority=5, share=3)
         self.addCleanup(s.close)
         req = d.requests("k", "open")[0]
         self.assertEqual((req["declared_s"], req["persistent_mib"], req["ephemeral_mib"]), (120, 900, 300))
         self.assertEqual(req["priority"], 5, "a figure given wins over the environment")
         self.assertEqual(req["claim"], "uid-1")
+        self.assertEqual(req["share"], 3)
 
     def test_a_bad_variable_is_named(self):
         os.environ["SALUS_PERSISTENT_MIB"] = "lots"

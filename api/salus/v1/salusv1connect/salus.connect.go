@@ -86,6 +86,8 @@ const (
 	// AdminServiceReleaseClaimProcedure is the fully-qualified name of the AdminService's ReleaseClaim
 	// RPC.
 	AdminServiceReleaseClaimProcedure = "/salus.v1.AdminService/ReleaseClaim"
+	// AdminServiceListClaimsProcedure is the fully-qualified name of the AdminService's ListClaims RPC.
+	AdminServiceListClaimsProcedure = "/salus.v1.AdminService/ListClaims"
 )
 
 // SchedulerServiceClient is a client for the salus.v1.SchedulerService service.
@@ -297,6 +299,9 @@ type AdminServiceClient interface {
 	// session, if one is open (code evicted). Releasing an unknown claim is a
 	// no-op. Admin only.
 	ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error)
+	// ListClaims lists the reserved claims: GPU, memory, intent (declared time,
+	// priority, share) and the session open under each. Admin only.
+	ListClaims(context.Context, *connect.Request[v1.ListClaimsRequest]) (*connect.Response[v1.ListClaimsResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the salus.v1.AdminService service. By default, it
@@ -358,6 +363,12 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("ReleaseClaim")),
 			connect.WithClientOptions(opts...),
 		),
+		listClaims: connect.NewClient[v1.ListClaimsRequest, v1.ListClaimsResponse](
+			httpClient,
+			baseURL+AdminServiceListClaimsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListClaims")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -371,6 +382,7 @@ type adminServiceClient struct {
 	drain        *connect.Client[v1.DrainRequest, v1.DrainResponse]
 	reserveClaim *connect.Client[v1.ReserveClaimRequest, v1.ReserveClaimResponse]
 	releaseClaim *connect.Client[v1.ReleaseClaimRequest, v1.ReleaseClaimResponse]
+	listClaims   *connect.Client[v1.ListClaimsRequest, v1.ListClaimsResponse]
 }
 
 // ListSessions calls salus.v1.AdminService.ListSessions.
@@ -413,6 +425,11 @@ func (c *adminServiceClient) ReleaseClaim(ctx context.Context, req *connect.Requ
 	return c.releaseClaim.CallUnary(ctx, req)
 }
 
+// ListClaims calls salus.v1.AdminService.ListClaims.
+func (c *adminServiceClient) ListClaims(ctx context.Context, req *connect.Request[v1.ListClaimsRequest]) (*connect.Response[v1.ListClaimsResponse], error) {
+	return c.listClaims.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the salus.v1.AdminService service.
 type AdminServiceHandler interface {
 	// ListSessions lists the open sessions. Admin only.
@@ -438,6 +455,9 @@ type AdminServiceHandler interface {
 	// session, if one is open (code evicted). Releasing an unknown claim is a
 	// no-op. Admin only.
 	ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error)
+	// ListClaims lists the reserved claims: GPU, memory, intent (declared time,
+	// priority, share) and the session open under each. Admin only.
+	ListClaims(context.Context, *connect.Request[v1.ListClaimsRequest]) (*connect.Response[v1.ListClaimsResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -495,6 +515,12 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("ReleaseClaim")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceListClaimsHandler := connect.NewUnaryHandler(
+		AdminServiceListClaimsProcedure,
+		svc.ListClaims,
+		connect.WithSchema(adminServiceMethods.ByName("ListClaims")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/salus.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceListSessionsProcedure:
@@ -513,6 +539,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceReserveClaimHandler.ServeHTTP(w, r)
 		case AdminServiceReleaseClaimProcedure:
 			adminServiceReleaseClaimHandler.ServeHTTP(w, r)
+		case AdminServiceListClaimsProcedure:
+			adminServiceListClaimsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -552,4 +580,8 @@ func (UnimplementedAdminServiceHandler) ReserveClaim(context.Context, *connect.R
 
 func (UnimplementedAdminServiceHandler) ReleaseClaim(context.Context, *connect.Request[v1.ReleaseClaimRequest]) (*connect.Response[v1.ReleaseClaimResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("salus.v1.AdminService.ReleaseClaim is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListClaims(context.Context, *connect.Request[v1.ListClaimsRequest]) (*connect.Response[v1.ListClaimsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("salus.v1.AdminService.ListClaims is not implemented"))
 }
