@@ -21,7 +21,7 @@ def _has_torch():
         return False
 
 
-def run_example(script, *args, timeout=120):
+def run_example(script, *args, timeout=900):
     p = subprocess.run([sys.executable, os.path.join(ROOT, "examples", script)] + list(args),
                        capture_output=True, text=True, timeout=timeout)
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -137,7 +137,7 @@ class MinimalTest(unittest.TestCase):
         d = FakeDaemon().start()
         self.addCleanup(d.stop)
         env = dict(os.environ, SALUS_ADDR=d.address)
-        p = subprocess.run([sys.executable, MINIMAL], capture_output=True, text=True, timeout=120, env=env)
+        p = subprocess.run([sys.executable, MINIMAL], capture_output=True, text=True, timeout=900, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = [json.loads(l) for l in p.stdout.splitlines()]
         evals = [l for l in lines if l["ev"] == "eval"]

@@ -65,7 +65,7 @@ class InstallTest(unittest.TestCase):
         p = subprocess.run([sys.executable, "-m", "pip", "install",
                             "--no-index", "--disable-pip-version-check", "--quiet",
                             "--target", target, src],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=900)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         # A fresh interpreter that sees only the installed copy (not client/python).
         probe = ("import importlib.metadata as md, os, salus_client\n"
@@ -76,7 +76,7 @@ class InstallTest(unittest.TestCase):
                  "print(salus_client.Session.iterate.__name__)\n")
         env = dict(os.environ, PYTHONPATH=target)
         p = subprocess.run([sys.executable, "-s", "-c", probe], capture_output=True, text=True,
-                           cwd=tmp, env=env, timeout=60)
+                           cwd=tmp, env=env, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         where, version, dist_version, requires, iterate = p.stdout.split()
         self.assertEqual(where, os.path.join(target, "salus_client"))
