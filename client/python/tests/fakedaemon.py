@@ -163,7 +163,7 @@ class FakeDaemon:
         with self._lock:
             return [r for j, o, r in self.events if j == job and o == op]
 
-    def wait_for(self, cond, timeout=5.0):
+    def wait_for(self, cond, timeout=60.0):
         """Wait until cond() is true; return whether it became true."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

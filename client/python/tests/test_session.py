@@ -372,7 +372,7 @@ class ProcessExitTest(unittest.TestCase):
         if sig is not None:
             self.assertEqual(p.stdout.readline().strip(), "ready")
             p.send_signal(sig)
-        out, err = p.communicate(timeout=20)
+        out, err = p.communicate(timeout=300)
         self.assertTrue(d.wait_for(lambda: d.sessions.get("child") not in (None, "open")))
         return p.returncode, err, d.sessions["child"]
 
@@ -577,6 +577,6 @@ class IgnoredSigintTest(unittest.TestCase):
         self.assertIsNone(p.poll(), "the child must not stop on an ignored SIGINT")
         self.assertEqual(d.sessions["child"], "open")
         p.send_signal(signal.SIGTERM)  # SIGTERM is not ignored: it still closes and terminates
-        p.communicate(timeout=20)
+        p.communicate(timeout=300)
         self.assertEqual(p.returncode, -signal.SIGTERM)
         self.assertTrue(d.wait_for(lambda: d.sessions.get("child") != "open"))
