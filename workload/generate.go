@@ -66,7 +66,7 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 		return generatePaper(cat, o)
 	}
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5a105))
-	profiles := cat.Measured()
+	profiles := cat.measured()
 	// Mean standalone time of a job drawn from the mix sets the arrival rate.
 	var mean float64
 	for _, p := range profiles {
@@ -75,7 +75,7 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 		}
 	}
 	meanGap := mean / o.Load
-	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Salus100}
+	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Salus100, Jobs: make([]Job, 0, o.Jobs)}
 	now := 0.0
 	width := len(fmt.Sprint(o.Jobs))
 	for i := 0; i < o.Jobs; i++ {

@@ -40,7 +40,19 @@ type Job struct {
 	GPUs int `json:"gpus,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
-	Profile Profile `json:"-"`
+	// Profile is shared: the catalog's, which every job of its model, batch size
+	// and kind points to, or the job's own when the trace gives figures of it
+	// (Inline). Never change it through the pointer: give the job a changed copy
+	// (WithProfile), so that no other job sees the change.
+	Profile *Profile `json:"-"`
+}
+
+// WithProfile returns the job with its own copy of its profile, changed by f.
+func (j Job) WithProfile(f func(*Profile)) Job {
+	p := *j.Profile
+	f(&p)
+	j.Profile = &p
+	return j
 }
 
 // GPUCount is how many GPUs the job needs, at least one.
@@ -330,11 +342,17 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 	if j.Inline, err = parseInline(r.fields, bad); err != nil {
 		return j, err
 	}
-	base, lookupErr := cat.Lookup(j.Model, j.Batch, j.Kind)
-	if lookupErr != nil {
-		base = Profile{Model: j.Model, Batch: j.Batch, Kind: j.Kind}
+	shared, lookupErr := cat.Shared(j.Model, j.Batch, j.Kind)
+	if lookupErr == nil && j.Inline.Empty() {
+		j.Profile = shared // the catalog's: a million jobs of it hold one profile
+		return j, nil
 	}
-	j.Profile, err = j.Inline.apply(base, lookupErr == nil, fmt.Sprintf("trace %s, line %d", file, r.line))
+	base := Profile{Model: j.Model, Batch: j.Batch, Kind: j.Kind}
+	if lookupErr == nil {
+		base = *shared
+	}
+	own, err := j.Inline.apply(base, lookupErr == nil, fmt.Sprintf("trace %s, line %d", file, r.line))
+	j.Profile = &own
 	if err != nil || (lookupErr != nil && j.Inline.Empty()) {
 		field := "model"
 		if strings.Contains(lookupErr.Error(), "batch size") {

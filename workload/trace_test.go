@@ -174,3 +174,42 @@ func TestInlineProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsShareTheirProfile: the jobs of one catalog profile point to the
+// catalog's one copy; a job with figures of its own has its own profile, and
+// WithProfile changes a copy, never the shared one.
+func TestJobsShareTheirProfile(t *testing.T) {
+	data := "job_id,model,batch_size,iterations,arrival_s,iter_s\n" +
+		"a,resnet50,50,10,0,\n" +
+		"b,resnet50,50,20,1,\n" +
+		"c,resnet50,50,30,2,0.5\n"
+	tr, err := ParseTrace([]byte(data), "share.csv", "share", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := Default().Shared("resnet50", 50, Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := tr.Jobs[0], tr.Jobs[1], tr.Jobs[2]
+	if a.Profile != shared || b.Profile != shared {
+		t.Errorf("jobs a and b of the catalog profile hold copies of it")
+	}
+	if c.Profile == shared || c.Profile.IterS != 0.5 || shared.IterS == 0.5 {
+		t.Errorf("job c's own iter_s: profile %p (shared %p), iter_s %v, the catalog's %v", c.Profile, shared, c.Profile.IterS, shared.IterS)
+	}
+	before := *shared
+	changed := a.WithProfile(func(p *Profile) { p.IterS *= 2 })
+	if changed.Profile == shared || changed.Profile.IterS != 2*before.IterS || shared.IterS != before.IterS || a.Profile != shared {
+		t.Errorf("WithProfile changed the shared profile: %v, catalog %v (was %v)", changed.Profile.IterS, shared.IterS, before.IterS)
+	}
+	g, err := Generate(Default(), GenOptions{Kind: Salus100, Seed: 1, Jobs: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range g.Jobs {
+		if s, _ := Default().Shared(j.Model, j.Batch, j.Kind); j.Profile != s {
+			t.Fatalf("generated job %s holds a copy of its profile", j.ID)
+		}
+	}
+}
