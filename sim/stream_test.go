@@ -16,22 +16,27 @@ import (
 	"github.com/salusgo/salus/workload"
 )
 
-// streamTraces are the traces TestStreamedRunsAreTheSame simulates: generated
-// salus100 (overloaded) and paper traces, and a random mix of training and
-// inference profiles.
-func streamTraces(t *testing.T) []*workload.Trace {
-	s100, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: 3, Jobs: 120, Load: 4})
-	if err != nil {
-		t.Fatal(err)
+// streamGen are the generated traces TestStreamedRunsAreTheSame simulates:
+// salus100 (overloaded) and paper.
+var streamGen = []workload.GenOptions{{Kind: workload.Salus100, Seed: 3, Jobs: 120, Load: 4}, {Kind: workload.Paper, Seed: 2}}
+
+// streamTraces are the traces TestStreamedRunsAreTheSame simulates, with the
+// options that generated them (none for the last: a random mix of training and
+// inference profiles).
+func streamTraces(t *testing.T) ([]*workload.Trace, []*workload.GenOptions) {
+	var traces []*workload.Trace
+	var gens []*workload.GenOptions
+	for _, o := range streamGen {
+		tr, err := workload.Generate(workload.Default(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces, gens = append(traces, tr), append(gens, &o)
 	}
-	paper, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Paper, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []*workload.Trace{s100, paper, simtest.RandomTrace(7, 60)}
+	return append(traces, simtest.RandomTrace(7, 60)), append(gens, nil)
 }
 
-var streamSchemes = [][2]string{{"exclusive", "fifo"}, {"salus", "srtf"}, {"salus", "fair"}, {"salus", "pack"}}
+var streamSchemes = [][2]string{{"exclusive", "fifo"}, {"salus", "srtf"}, {"salus", "fair"}}
 
 // logOf simulates under ms with run and returns the event log.
 func logOf(t *testing.T, ms [2]string, run func(Options) error) []byte {
@@ -74,27 +79,70 @@ func writeTraceFile(t *testing.T, dir, name string, tr *workload.Trace, perm []i
 	return path
 }
 
-// TestStreamedRunsAreTheSame: a trace simulated whole, read back from its file, or
-// (below) streamed from its file or its generator gives the same event log, byte
-// for byte, and that log is the one pinned in testdata/stream-logs.txt (written
+// TestStreamedRunsAreTheSame: a trace simulated whole, read back from its file,
+// streamed from its file (its rows in order, or reversed: then read whole and
+// sorted), from itself or from its generator gives the same event log, byte for
+// byte, and that log is the one pinned in testdata/stream-logs.txt (written
 // by the simulator that held every trace whole, before traces streamed).
 func TestStreamedRunsAreTheSame(t *testing.T) {
 	dir := t.TempDir()
 	var got strings.Builder
-	for _, tr := range streamTraces(t) {
+	traces, gens := streamTraces(t)
+	for i, tr := range traces {
 		path := writeTraceFile(t, dir, tr.Name, tr, nil)
+		// The rows reversed, but for those that arrive together (their order is
+		// the jobs' order: a stable sort keeps it).
+		var perm []int
+		for i := len(tr.Jobs) - 1; i >= 0; {
+			k := i
+			for k > 0 && tr.Jobs[k-1].ArrivalS == tr.Jobs[i].ArrivalS {
+				k--
+			}
+			for m := k; m <= i; m++ {
+				perm = append(perm, m)
+			}
+			i = k - 1
+		}
+		reversed := filepath.Join(dir, "reversed")
+		if err := os.MkdirAll(reversed, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		unsorted := writeTraceFile(t, reversed, tr.Name, tr, perm) // the same name: the run header's
 		for _, ms := range streamSchemes {
 			want := logOf(t, ms, func(o Options) error { return Run(tr, o) })
 			fmt.Fprintf(&got, "%s %s/%s %x\n", tr.Name, ms[0], ms[1], sha256.Sum256(want))
+			// A file has no seed: the run header's is the generator's.
+			fromFile := func(path string) func(Options) error {
+				return func(o Options) error {
+					s, err := workload.OpenTrace(path, workload.Default())
+					if err != nil {
+						return err
+					}
+					s.Seed = tr.Seed
+					return RunStream(s, o)
+				}
+			}
 			paths := map[string]func(Options) error{
 				"file read whole": func(o Options) error {
 					back, err := workload.ReadTraceFile(path, workload.Default())
 					if err != nil {
 						return err
 					}
-					back.Seed = tr.Seed // a file has no seed: the run header's is the generator's
+					back.Seed = tr.Seed
 					return Run(back, o)
 				},
+				"file streamed":           fromFile(path),
+				"file out of order":       fromFile(unsorted),
+				"trace streamed in place": func(o Options) error { return RunStream(tr.Stream(), o) },
+			}
+			if gen := gens[i]; gen != nil {
+				paths["generator streamed"] = func(o Options) error {
+					s, err := workload.GenerateStream(workload.Default(), *gen)
+					if err != nil {
+						return err
+					}
+					return RunStream(s, o)
+				}
 			}
 			for name, run := range paths {
 				if log := logOf(t, ms, run); !bytes.Equal(log, want) {
