@@ -62,9 +62,10 @@ const (
 	StatusFailed   = "failed"  // the run failed; Error says why
 )
 
-// Result is one cell's figures. WallS is the simulation alone (with the metrics
-// computed from its events), not the trace's generation (GenS) nor the process's
-// start.
+// Result is one cell's figures. WallS is the simulation (with the metrics computed
+// from its events, and the drawing of the trace's jobs, which streams into it), not
+// the process's start. GenS is the generator's set-up alone, since jobs are
+// drawn as the run goes.
 type Result struct {
 	Jobs       int     `json:"jobs"`
 	Scheme     string  `json:"scheme"`
@@ -136,7 +137,8 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 		return r, err
 	}
 	start := time.Now()
-	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: c.Seed, Jobs: c.Jobs, Load: c.Load})
+	// Drawn as the run goes: memory holds the jobs alive, not the trace.
+	tr, err := workload.GenerateStream(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: c.Seed, Jobs: c.Jobs, Load: c.Load})
 	if err != nil {
 		return r, fmt.Errorf("generating %d jobs: %w", c.Jobs, err)
 	}
@@ -148,7 +150,7 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 	runtime.ReadMemStats(&before)
 	col, cnt := metrics.NewCollector(), &counter{}
 	start = time.Now()
-	err = sim.Run(tr, sim.Options{Policy: p, Device: dev, Sink: eventlog.Sinks{col, cnt}})
+	err = sim.RunStream(tr, sim.Options{Policy: p, Device: dev, Sink: eventlog.Sinks{col, cnt}})
 	if err == nil {
 		var m metrics.Result
 		if m, err = col.Result(); err == nil {

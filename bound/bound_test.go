@@ -107,7 +107,7 @@ func sum(xs []float64) float64 {
 // TestOneJob: a job alone on the device is its own bound, exactly.
 func TestOneJob(t *testing.T) {
 	p := workload.Profile{Model: "m", IterS: 0.5, StartupS: 4, PersistentMiB: 1, EphemeralMiB: 1, Demand: 0.5}
-	tr := &workload.Trace{Name: "one", Jobs: []workload.Job{{ID: "a", Iterations: 10, ArrivalS: 3, Profile: p}}}
+	tr := &workload.Trace{Name: "one", Jobs: []workload.Job{{ID: "a", Iterations: 10, ArrivalS: 3, Profile: &p}}}
 	b, err := Of(tr, device.DefaultDevice())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestWorkBoundBinds(t *testing.T) {
 	p := workload.Profile{Model: "m", IterS: 1, PersistentMiB: 1, EphemeralMiB: 1, Demand: 1}
 	tr := &workload.Trace{Name: "burst"}
 	for i, n := range []int{1, 2, 3} {
-		tr.Jobs = append(tr.Jobs, workload.Job{ID: string(rune('a' + i)), Iterations: n, Profile: p})
+		tr.Jobs = append(tr.Jobs, workload.Job{ID: string(rune('a' + i)), Iterations: n, Profile: &p})
 	}
 	dev := device.DefaultDevice()
 	b, err := Of(tr, dev)
@@ -153,8 +153,8 @@ func TestWorkBoundBinds(t *testing.T) {
 func TestGangAndPauses(t *testing.T) {
 	p := workload.Profile{Model: "m", IterS: 1, PersistentMiB: 1, EphemeralMiB: 1, Demand: 1}
 	tr := &workload.Trace{Name: "mix", Jobs: []workload.Job{
-		{ID: "gang", Iterations: 4, GPUs: 2, Profile: p},
-		{ID: "infer", Kind: workload.Infer, Iterations: 3, PauseS: 10, Profile: p},
+		{ID: "gang", Iterations: 4, GPUs: 2, Profile: &p},
+		{ID: "infer", Kind: workload.Infer, Iterations: 3, PauseS: 10, Profile: &p},
 	}}
 	dev := device.DefaultDevice()
 	dev.GPUs = 2
@@ -174,7 +174,7 @@ func TestGangAndPauses(t *testing.T) {
 // TestDeviceSpeed: a faster device shortens iterations, not start-up.
 func TestDeviceSpeed(t *testing.T) {
 	p := workload.Profile{Model: "m", IterS: 2, StartupS: 1, PersistentMiB: 1, EphemeralMiB: 1, Demand: 1}
-	tr := &workload.Trace{Name: "s", Jobs: []workload.Job{{ID: "a", Iterations: 3, Profile: p}}}
+	tr := &workload.Trace{Name: "s", Jobs: []workload.Job{{ID: "a", Iterations: 3, Profile: &p}}}
 	dev := device.DefaultDevice()
 	dev.Speed = 2
 	b, err := Of(tr, dev)

@@ -107,8 +107,8 @@ func (d Device) Emulate(t *workload.Trace) *workload.Trace {
 	c.Jobs = make([]workload.Job, len(t.Jobs))
 	for i, j := range t.Jobs {
 		j.DeclaredS = d.DeclaredS(j)
-		j.Profile.IterS = d.IterS(j.Profile.IterS)
-		c.Jobs[i] = j
+		// A copy: the profile is shared with t's other jobs and the catalog.
+		c.Jobs[i] = j.WithProfile(func(p *workload.Profile) { p.IterS = d.IterS(p.IterS) })
 	}
 	return &c
 }

@@ -47,14 +47,14 @@ func TestIterSDividesBySpeed(t *testing.T) {
 	if got, want := d.StandaloneS(p, 10), p.StartupS+10*p.IterS/2; math.Abs(got-want) > 1e-12 {
 		t.Errorf("standalone %v, want start-up unscaled + iterations halved = %v", got, want)
 	}
-	if got := d.DeclaredS(workload.Job{Iterations: 10, Profile: p, DeclaredS: 7}); got != 7 {
+	if got := d.DeclaredS(workload.Job{Iterations: 10, Profile: &p, DeclaredS: 7}); got != 7 {
 		t.Errorf("an explicit declared time %v changed to %v", 7, got)
 	}
 }
 
 func TestEmulateScalesIterationsOnly(t *testing.T) {
 	p, _ := workload.Default().Lookup("vae", 64, workload.Train)
-	tr := &workload.Trace{Name: "x", Jobs: []workload.Job{{ID: "a", Iterations: 10, Profile: p}, {ID: "b", Iterations: 5, DeclaredS: 9, Profile: p}}}
+	tr := &workload.Trace{Name: "x", Jobs: []workload.Job{{ID: "a", Iterations: 10, Profile: &p}, {ID: "b", Iterations: 5, DeclaredS: 9, Profile: &p}}}
 	got := Device{Speed: 4}.Emulate(tr)
 	if tr.Jobs[0].Profile.IterS != p.IterS {
 		t.Fatal("Emulate changed its input")

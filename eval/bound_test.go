@@ -43,10 +43,10 @@ func boundTrace(seed uint64, jobs int, gap float64, infer bool, maxGang int) *wo
 		now += rng.ExpFloat64() * gap
 		j := workload.Job{ID: fmt.Sprintf("j%02d", i), ArrivalS: now}
 		if infer && len(inf) > 0 && rng.IntN(3) == 0 {
-			j.Profile = inf[rng.IntN(len(inf))]
+			j.Profile = &inf[rng.IntN(len(inf))]
 			j.Kind, j.Iterations, j.PauseS = workload.Infer, 1+rng.IntN(20), rng.Float64()*0.5
 		} else {
-			j.Profile = train[rng.IntN(len(train))]
+			j.Profile = &train[rng.IntN(len(train))]
 			j.Iterations = 1 + rng.IntN(60)
 			if maxGang > 1 && rng.IntN(4) == 0 {
 				j.GPUs = 2 + rng.IntN(maxGang-1)

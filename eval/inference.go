@@ -87,7 +87,7 @@ func InferenceTrace(instances, requests int, seed int64) (*workload.Trace, error
 		}
 		for i := range instances {
 			t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("%s-%d", m, i+1), Model: m, Batch: 1, Kind: workload.Infer,
-				Iterations: requests, PauseS: InferencePauses[rng.IntN(len(InferencePauses))], Profile: p})
+				Iterations: requests, PauseS: InferencePauses[rng.IntN(len(InferencePauses))], Profile: &p})
 		}
 	}
 	return t, nil

@@ -345,7 +345,8 @@ func paperRuns(o PaperOptions, dev device.Device, demand float64) ([][]metrics.R
 		}
 		if demand > 0 {
 			for i := range t.Jobs {
-				t.Jobs[i].Profile.Demand = demand
+				// A copy: the profile is the catalog's, shared.
+				t.Jobs[i] = t.Jobs[i].WithProfile(func(p *workload.Profile) { p.Demand = demand })
 			}
 		}
 		traces[seed] = t
@@ -517,7 +518,7 @@ func sameJobs(name, model string, batch, n, iterations int) (*workload.Trace, er
 	t := &workload.Trace{Name: name}
 	for i := range n {
 		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("%s-%03d", model, i+1), Model: model, Batch: batch,
-			Kind: workload.Train, Iterations: iterations, Profile: p})
+			Kind: workload.Train, Iterations: iterations, Profile: &p})
 	}
 	return t, nil
 }

@@ -350,7 +350,7 @@ func (l *Log) Trace(cat *workload.Catalog, name string) (t *workload.Trace, skip
 			p = workload.Profile{Model: job.Model, Batch: job.Batch, Kind: job.Kind, IterS: iter, StartupS: startup,
 				PersistentMiB: pers, EphemeralMiB: eph, PeakMiB: pers + eph, Demand: demand}
 		}
-		job.Profile = p
+		job.Profile = &p
 		t.Jobs = append(t.Jobs, job)
 	}
 	if len(t.Jobs) == 0 {

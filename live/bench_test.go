@@ -33,7 +33,7 @@ func BenchmarkWorkerProcess(b *testing.B) {
 	p, _ := core.Lookup("pack")
 	n := max(b.N, 200)
 	tr := &workload.Trace{Name: "bench", Jobs: []workload.Job{{ID: "w", Iterations: n,
-		Profile: workload.Profile{IterS: 1e-6, Demand: 1, PersistentMiB: 1, EphemeralMiB: 1}}}}
+		Profile: &workload.Profile{IterS: 1e-6, Demand: 1, PersistentMiB: 1, EphemeralMiB: 1}}}}
 	st := &starts{}
 	b.ResetTimer()
 	if _, err := Run(context.Background(), tr, Options{Policy: p, CapacityMiB: 1000, Exe: os.Args[0], Env: []string{workerEnv}, Log: st}); err != nil {

@@ -33,7 +33,7 @@ func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 	dev := device.Device{Name: "test", TotalMiB: 16384, CapacityMiB: 14336}
 	infer := workload.Profile{Model: "q", Batch: 1, Kind: workload.Infer, IterS: 0.25, PersistentMiB: 100, EphemeralMiB: 100, Demand: 1}
 	paused := &workload.Trace{Name: "paused", Jobs: []workload.Job{{ID: "i0", Model: "q", Batch: 1, Iterations: 16,
-		Kind: workload.Infer, PauseS: 0.5, Profile: infer}}}
+		Kind: workload.Infer, PauseS: 0.5, Profile: &infer}}}
 	pairs := &workload.Trace{Name: "pairs"}
 	for i, s := range []struct {
 		iterS   float64
@@ -43,7 +43,7 @@ func TestLiveReplaysWhatTheTraceSays(t *testing.T) {
 		p := workload.Profile{Model: fmt.Sprintf("m%d", i), Batch: 1, Kind: workload.Train, IterS: s.iterS,
 			StartupS: 0.05 + 0.1*float64(i%2), PersistentMiB: 100, EphemeralMiB: 200, Demand: 1}
 		pairs.Jobs = append(pairs.Jobs, workload.Job{ID: fmt.Sprintf("j%d", i), Model: p.Model, Batch: 1, Iterations: s.iters,
-			ArrivalS: s.arrival, Kind: workload.Train, Profile: p})
+			ArrivalS: s.arrival, Kind: workload.Train, Profile: &p})
 	}
 	for _, c := range []struct {
 		policy string

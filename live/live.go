@@ -236,7 +236,7 @@ func MeasureOverhead(ctx context.Context, o Options) (Overhead, error) {
 	}
 	job := func(id string, iters int, iterS, arrivalS float64) workload.Job {
 		return workload.Job{ID: id, Iterations: iters, ArrivalS: arrivalS, Kind: workload.Train,
-			Profile: workload.Profile{Model: "probe", Kind: workload.Train, IterS: iterS, Demand: 1, PersistentMiB: 1, EphemeralMiB: 1}}
+			Profile: &workload.Profile{Model: "probe", Kind: workload.Train, IterS: iterS, Demand: 1, PersistentMiB: 1, EphemeralMiB: 1}}
 	}
 	probe := &workload.Trace{Name: "overhead-probe", Jobs: []workload.Job{
 		job("salus-probe-round-trip", 200, 1e-6, 0), job("salus-probe-reply", 30, 3e-3, 0.1)}}

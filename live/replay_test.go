@@ -53,7 +53,7 @@ func shortTrace() *workload.Trace {
 		p := workload.Profile{Model: fmt.Sprintf("m%d", i), Batch: 1, Kind: workload.Train, IterS: s.iterMS / 1000,
 			StartupS: 0.05, PersistentMiB: 100, EphemeralMiB: 200, Demand: 1}
 		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("j%d", i), Model: p.Model, Batch: 1, Iterations: s.iters,
-			ArrivalS: 0.25 * float64(i), Kind: workload.Train, Profile: p})
+			ArrivalS: 0.25 * float64(i), Kind: workload.Train, Profile: &p})
 	}
 	return t
 }
@@ -111,7 +111,7 @@ func calibrated(tr *workload.Trace, p core.Policy, dev device.Device, lag time.D
 	}
 	cal := &workload.Trace{Name: tr.Name, Jobs: slices.Clone(tr.Jobs)}
 	for i := range cal.Jobs {
-		cal.Jobs[i].Profile.IterS += lag.Seconds()
+		cal.Jobs[i] = cal.Jobs[i].WithProfile(func(p *workload.Profile) { p.IterS += lag.Seconds() })
 	}
 	return cal, dev
 }
@@ -132,7 +132,7 @@ func heavyTrace() *workload.Trace {
 		p := workload.Profile{Model: fmt.Sprintf("h%d", i), Batch: 1, Kind: workload.Train, IterS: s.iterMS / 1000,
 			StartupS: 0.05, PersistentMiB: 500, EphemeralMiB: 1000, Demand: s.demand}
 		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("h%d", i), Model: p.Model, Batch: 1, Iterations: s.iters,
-			ArrivalS: s.arrival, Kind: workload.Train, Profile: p})
+			ArrivalS: s.arrival, Kind: workload.Train, Profile: &p})
 	}
 	return t
 }
@@ -226,7 +226,7 @@ func TestWorkerKilledMidIteration(t *testing.T) {
 	for i, iterS := range []float64{0.3, 0.01, 0.01} {
 		p := workload.Profile{Model: "m", Batch: 1, Kind: workload.Train, IterS: iterS, PersistentMiB: 4000, EphemeralMiB: 4000, Demand: 1}
 		tr.Jobs = append(tr.Jobs, workload.Job{ID: fmt.Sprintf("j%d", i), Model: "m", Batch: 1, Iterations: 20,
-			ArrivalS: 0.05 * float64(i), Profile: p})
+			ArrivalS: 0.05 * float64(i), Profile: &p})
 	}
 	var (
 		mu      sync.Mutex
@@ -297,7 +297,7 @@ func mixedTrace(seed uint64, n int, gapS float64) *workload.Trace {
 		p := ps[rng.IntN(len(ps))]
 		iters := max(1, int(math.Round(lengths[rng.IntN(len(lengths))]/p.IterS)))
 		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("job-%02d", i+1), Model: p.Model, Batch: p.Batch, Iterations: iters,
-			ArrivalS: math.Round(now*1e3) / 1e3, Kind: workload.Train, Profile: p})
+			ArrivalS: math.Round(now*1e3) / 1e3, Kind: workload.Train, Profile: &p})
 	}
 	return t
 }
@@ -361,7 +361,7 @@ func TestPolicyRankingAgrees(t *testing.T) {
 // request's latency (a served event), as the simulator does.
 func TestLiveInferenceServed(t *testing.T) {
 	p := workload.Profile{Model: "m", Batch: 1, Kind: workload.Infer, IterS: 0.01, PersistentMiB: 100, EphemeralMiB: 100, Demand: 1}
-	tr := &workload.Trace{Name: "infer", Jobs: []workload.Job{{ID: "i0", Model: "m", Batch: 1, Iterations: 5, Kind: workload.Infer, Profile: p}}}
+	tr := &workload.Trace{Name: "infer", Jobs: []workload.Job{{ID: "i0", Model: "m", Batch: 1, Iterations: 5, Kind: workload.Infer, Profile: &p}}}
 	pol, _ := core.Lookup("fair")
 	res, err := Run(context.Background(), tr, Options{Policy: pol, CapacityMiB: 1000, Exe: os.Args[0], Env: []string{workerEnv}})
 	if err != nil {

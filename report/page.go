@@ -228,7 +228,7 @@ func (p *page) addTrace(t *workload.Trace) {
 	profiles := map[string]workload.Profile{}
 	for _, j := range t.Jobs {
 		jobs[j.Profile.Key()]++
-		profiles[j.Profile.Key()] = j.Profile
+		profiles[j.Profile.Key()] = *j.Profile
 	}
 	keys := make([]string, 0, len(profiles))
 	for k := range profiles {

@@ -31,7 +31,7 @@ func TestNoAllocationPerIteration(t *testing.T) {
 	}
 	var infer []workload.Job
 	for _, id := range []string{"i1", "i2", "i3"} {
-		infer = append(infer, workload.Job{ID: id, Model: "resnet50", Batch: 1, Kind: workload.Infer, Iterations: 300, PauseS: 0.5, Profile: p})
+		infer = append(infer, workload.Job{ID: id, Model: "resnet50", Batch: 1, Kind: workload.Infer, Iterations: 300, PauseS: 0.5, Profile: &p})
 	}
 	trace.Jobs = append(infer, trace.Jobs...)
 	double := *trace

@@ -18,7 +18,7 @@ import (
 // a start-up of startupS, persistent and ephemeral memory in MiB.
 func traceJob(id string, arrivalS float64, iterations int, iterS, startupS, persistent, ephemeral float64) workload.Job {
 	return workload.Job{ID: id, Model: "m-" + id, Batch: 1, Kind: workload.Train, Iterations: iterations, ArrivalS: arrivalS,
-		Profile: workload.Profile{Model: "m-" + id, Batch: 1, Kind: workload.Train, IterS: iterS, StartupS: startupS,
+		Profile: &workload.Profile{Model: "m-" + id, Batch: 1, Kind: workload.Train, IterS: iterS, StartupS: startupS,
 			PersistentMiB: persistent, EphemeralMiB: ephemeral, PeakMiB: persistent + ephemeral, Demand: 0.5}}
 }
 

@@ -29,7 +29,7 @@ func inferenceAmongTraining(t *testing.T, train, infer int) (*workload.Trace, fl
 			t.Fatal(err)
 		}
 		tr.Jobs = append(tr.Jobs, workload.Job{ID: fmt.Sprintf("train%d", i), Model: m.model, Batch: m.batch, Kind: workload.Train,
-			Iterations: 2000, ArrivalS: float64(i), Profile: p, Priority: train})
+			Iterations: 2000, ArrivalS: float64(i), Profile: &p, Priority: train})
 		longest = max(longest, p.IterS)
 	}
 	p, err := cat.Lookup("resnet50", 1, workload.Infer)
@@ -37,7 +37,7 @@ func inferenceAmongTraining(t *testing.T, train, infer int) (*workload.Trace, fl
 		t.Fatal(err)
 	}
 	tr.Jobs = append(tr.Jobs, workload.Job{ID: "infer", Model: "resnet50", Batch: 1, Kind: workload.Infer, Iterations: 200,
-		ArrivalS: 100, PauseS: 0.05, Profile: p, Priority: infer})
+		ArrivalS: 100, PauseS: 0.05, Profile: &p, Priority: infer})
 	return tr, longest
 }
 

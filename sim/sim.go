@@ -158,14 +158,29 @@ type engine struct {
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
 // error when a job can never run on the device, a figure is out of range, or the
-// core rejects a call (a bug).
+// core rejects a call (a bug); every job is checked before the run starts.
 func Run(t *workload.Trace, o Options) error {
 	return run(t, o, o.PerIteration, nil)
+}
+
+// RunStream is Run on a stream (workload.Stream), which it reads as the arrivals
+// come, and closes: memory follows the jobs alive, not the trace. A job is checked
+// when it is read, so an error may come after the run has written events. The jobs
+// must come in arrival order.
+func RunStream(s *workload.Stream, o Options) error {
+	defer s.Close()
+	return runStream(nil, s, o, o.PerIteration, nil)
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
 // when not nil, receives how many iterations ran fast-forwarded.
 func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
+	return runStream(t, t.Stream(), o, noFF, ff)
+}
+
+// runStream runs the jobs of s; whole, when not nil, is the trace s streams,
+// whose jobs are all checked first.
+func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, ff *int) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
@@ -187,7 +202,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF}
 	if ff != nil {
 		defer func() { *ff = e.fastForwarded }()
 	}
@@ -200,31 +215,55 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 	if e.switchCost, err = core.Seconds(o.Device.SwitchS); err != nil {
 		return fmt.Errorf("device: switch cost: %w", err)
 	}
-	// Every job is checked before the run starts, but its record is made at its
-	// arrival and dropped at its end: memory follows the jobs alive, not the trace.
-	arrivals := make([]time.Duration, len(t.Jobs))
-	for i := range t.Jobs {
-		spec := &t.Jobs[i]
-		if err := sched.Feasible(spec.CoreJob()); err != nil {
-			return fmt.Errorf("trace %s: %w", t.Name, err)
+	if whole != nil {
+		for i := range whole.Jobs {
+			if err := e.check(&whole.Jobs[i], s.Name); err != nil {
+				return err
+			}
+		}
+	}
+	// A job's record is made when it is read, the next to arrive, and dropped at
+	// its end: memory follows the jobs alive, not the trace. e.left counts the jobs
+	// read and not ended, the next included.
+	var next *job
+	handles := 0
+	pull := func() error {
+		next = nil
+		spec, ok := s.Next()
+		if !ok {
+			return s.Err()
+		}
+		if whole == nil { // else checked above
+			if err := e.sched.Feasible(spec.CoreJob()); err != nil {
+				return fmt.Errorf("trace %s: %w", s.Name, err)
+			}
 		}
 		j, err := e.newJob(spec)
 		if err != nil {
-			return fmt.Errorf("trace %s: job %s: %w", t.Name, spec.ID, err)
+			return fmt.Errorf("trace %s: job %s: %w", s.Name, spec.ID, err)
 		}
-		arrivals[i] = j.arrival
+		if handles > 0 && j.arrival < e.now {
+			return fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", s.Name, spec.ID, seconds(j.arrival))
+		}
+		handles++
+		j.handle = handles
+		next = j
+		e.left++
+		return nil
+	}
+	if err := pull(); err != nil {
+		return err
 	}
 	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
-		Trace: t.Name, Seed: t.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
+		Trace: s.Name, Seed: s.Seed, CapacityMiB: o.Device.CapacityMiB, Device: o.Device.Name, GPUs: gpusField(n)}
 	if n > 1 {
 		run.GPUPlacement = d.Placement.Name()
 	}
 	o.Sink.Emit(run)
-	next := 0
 	for e.left > 0 {
 		nextArrival := maxTime
-		if next < len(arrivals) {
-			nextArrival = arrivals[next]
+		if next != nil {
+			nextArrival = next.arrival
 		}
 		if err := e.stretch(nextArrival); err != nil {
 			return err
@@ -239,9 +278,7 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		} else {
 			at = maxTime
 		}
-		if next < len(arrivals) {
-			at = min(at, arrivals[next])
-		}
+		at = min(at, nextArrival)
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
 		}
@@ -265,13 +302,13 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 					}
 				}
 			}
-			for next < len(arrivals) && arrivals[next] <= e.now {
-				j, _ := e.newJob(&t.Jobs[next]) // checked above
-				j.handle = next + 1
-				if err := e.arrive(j); err != nil {
+			for next != nil && next.arrival <= e.now {
+				if err := e.arrive(next); err != nil {
 					return err
 				}
-				next++
+				if err := pull(); err != nil {
+					return err
+				}
 			}
 			// After the arrivals: a start-up of zero ends at the arrival itself.
 			for len(e.timers) > 0 && e.timers[0].at <= e.now {
@@ -336,6 +373,18 @@ func (e *engine) partEnded(w *Work) error {
 		j.rankGPUs[i].Release(&j.holds[i])
 	}
 	return e.iterationEnded(w)
+}
+
+// check is the check of a job before it runs: it can run on the device, and its
+// figures are in range.
+func (e *engine) check(spec *workload.Job, trace string) error {
+	if err := e.sched.Feasible(spec.CoreJob()); err != nil {
+		return fmt.Errorf("trace %s: %w", trace, err)
+	}
+	if _, err := e.newJob(spec); err != nil {
+		return fmt.Errorf("trace %s: job %s: %w", trace, spec.ID, err)
+	}
+	return nil
 }
 
 // newJob converts a trace job's times to the clock of this device.

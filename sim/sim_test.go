@@ -52,7 +52,7 @@ func TestSuspendPaysForItsCopies(t *testing.T) {
 func TestTimeslicingCostsContextSwitches(t *testing.T) {
 	// Two jobs resident under time-slicing each run at half speed less the switches.
 	p, _ := workload.Default().Lookup("resnet50", 25, workload.Train)
-	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
+	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{{ID: "a", Iterations: 50, Profile: &p}, {ID: "b", Iterations: 50, Profile: &p}}}
 	pol, _ := core.Compose("timeslice", "fifo", core.DefaultModeParams())
 	dev := device.DefaultDevice()
 	var end float64
@@ -68,7 +68,7 @@ func TestConcurrentLanesShareComputeByDemand(t *testing.T) {
 	// side by side: each is slowed by the sum of the demands.
 	p, _ := workload.Default().Lookup("resnet50", 25, workload.Train)
 	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{
-		{ID: "a", Iterations: 50, Profile: p}, {ID: "b", Iterations: 50, Profile: p}}}
+		{ID: "a", Iterations: 50, Profile: &p}, {ID: "b", Iterations: 50, Profile: &p}}}
 	pol, _ := core.Lookup("pack")
 	ends := map[string]float64{}
 	err := Run(trace, Options{Policy: pol, Device: device.DefaultDevice(), Sink: sinkFunc(func(e eventlog.Event) {

@@ -33,7 +33,7 @@ func aloneRun(t *testing.T, pol core.Policy, dev device.Device, j workload.Job) 
 
 func TestSpeedTwoHalvesALoneJobsIterations(t *testing.T) {
 	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
-	j := workload.Job{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}
+	j := workload.Job{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: &p}
 	for _, name := range core.Names() {
 		pol, _ := core.Lookup(name)
 		base := device.DefaultDevice()

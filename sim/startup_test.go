@@ -40,8 +40,8 @@ func TestStartupAsGPUWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{
-		{ID: "a", Model: "resnet50", Batch: 50, Kind: workload.Train, Iterations: 10, Profile: p},
-		{ID: "b", Model: "resnet50", Batch: 50, Kind: workload.Train, Iterations: 20, Profile: p},
+		{ID: "a", Model: "resnet50", Batch: 50, Kind: workload.Train, Iterations: 10, Profile: &p},
+		{ID: "b", Model: "resnet50", Batch: 50, Kind: workload.Train, Iterations: 20, Profile: &p},
 	}}
 	work := 30 * p.IterS
 	off := startupRun(t, trace, "srtf", false)

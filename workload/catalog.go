@@ -60,7 +60,9 @@ func (p Profile) StandaloneS(iterations int) float64 {
 
 // Catalog holds the profiles by key.
 type Catalog struct {
-	byKey map[string]Profile
+	// byKey holds each profile once: the jobs of a trace point to it (Shared), and
+	// nothing changes a profile once it is in.
+	byKey map[string]*Profile
 	keys  []string
 	// Throughput is the effective GPU throughput the measured profiles show, in
 	// multiply-accumulates per second of throughput-bound time (training counts
@@ -74,6 +76,16 @@ type Catalog struct {
 
 // Lookup returns the profile of model at batch size batch for kind (train if empty).
 func (c *Catalog) Lookup(model string, batch int, kind string) (Profile, error) {
+	p, err := c.Shared(model, batch, kind)
+	if err != nil {
+		return Profile{}, err
+	}
+	return *p, nil
+}
+
+// Shared is Lookup's profile itself, not a copy: the one every job of the model,
+// batch size and kind points to (Job.Profile). It must not be changed.
+func (c *Catalog) Shared(model string, batch int, kind string) (*Profile, error) {
 	if kind == "" {
 		kind = Train
 	}
@@ -90,20 +102,20 @@ func (c *Catalog) Lookup(model string, batch int, kind string) (Profile, error) 
 		}
 	}
 	if !models[model] {
-		return Profile{}, fmt.Errorf("unknown model %q: `salus models` lists the catalog; add your own with --catalog FILE, or give iter_s, persistent_mib and ephemeral_mib in the trace", model)
+		return nil, fmt.Errorf("unknown model %q: `salus models` lists the catalog; add your own with --catalog FILE, or give iter_s, persistent_mib and ephemeral_mib in the trace", model)
 	}
 	if len(batches) == 0 {
-		return Profile{}, fmt.Errorf("model %q has no %s profile: `salus models` lists the catalog; add one with --catalog FILE", model, kind)
+		return nil, fmt.Errorf("model %q has no %s profile: `salus models` lists the catalog; add one with --catalog FILE", model, kind)
 	}
 	sort.Strings(batches)
-	return Profile{}, fmt.Errorf("model %q has no %s profile at batch size %d: known batch sizes are %s; add one with --catalog FILE", model, kind, batch, strings.Join(batches, ", "))
+	return nil, fmt.Errorf("model %q has no %s profile at batch size %d: known batch sizes are %s; add one with --catalog FILE", model, kind, batch, strings.Join(batches, ", "))
 }
 
 // Profiles returns every profile, sorted by model, kind and batch.
 func (c *Catalog) Profiles() []Profile {
 	out := make([]Profile, len(c.keys))
 	for i, k := range c.keys {
-		out[i] = c.byKey[k]
+		out[i] = *c.byKey[k]
 	}
 	return out
 }
@@ -114,8 +126,17 @@ func (c *Catalog) Profiles() []Profile {
 // Lengths: Salus never ran it).
 func (c *Catalog) Measured() []Profile {
 	var out []Profile
-	for _, p := range c.Profiles() {
-		if p.Kind == Train && !p.Estimated && len(p.Lengths) > 0 {
+	for _, p := range c.measured() {
+		out = append(out, *p)
+	}
+	return out
+}
+
+// measured is Measured's profiles themselves, shared (see Shared).
+func (c *Catalog) measured() []*Profile {
+	var out []*Profile
+	for _, k := range c.keys {
+		if p := c.byKey[k]; p.Kind == Train && !p.Estimated && len(p.Lengths) > 0 {
 			out = append(out, p)
 		}
 	}
@@ -172,7 +193,7 @@ func (f linearFit) demand(b float64) float64 {
 }
 
 func build() *Catalog {
-	c := &Catalog{byKey: map[string]Profile{}}
+	c := &Catalog{byKey: map[string]*Profile{}}
 	byModel := map[string][]measuredProfile{}
 	var order []string
 	for _, m := range measuredTraining {
@@ -213,7 +234,7 @@ func (c *Catalog) add(p Profile) {
 	if _, dup := c.byKey[p.Key()]; dup {
 		panic("workload: duplicate profile " + p.Key())
 	}
-	c.byKey[p.Key()] = p
+	c.byKey[p.Key()] = &p
 	c.keys = append(c.keys, p.Key())
 }
 
@@ -311,7 +332,8 @@ func (c *Catalog) estimated(d declared) Profile {
 		iter = forwardShare*c.MinFixedS + work/c.Throughput
 	}
 	nearest, nearestWork := Profile{}, math.Inf(1)
-	for _, p := range c.byKey {
+	for _, k := range c.keys {
+		p := *c.byKey[k]
 		if p.Kind != Train || p.Estimated {
 			continue
 		}

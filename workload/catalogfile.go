@@ -106,7 +106,7 @@ func ParseCatalogFile(data []byte, file string, base *Catalog) (*Catalog, error)
 
 // clone copies the catalog (nil: an empty one).
 func (c *Catalog) clone() *Catalog {
-	out := &Catalog{byKey: map[string]Profile{}}
+	out := &Catalog{byKey: map[string]*Profile{}}
 	if c == nil {
 		return out
 	}
@@ -131,7 +131,7 @@ func (c *Catalog) put(p Profile) {
 	} else if len(old.Lengths) > 0 {
 		p.Lengths = old.Lengths
 	}
-	c.byKey[p.Key()] = p
+	c.byKey[p.Key()] = &p
 	if c.fromFile == nil {
 		c.fromFile = map[string]string{}
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -44,11 +45,53 @@ type GenOptions struct {
 
 // Generate builds a trace.
 func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if o.Kind == Paper {
+		return generatePaper(cat, o)
+	}
+	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Salus100, Jobs: make([]Job, 0, o.Jobs)}
+	for j := range salus100Jobs(cat, o) {
+		t.Jobs = append(t.Jobs, j)
+	}
+	return t, nil
+}
+
+// GenerateStream is Generate as a stream, the same jobs in the same order. A
+// salus100 trace is drawn job by job as the stream is read; a paper trace (whose
+// iterations are scaled over all of its jobs) is built whole, then streamed.
+func GenerateStream(cat *Catalog, o GenOptions) (*Stream, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if o.Kind == Paper {
+		t, err := generatePaper(cat, o)
+		if err != nil {
+			return nil, err
+		}
+		return t.Stream(), nil
+	}
+	return pull(traceName(o), o.Seed, func(*Stream) iter.Seq[*Job] {
+		return func(yield func(*Job) bool) {
+			for j := range salus100Jobs(cat, o) {
+				if !yield(&j) { // a job of its own, freed when the run drops it
+					return
+				}
+			}
+		}
+	}), nil
+}
+
+// resolve fills in the defaults of o and checks it.
+func (o GenOptions) resolve() (GenOptions, error) {
 	if o.Kind == "" {
 		o.Kind = Paper
 	}
 	if !slices.Contains(Kinds(), o.Kind) {
-		return nil, fmt.Errorf("unknown trace kind %q: the generator knows %s", o.Kind, strings.Join(Kinds(), ", "))
+		return o, fmt.Errorf("unknown trace kind %q: the generator knows %s", o.Kind, strings.Join(Kinds(), ", "))
 	}
 	if o.Jobs == 0 {
 		o.Jobs = 100
@@ -57,43 +100,47 @@ func Generate(cat *Catalog, o GenOptions) (*Trace, error) {
 		o.Load = 1
 	}
 	if o.Jobs < 0 {
-		return nil, fmt.Errorf("jobs %d: give a positive number of jobs", o.Jobs)
+		return o, fmt.Errorf("jobs %d: give a positive number of jobs", o.Jobs)
 	}
 	if !(o.Load > 0) || math.IsInf(o.Load, 0) {
-		return nil, fmt.Errorf("load %v: give a positive arrival-rate multiplier (2: twice as fast)", o.Load)
+		return o, fmt.Errorf("load %v: give a positive arrival-rate multiplier (2: twice as fast)", o.Load)
 	}
-	if o.Kind == Paper {
-		return generatePaper(cat, o)
-	}
-	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5a105))
-	profiles := cat.Measured()
-	// Mean standalone time of a job drawn from the mix sets the arrival rate.
-	var mean float64
-	for _, p := range profiles {
-		for _, l := range LengthMix {
-			mean += l.P * p.StandaloneS(p.Lengths[l.Class]) / float64(len(profiles))
+	return o, nil
+}
+
+// salus100Jobs draws the jobs of the salus100 trace of o, in arrival order.
+func salus100Jobs(cat *Catalog, o GenOptions) iter.Seq[Job] {
+	return func(yield func(Job) bool) {
+		rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5a105))
+		profiles := cat.measured()
+		// Mean standalone time of a job drawn from the mix sets the arrival rate.
+		var mean float64
+		for _, p := range profiles {
+			for _, l := range LengthMix {
+				mean += l.P * p.StandaloneS(p.Lengths[l.Class]) / float64(len(profiles))
+			}
+		}
+		meanGap := mean / o.Load
+		now := 0.0
+		width := len(fmt.Sprint(o.Jobs))
+		for i := 0; i < o.Jobs; i++ {
+			if i > 0 {
+				now += rng.ExpFloat64() * meanGap
+			}
+			p := profiles[rng.IntN(len(profiles))]
+			class := pickClass(rng.Float64())
+			if !yield(Job{
+				ID:    fmt.Sprintf("job-%0*d", width, i+1),
+				Model: p.Model, Batch: p.Batch, Kind: Train,
+				Iterations: p.Lengths[class],
+				// Millisecond arrivals keep CSV round trips exact.
+				ArrivalS: math.Round(now*1e3) / 1e3,
+				Profile:  p,
+			}) {
+				return
+			}
 		}
 	}
-	meanGap := mean / o.Load
-	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Salus100}
-	now := 0.0
-	width := len(fmt.Sprint(o.Jobs))
-	for i := 0; i < o.Jobs; i++ {
-		if i > 0 {
-			now += rng.ExpFloat64() * meanGap
-		}
-		p := profiles[rng.IntN(len(profiles))]
-		class := pickClass(rng.Float64())
-		t.Jobs = append(t.Jobs, Job{
-			ID:    fmt.Sprintf("job-%0*d", width, i+1),
-			Model: p.Model, Batch: p.Batch, Kind: Train,
-			Iterations: p.Lengths[class],
-			// Millisecond arrivals keep CSV round trips exact.
-			ArrivalS: math.Round(now*1e3) / 1e3,
-			Profile:  p,
-		})
-	}
-	return t, nil
 }
 
 // traceName is a generated trace's name: the kind alone for the default seed, size

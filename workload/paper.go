@@ -53,7 +53,7 @@ func Kinds() []string { return []string{Paper, Salus100} }
 // generatePaper builds the Paper trace.
 func generatePaper(cat *Catalog, o GenOptions) (*Trace, error) {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x9a9e7))
-	profiles := cat.Measured()
+	profiles := cat.measured()
 	if len(profiles) == 0 {
 		return nil, fmt.Errorf("the catalog has no measured training profile to draw the %s trace from", Paper)
 	}
@@ -64,7 +64,7 @@ func generatePaper(cat *Catalog, o GenOptions) (*Trace, error) {
 		arrivals[i] = rng.Float64() * window
 	}
 	slices.Sort(arrivals)
-	picks := make([]Profile, n)
+	picks := make([]*Profile, n)
 	shape := make([]float64, n) // each job's training time, up to the common scale
 	for i := range n {
 		picks[i] = profiles[rng.IntN(len(profiles))]
@@ -84,7 +84,7 @@ func generatePaper(cat *Catalog, o GenOptions) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s trace, seed %d: %w", Paper, o.Seed, err)
 	}
-	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Paper}
+	t := &Trace{Name: traceName(o), Seed: o.Seed, Kind: Paper, Jobs: make([]Job, 0, n)}
 	width := len(fmt.Sprint(n))
 	for i := range n {
 		p := picks[i]

@@ -48,8 +48,8 @@ func TestTraceStatsCountsGangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := &Trace{Name: "gangs", Jobs: []Job{
-		{ID: "a", Model: p.Model, Batch: p.Batch, Iterations: 100, ArrivalS: 0, Profile: p},
-		{ID: "b", Model: p.Model, Batch: p.Batch, Iterations: 100, ArrivalS: 50, GPUs: 4, Profile: p},
+		{ID: "a", Model: p.Model, Batch: p.Batch, Iterations: 100, ArrivalS: 0, Profile: &p},
+		{ID: "b", Model: p.Model, Batch: p.Batch, Iterations: 100, ArrivalS: 50, GPUs: 4, Profile: &p},
 	}}
 	s := TraceStats(tr)
 	one := 100 * p.IterS

@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -44,7 +45,19 @@ type Job struct {
 	Share float64 `json:"share,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
-	Profile Profile `json:"-"`
+	// Profile is shared: the catalog's, which every job of its model, batch size
+	// and kind points to, or the job's own when the trace gives figures of it
+	// (Inline). Never change it through the pointer: give the job a changed copy
+	// (WithProfile), so that no other job sees the change.
+	Profile *Profile `json:"-"`
+}
+
+// WithProfile returns the job with its own copy of its profile, changed by f.
+func (j Job) WithProfile(f func(*Profile)) Job {
+	p := *j.Profile
+	f(&p)
+	j.Profile = &p
+	return j
 }
 
 // GPUCount is how many GPUs the job needs, at least one.
@@ -128,45 +141,98 @@ func ReadTraceFile(path string, cat *Catalog) (*Trace, error) {
 }
 
 // ParseTrace parses trace data; file names the source in errors. Rows become
-// jobs as they are read: memory holds the jobs, not the rows.
+// jobs as they are read: memory holds the jobs, not the rows. Rows out of arrival
+// order are sorted, stably: jobs that arrive together keep the file's order.
 func ParseTrace(data []byte, file, name string, cat *Catalog) (*Trace, error) {
 	// A job a line, at most: no regrowing of a list of a million jobs.
 	lines := bytes.Count(data, []byte{'\n'}) + 1
 	t := &Trace{Name: name, Jobs: make([]Job, 0, lines)}
-	ids := make(map[string]int, lines)
-	each := func(r row) error {
-		j, err := r.job(file, cat)
-		if err != nil {
+	c := newRowChecks(file, lines)
+	err := eachJob(data, file, cat, func(j Job, line int) error {
+		if err := c.add(j, line); err != nil {
 			return err
-		}
-		if first, dup := ids[j.ID]; dup {
-			return &FieldError{File: file, Line: r.line, Field: "job_id", Msg: fmt.Sprintf("duplicate id %q (first on line %d): give every job its own id", j.ID, first)}
-		}
-		ids[j.ID] = r.line
-		if n := len(t.Jobs); n > 0 && j.ArrivalS < t.Jobs[n-1].ArrivalS {
-			return &FieldError{File: file, Line: r.line, Field: "arrival_s", Msg: fmt.Sprintf("%v is earlier than the previous job's %v: sort the rows by arrival_s", j.ArrivalS, t.Jobs[n-1].ArrivalS)}
 		}
 		t.Jobs = append(t.Jobs, j)
 		return nil
-	}
-	var err error
-	switch ext := strings.ToLower(filepath.Ext(file)); {
-	case ext == ".csv":
-		err = csvRows(data, file, each)
-	case ext == ".jsonl" || ext == ".json" || ext == ".ndjson":
-		err = jsonRows(data, file, each)
-	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")):
-		err = jsonRows(data, file, each)
-	default:
-		err = csvRows(data, file, each)
+	})
+	if err == nil {
+		err = c.end()
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(t.Jobs) == 0 {
-		return nil, &FieldError{File: file, Line: 1, Msg: "the trace has no jobs"}
+	if !c.sorted {
+		slices.SortStableFunc(t.Jobs, func(a, b Job) int { return cmp.Compare(a.ArrivalS, b.ArrivalS) })
 	}
 	return t, nil
+}
+
+// checkTrace checks every row of trace data as ParseTrace does, keeping no job,
+// and says whether the rows are in arrival order.
+func checkTrace(data []byte, file string, cat *Catalog) (sorted bool, err error) {
+	c := newRowChecks(file, 0)
+	err = eachJob(data, file, cat, c.add)
+	if err == nil {
+		err = c.end()
+	}
+	return c.sorted, err
+}
+
+// rowChecks are the checks across the rows of a file: every id once, at least one
+// job; and whether the rows are in arrival order.
+type rowChecks struct {
+	file   string
+	ids    map[string]int // the line of each id
+	last   float64
+	sorted bool
+}
+
+func newRowChecks(file string, size int) *rowChecks {
+	return &rowChecks{file: file, ids: make(map[string]int, size), sorted: true}
+}
+
+func (c *rowChecks) add(j Job, line int) error {
+	if first, dup := c.ids[j.ID]; dup {
+		return &FieldError{File: c.file, Line: line, Field: "job_id", Msg: fmt.Sprintf("duplicate id %q (first on line %d): give every job its own id", j.ID, first)}
+	}
+	if len(c.ids) > 0 && j.ArrivalS < c.last {
+		c.sorted = false
+	}
+	c.ids[j.ID], c.last = line, j.ArrivalS
+	return nil
+}
+
+func (c *rowChecks) end() error {
+	if len(c.ids) == 0 {
+		return &FieldError{File: c.file, Line: 1, Msg: "the trace has no jobs"}
+	}
+	return nil
+}
+
+// errStopped ends eachJob early when its reader wants no more jobs.
+var errStopped = errors.New("workload: stopped")
+
+// eachJob calls each on every row of trace data made a job, in the file's order,
+// with the row's line: CSV or JSON Lines, chosen by the file's extension (.csv,
+// .jsonl, .json, .ndjson) or, failing that, by its first character.
+func eachJob(data []byte, file string, cat *Catalog, each func(j Job, line int) error) error {
+	do := func(r row) error {
+		j, err := r.job(file, cat)
+		if err != nil {
+			return err
+		}
+		return each(j, r.line)
+	}
+	switch ext := strings.ToLower(filepath.Ext(file)); {
+	case ext == ".csv":
+		return csvRows(data, file, do)
+	case ext == ".jsonl" || ext == ".json" || ext == ".ndjson":
+		return jsonRows(data, file, do)
+	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")):
+		return jsonRows(data, file, do)
+	default:
+		return csvRows(data, file, do)
+	}
 }
 
 type row struct {
@@ -343,11 +409,17 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 	if j.Inline, err = parseInline(r.fields, bad); err != nil {
 		return j, err
 	}
-	base, lookupErr := cat.Lookup(j.Model, j.Batch, j.Kind)
-	if lookupErr != nil {
-		base = Profile{Model: j.Model, Batch: j.Batch, Kind: j.Kind}
+	shared, lookupErr := cat.Shared(j.Model, j.Batch, j.Kind)
+	if lookupErr == nil && j.Inline.Empty() {
+		j.Profile = shared // the catalog's: a million jobs of it hold one profile
+		return j, nil
 	}
-	j.Profile, err = j.Inline.apply(base, lookupErr == nil, fmt.Sprintf("trace %s, line %d", file, r.line))
+	base := Profile{Model: j.Model, Batch: j.Batch, Kind: j.Kind}
+	if lookupErr == nil {
+		base = *shared
+	}
+	own, err := j.Inline.apply(base, lookupErr == nil, fmt.Sprintf("trace %s, line %d", file, r.line))
+	j.Profile = &own
 	if err != nil || (lookupErr != nil && j.Inline.Empty()) {
 		field := "model"
 		if strings.Contains(lookupErr.Error(), "batch size") {

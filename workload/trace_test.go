@@ -2,6 +2,9 @@ package workload
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -18,7 +21,6 @@ func TestTraceErrorsNameFileLineAndField(t *testing.T) {
 		{"bad number", "t.csv", header + "a,resnet50,50,ten,0\n", `t.csv:2: field "iterations": "ten" is not a whole number`},
 		{"negative time", "t.csv", header + "a,resnet50,50,10,-1\n", `t.csv:2: field "arrival_s": -1 is negative`},
 		{"duplicate id", "t.csv", header + "a,resnet50,50,10,0\na,resnet50,50,10,1\n", `t.csv:3: field "job_id": duplicate id "a" (first on line 2)`},
-		{"unsorted", "t.csv", header + "a,resnet50,50,10,5\nb,resnet50,50,10,1\n", `t.csv:3: field "arrival_s": 1 is earlier than the previous job's 5`},
 		{"missing column", "t.csv", "job_id,model,batch_size,arrival_s\na,resnet50,50,0\n", `t.csv:1: field "iterations": missing column`},
 		{"unknown column", "t.csv", "job_id,model,batch_size,iterations,arrival_s,colour\n", `t.csv:1: field "colour": unknown column`},
 		{"bad batch", "t.csv", header + "a,resnet50,64,10,0\n", `t.csv:2: field "batch_size": model "resnet50" has no train profile at batch size 64`},
@@ -34,10 +36,19 @@ func TestTraceErrorsNameFileLineAndField(t *testing.T) {
 		{"empty", "t.csv", "", `t.csv:1: empty file`},
 		{"no jobs", "t.csv", header, `t.csv:1: the trace has no jobs`},
 	}
+	dir := t.TempDir()
 	for _, c := range cases {
 		_, err := ParseTrace([]byte(c.data), c.file, "t", Default())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+		// A stream gives the same error, before any job.
+		path := filepath.Join(dir, c.file)
+		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenTrace(path, Default()); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(c.want, c.file)) {
+			t.Errorf("%s: stream's error %v, want it to contain %q", c.name, err, c.want)
 		}
 	}
 }
@@ -173,4 +184,118 @@ func TestInlineProfiles(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", c.data, err, c.want)
 		}
 	}
+}
+
+// TestJobsShareTheirProfile: the jobs of one catalog profile point to the
+// catalog's one copy; a job with figures of its own has its own profile, and
+// WithProfile changes a copy, never the shared one.
+func TestJobsShareTheirProfile(t *testing.T) {
+	data := "job_id,model,batch_size,iterations,arrival_s,iter_s\n" +
+		"a,resnet50,50,10,0,\n" +
+		"b,resnet50,50,20,1,\n" +
+		"c,resnet50,50,30,2,0.5\n"
+	tr, err := ParseTrace([]byte(data), "share.csv", "share", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := Default().Shared("resnet50", 50, Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := tr.Jobs[0], tr.Jobs[1], tr.Jobs[2]
+	if a.Profile != shared || b.Profile != shared {
+		t.Errorf("jobs a and b of the catalog profile hold copies of it")
+	}
+	if c.Profile == shared || c.Profile.IterS != 0.5 || shared.IterS == 0.5 {
+		t.Errorf("job c's own iter_s: profile %p (shared %p), iter_s %v, the catalog's %v", c.Profile, shared, c.Profile.IterS, shared.IterS)
+	}
+	before := *shared
+	changed := a.WithProfile(func(p *Profile) { p.IterS *= 2 })
+	if changed.Profile == shared || changed.Profile.IterS != 2*before.IterS || shared.IterS != before.IterS || a.Profile != shared {
+		t.Errorf("WithProfile changed the shared profile: %v, catalog %v (was %v)", changed.Profile.IterS, shared.IterS, before.IterS)
+	}
+	g, err := Generate(Default(), GenOptions{Kind: Salus100, Seed: 1, Jobs: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range g.Jobs {
+		if s, _ := Default().Shared(j.Model, j.Batch, j.Kind); j.Profile != s {
+			t.Fatalf("generated job %s holds a copy of its profile", j.ID)
+		}
+	}
+}
+
+// drain reads a stream to its end.
+func drain(t *testing.T, s *Stream) []Job {
+	t.Helper()
+	var out []Job
+	for j, ok := s.Next(); ok; j, ok = s.Next() {
+		out = append(out, *j)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestStreamsGiveTheTracesJobs: a trace file streamed gives the jobs that
+// reading it whole gives, in arrival order, whether its rows are in that order or
+// not (rows out of order are sorted stably: jobs that arrive together keep the
+// file's order); a generated trace streamed is the trace Generate builds.
+func TestStreamsGiveTheTracesJobs(t *testing.T) {
+	dir := t.TempDir()
+	sorted := header + "a,resnet50,50,10,0\nb,vgg16,25,20,1\nc,resnet50,50,30,1\nd,vgg16,25,5,7.5\n"
+	unsorted := header + "d,vgg16,25,5,7.5\nb,vgg16,25,20,1\na,resnet50,50,10,0\nc,resnet50,50,30,1\n"
+	for name, data := range map[string]string{"sorted.csv": sorted, "unsorted.csv": unsorted} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := ReadTraceFile(path, Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenTrace(path, Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed := drain(t, s)
+		if !reflect.DeepEqual(streamed, whole.Jobs) || s.Name != whole.Name {
+			t.Errorf("%s: streamed %+v, read whole %+v", name, streamed, whole.Jobs)
+		}
+		var ids []string
+		for _, j := range streamed {
+			ids = append(ids, j.ID)
+		}
+		if strings.Join(ids, " ") != "a b c d" {
+			t.Errorf("%s: jobs in the order %v, want a b c d", name, ids)
+		}
+	}
+	for _, kind := range Kinds() {
+		o := GenOptions{Kind: kind, Seed: 5, Jobs: 150, Load: 2}
+		whole, err := Generate(Default(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := GenerateStream(Default(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := drain(t, s); !reflect.DeepEqual(got, whole.Jobs) || s.Name != whole.Name || s.Seed != whole.Seed {
+			t.Errorf("%s: the stream is not the trace Generate builds", kind)
+		}
+	}
+	// A stream closed early stops.
+	s, err := GenerateStream(Default(), GenOptions{Kind: Salus100, Jobs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Next(); !ok {
+		t.Fatal("no first job")
+	}
+	s.Close()
+	if _, ok := s.Next(); ok {
+		t.Error("a job after Close")
+	}
+	s.Close()
 }

@@ -172,7 +172,7 @@ func checkAlone(t testing.TB, c Case) {
 		t.Skipf("%s: the policy alone is checked in its own mode, with the default parameters", c.Name())
 	}
 	p, _ := workload.Default().Lookup("resnet50", 50, workload.Train)
-	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: p}}}
+	trace := &workload.Trace{Name: "alone", Jobs: []workload.Job{{ID: "a", Model: "resnet50", Batch: 50, Iterations: 100, ArrivalS: 3, Profile: &p}}}
 	var end float64
 	sink := sinkFunc(func(e eventlog.Event) {
 		if e.Kind == eventlog.Finish {

@@ -45,7 +45,7 @@ func RandomTrace(seed uint64, jobs int) *workload.Trace {
 		now += rng.ExpFloat64() * 5
 		p := profiles[rng.IntN(len(profiles))]
 		t.Jobs = append(t.Jobs, workload.Job{ID: fmt.Sprintf("j%02d", i), Model: p.Model, Batch: p.Batch, Kind: p.Kind,
-			Iterations: 1 + rng.IntN(40), ArrivalS: now, Profile: p})
+			Iterations: 1 + rng.IntN(40), ArrivalS: now, Profile: &p})
 	}
 	return t
 }
