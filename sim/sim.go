@@ -134,6 +134,12 @@ type engine struct {
 	noFastForward bool
 	fastForwarded int
 	cands         []stretchCand // reused by stretch
+	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
+	// their record); turnPool, turnUsed and turnRecs are reused by stretch.
+	turnsOK  bool
+	turnPool []*turnCand
+	turnUsed int
+	turnRecs []eventlog.Turn
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
@@ -187,7 +193,8 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF,
+		turnsOK: discard || eventlog.TakesTurns(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.fastForwarded }()
 	}
