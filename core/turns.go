@@ -15,12 +15,13 @@ import (
 // O(jobs in the lane), with the result of taking them boundary by boundary, and
 // then carries them out (Take).
 type Turns struct {
-	s     *Scheduler
-	l     *lane
-	jobs  []*jobState // the running job first, then the ready ones by their order
-	rr    bool        // round-robin (by request), else by attained time
-	base  []time.Duration
-	order []int
+	s      *Scheduler
+	l      *lane
+	jobs   []*jobState // the running job first, then the ready ones by their order
+	rr     bool        // round-robin (by request), else by attained time
+	base   []time.Duration
+	sorted []time.Duration
+	order  []int
 }
 
 // TurnCost is what the caller knows of the jobs taking turns, by their index
@@ -166,6 +167,16 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	} else {
 		hi += int64(budget) + 1
 	}
+	// A first guess narrows the search: where the turns' time alone reaches the
+	// budget (fair: the attained times filled up to one level; round-robin:
+	// whole rounds), within a turn of each job.
+	if g, w := t.guess(c, budget); g-w > lo && g+w < hi {
+		if ok, _ := fits(g - w); ok {
+			if ok, _ := fits(g + w); !ok {
+				lo, hi = g-w, g+w
+			}
+		}
+	}
 	for lo+1 < hi { // fits(lo) and not fits(hi)
 		mid := lo + (hi-lo)/2
 		if ok, _ := fits(mid); ok {
@@ -203,6 +214,33 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 	}
 	return next, used
+}
+
+// guess is about the key up to which the turns take budget, and how far off
+// it may be: a turn of each job (its next iteration's time, or a round).
+func (t *Turns) guess(c TurnCost, budget time.Duration) (g, w int64) {
+	var round time.Duration
+	for i := range t.jobs {
+		round += c.Cost(i, 1)
+	}
+	if t.rr {
+		k := int64(len(t.jobs))
+		return int64(budget/max(round, 1)) * k, 3 * k
+	}
+	// The level the attained times fill up to: sum over the jobs below it of
+	// (level - base) = budget.
+	t.sorted = append(t.sorted[:0], t.base...)
+	slices.Sort(t.sorted)
+	var sum time.Duration
+	level := int64(0)
+	for j, b := range t.sorted {
+		sum += b
+		level = int64((budget + sum) / time.Duration(j+1))
+		if j+1 == len(t.sorted) || level <= int64(t.sorted[j+1]) {
+			break
+		}
+	}
+	return level, int64(2*round) + 2
 }
 
 // before says whether job i's turn n goes before job j's turn m.

@@ -56,6 +56,7 @@ type turnJob struct {
 	j     *job
 	d     int
 	turns int
+	at    time.Duration // j.at(d)
 }
 
 // turnJobs is core.TurnCost for a stretch's jobs taking turns. Their
@@ -66,7 +67,7 @@ type turnJobs []turnJob
 // Cost is the GPU time of job i's next n iterations (none the first: d >= 1).
 func (t *turnJobs) Cost(i, n int) time.Duration {
 	m := &(*t)[i]
-	return m.j.at(m.d+n) - m.j.at(m.d)
+	return m.j.at(m.d+n) - m.at
 }
 
 // Turns is how many of job i's next iterations may end within the turns.
@@ -77,7 +78,7 @@ func (t *turnJobs) Turns(i int) int { return (*t)[i].turns }
 func (t *turnJobs) Within(i int, d time.Duration) int {
 	m := &(*t)[i]
 	limit := m.turns + 1
-	x := float64(d+m.j.at(m.d))/(m.j.iterS*1e9) - float64(m.d)
+	x := float64(d+m.at)/(m.j.iterS*1e9) - float64(m.d)
 	n := int(min(max(math.Floor(x), 0), float64(limit-1)))
 	for n > 0 && t.Cost(i, n) >= d {
 		n--
@@ -318,7 +319,7 @@ func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
 		if i > 0 && (j.done == 0 || j.works[0].working) {
 			return nil
 		}
-		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: j.spec.Iterations - d - 1})
+		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: j.spec.Iterations - d - 1, at: j.at(d)})
 	}
 	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]
 	tc.e0 = g.endOf(w)
