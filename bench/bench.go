@@ -108,6 +108,9 @@ func (c *counter) Boundary(string, int, int, float64, float64) {
 	c.iters++
 }
 
+// TakesTurns is true: a stretch of turns counts its iterations (eventlog.TurnsSink).
+func (c *counter) TakesTurns() bool { return true }
+
 func (c *counter) Emit(e eventlog.Event) {
 	c.events++
 	switch e.Kind {
@@ -115,6 +118,9 @@ func (c *counter) Emit(e eventlog.Event) {
 		c.iters++
 	case eventlog.Stretch:
 		c.iters += int64(e.Iterations)
+		for _, tu := range e.Turns {
+			c.iters += int64(tu.Iterations)
+		}
 	}
 }
 

@@ -49,7 +49,9 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 // when every one is a Continue that says yes (it runs, nothing is pending, no
 // job of its lane is ready), so that its next n may be taken at once with
 // ContinueN; Checked when jobs of its lane are ready, so that each boundary's
-// Continue decides; Never when it does not run or anything is pending.
+// Continue decides; Never when it does not run or anything is pending. A job
+// whose lane has ready jobs is Free too when it goes before them now and the
+// order keeps it there (keepsLead: srtf's shortest job keeps winning).
 func (s *Scheduler) Stretchable(id string) Stretch {
 	js, err := s.find(id, running)
 	if err != nil {
@@ -58,10 +60,27 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
 		return Never
 	}
-	if js.lane.ready.first() == nil {
+	first := js.lane.ready.first()
+	if first == nil {
+		return Free
+	}
+	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.lessView(js.view, first.view) {
+		// It goes before every ready job now, and only gains as it runs.
 		return Free
 	}
 	return Checked
+}
+
+// keepsLead says whether, under order o, a running job's standing against the
+// ready jobs only gets better as it runs: by remaining time (its remaining
+// falls, theirs stays) or by arrival (no one's changes). Once before them, it
+// stays before them at every boundary until something else happens.
+func keepsLead(o Order) bool {
+	switch o.(type) {
+	case ByRemaining, ByArrival:
+		return true
+	}
+	return false
 }
 
 // Stretch is what Stretchable says of a job's boundaries.

@@ -91,3 +91,9 @@ func DefragEvent(now time.Duration, d core.Decision) Event {
 func StretchEvent(now time.Duration, job string, lane, n int, gpu time.Duration) Event {
 	return Event{T: now.Seconds(), Kind: Stretch, Job: job, Lane: lane, Iterations: n, GPU: gpu.Seconds()}
 }
+
+// TurnsEvent is the event of a stretch of lane's turns, the last boundary at
+// now, after which job runs (Event.Turns).
+func TurnsEvent(now time.Duration, job string, lane int, turns []Turn) Event {
+	return Event{T: now.Seconds(), Kind: Stretch, Job: job, Lane: lane, Turns: turns}
+}

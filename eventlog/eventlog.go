@@ -19,6 +19,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +40,11 @@ const (
 	// Stretch is Iterations boundaries of a job, back to back in its lane, the
 	// last at T: as many iter_end events, each followed at once by an iter_start,
 	// GPU the GPU time of the iterations that ended (seconds). The simulator
-	// writes one where nothing else happened between them.
+	// writes one where nothing else happened between them. With Turns, it is a
+	// lane whose jobs took turns: each Turn's iterations ended in it, the first
+	// Turn's job ran before it, and Job runs the iteration that starts at T (the
+	// lane's jobs asked for their next iterations at once, and none waited for
+	// anything but the others' turns).
 	Stretch = "stretch"
 	// Defrag is a split or merge of lanes (Reason: "split" or "merge"; Lane and
 	// LaneMiB: the lane that stayed or took the others, and its new size; Jobs: how
@@ -155,6 +160,9 @@ type Event struct {
 	Share float64 `json:"share,omitempty"`
 	// snapshot: the sessions open, in arrival order
 	Open []SessionState `json:"open,omitempty"`
+	// stretch of a lane's turns: the jobs whose iterations ended in it, the job
+	// that ran before it first (Job is the one that runs after it)
+	Turns []Turn `json:"turns,omitempty"`
 	// run
 	Policy      string  `json:"policy,omitempty"`
 	Mode        string  `json:"mode,omitempty"`
@@ -163,6 +171,42 @@ type Event struct {
 	Device      string  `json:"device,omitempty"`
 	Seed        int64   `json:"seed,omitempty"`
 	CapacityMiB float64 `json:"capacity_mib,omitempty"`
+}
+
+// Turn is what one job did in a stretch of its lane's turns: its iterations
+// that ended there and their GPU time (seconds).
+type Turn struct {
+	Job        string  `json:"job"`
+	Handle     int     `json:"-"` // as Event.Handle
+	Iterations int     `json:"iterations"`
+	GPU        float64 `json:"gpu_s,omitempty"`
+}
+
+// TurnsSink is a Sink that says whether it takes stretches of a lane's turns
+// (an Event with Turns): a reader that needs each iteration's wait (per-class
+// waits) says no, and the simulator then runs such lanes iteration by iteration.
+type TurnsSink interface {
+	Sink
+	TakesTurns() bool
+}
+
+// TakesTurns says whether s takes stretches of turns: Discard, Sinks whose
+// every sink does, and a TurnsSink that says so.
+func TakesTurns(s Sink) bool {
+	switch k := s.(type) {
+	case Discard:
+		return true
+	case Sinks:
+		for _, x := range k {
+			if !TakesTurns(x) {
+				return false
+			}
+		}
+		return true
+	case TurnsSink:
+		return k.TakesTurns()
+	}
+	return false
 }
 
 // Sink takes events in time order.
@@ -251,6 +295,9 @@ func (w *Writer) Emit(e Event) {
 	}
 }
 
+// TakesTurns is true: a log keeps a stretch of turns as one line (TurnsSink).
+func (w *Writer) TakesTurns() bool { return true }
+
 // SetFlushEach makes every later event go out at once, in one write of its whole
 // line: a process killed at any moment (kill -9) then loses no event it emitted,
 // and leaves no line cut in the middle (a write to a regular file is not
@@ -332,6 +379,23 @@ func Append(b []byte, e Event) []byte {
 		q, _ := json.Marshal(e.Open)
 		b = append(append(b, `,"open":`...), q...)
 	}
+	if len(e.Turns) > 0 {
+		b = append(b, `,"turns":[`...)
+		for i, tu := range e.Turns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if n := len(b); tu.Job == "" {
+				b = append(b, `{"job":""`...)
+			} else {
+				b = appendStr(b, "job", tu.Job)
+				b[n] = '{' // the comma appendStr puts before a field opens the object
+			}
+			b = appendInt(b, "iterations", int64(tu.Iterations))
+			b = append(appendNum(b, "gpu_s", tu.GPU), '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -374,7 +438,20 @@ func Rounded(e Event) Event {
 		&e.CopyMiB, &e.GPU, &e.Latency, &e.IterS, &e.PeakMiB, &e.Demand, &e.Share, &e.CapacityMiB} {
 		*f = round(*f)
 	}
+	e.Turns = roundTurns(e.Turns)
 	return e
+}
+
+// roundTurns is turns with their GPU times as the log keeps them (a copy).
+func roundTurns(turns []Turn) []Turn {
+	if len(turns) == 0 {
+		return turns
+	}
+	out := slices.Clone(turns)
+	for i := range out {
+		out[i].GPU = round(out[i].GPU)
+	}
+	return out
 }
 
 func appendNum(b []byte, key string, f float64) []byte {

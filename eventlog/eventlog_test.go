@@ -24,6 +24,7 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		{T: 4, Kind: IterEnd, Job: "j1", Lane: 0, GPU: 0.1},
 		{T: 5, Kind: Lost, Job: "j1", Reason: "lease expired: no call for 3s"},
 		{T: 6, Kind: Defrag, Lane: 0, LaneMiB: 7455, Reason: "split", Jobs: 1},
+		{T: 8, Kind: Stretch, Job: "b", Lane: 1, Turns: []Turn{{Job: "a", Iterations: 3, GPU: 0.25}, {Job: "b\"", Iterations: 1, GPU: 0.125}}},
 		{T: 7, Kind: Snapshot, Open: []SessionState{{Job: "a", ArrivalS: 1, Ended: 3, AttainedS: 0.3, OnGPUs: []int{0, 1}}, {Job: "b\"", ArrivalS: 2}}},
 	}
 	var buf bytes.Buffer

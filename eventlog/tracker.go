@@ -166,6 +166,9 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		return nil, false, fmt.Errorf("event %q for job %q, which never arrived", e.Kind, e.Job)
 	}
 	wasRunning = j.Running
+	if e.Kind == Stretch && len(e.Turns) > 0 {
+		return j, wasRunning, t.turns(j, e)
+	}
 	switch e.Kind {
 	case Admit:
 		j.Admitted, j.HoldsGPU, j.Lane = true, e.HoldsGPU, e.Lane
@@ -207,6 +210,37 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		}
 	}
 	return j, wasRunning, nil
+}
+
+// turns takes a stretch of a lane's turns (Event.Turns): each job's GPU time;
+// the first turn's job stops at e.T, unless it is next, the one that runs on.
+func (t *Tracker) turns(next *JobState, e Event) error {
+	before, ok := t.findBy(e.Turns[0].Job, e.Turns[0].Handle)
+	if !ok || !before.Running {
+		return fmt.Errorf("a stretch of turns in lane %d after job %q, which runs no iteration", e.Lane, e.Turns[0].Job)
+	}
+	for _, tu := range e.Turns {
+		j, ok := t.findBy(tu.Job, tu.Handle)
+		if !ok || tu.Iterations <= 0 {
+			return fmt.Errorf("a stretch of turns in lane %d: job %q (%d iterations) never arrived or ran none", e.Lane, tu.Job, tu.Iterations)
+		}
+		j.GPUS += tu.GPU
+	}
+	if before != next {
+		if next.Running {
+			return fmt.Errorf("a stretch of turns in lane %d starts job %q, which runs already", e.Lane, next.ID)
+		}
+		t.stop(before, e.T)
+		t.start(next, e.T)
+	}
+	return nil
+}
+
+// JobBy is the job of id (or handle, when positive, as Event.Handle); nil when
+// none arrived.
+func (t *Tracker) JobBy(id string, handle int) *JobState {
+	j, _ := t.findBy(id, handle)
+	return j
 }
 
 // snapshot takes a journal's snapshot (the first line of a rotated segment).

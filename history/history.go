@@ -158,6 +158,10 @@ func Read(path string) (*Log, error) {
 			}
 			j.start = math.NaN()
 		case eventlog.Stretch:
+			if len(e.Turns) > 0 {
+				turns(open, e, t)
+				break
+			}
 			// Iterations back to back from the last start: each took their mean.
 			if !math.IsNaN(j.start) && e.Iterations > 0 {
 				d := (t - j.start) / float64(e.Iterations)
@@ -182,6 +186,29 @@ func Read(path string) (*Log, error) {
 		return nil, fmt.Errorf("%s: no job arrived in this log: give the event log of a daemon that served jobs (salus serve --events FILE)", path)
 	}
 	return l, nil
+}
+
+// turns takes a stretch of a lane's turns (eventlog.Event.Turns): each job's
+// iterations took their mean GPU time (they ran at the speed they run alone,
+// one at a time); the job that runs after it starts at its end, the one that
+// ran before it (when another) stops there.
+func turns(open map[string]*Job, e eventlog.Event, t float64) {
+	for i, tu := range e.Turns {
+		j := open[tu.Job]
+		if j == nil || tu.Iterations <= 0 {
+			continue
+		}
+		d := tu.GPU / float64(tu.Iterations)
+		for range tu.Iterations {
+			j.IterS = append(j.IterS, d)
+		}
+		if i == 0 {
+			j.start = math.NaN()
+		}
+	}
+	if j := open[e.Job]; j != nil {
+		j.start = t
+	}
 }
 
 func normKind(k string) string {

@@ -107,6 +107,10 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		w.lastEnd, w.ended = e.T, true
 		c.class(j).iterations++
 	case eventlog.Stretch:
+		if len(e.Turns) > 0 {
+			c.classTurns(e, j)
+			return
+		}
 		// Its boundaries, each a start that waited for nothing.
 		s := c.class(j)
 		s.iterations += e.Iterations
@@ -120,6 +124,23 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 	case eventlog.Finish, eventlog.Lost:
 		delete(c.waiting, j)
 	}
+}
+
+// classTurns takes a stretch of a lane's turns for the per-class figures: its
+// iterations count, their waits (each on the others' turns) are not in the
+// record and are left out, as is the wait of each job's next start after it.
+// A collector with classes takes no such stretch from an engine (TakesTurns);
+// a log read back may have them: run it with --per-iteration for exact waits.
+func (c *Collector) classTurns(e eventlog.Event, next *eventlog.JobState) {
+	for _, tu := range e.Turns {
+		j := c.track.JobBy(tu.Job, tu.Handle)
+		if j == nil {
+			continue
+		}
+		c.class(j).iterations += tu.Iterations
+		c.waitOf(j).ended = false
+	}
+	c.waitOf(next).lastStart = e.T
 }
 
 // classBoundary is an iteration boundary of j at t for the per-class figures: the

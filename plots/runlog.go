@@ -132,6 +132,9 @@ func (r *Recorder) closeLane(lane int) {
 	}
 }
 
+// TakesTurns is true: the run log draws a stretch of turns (eventlog.TurnsSink).
+func (r *Recorder) TakesTurns() bool { return true }
+
 // Emit takes one event; events must come in time order.
 func (r *Recorder) Emit(e eventlog.Event) {
 	if r.err != nil {
@@ -152,6 +155,10 @@ func (r *Recorder) Emit(e eventlog.Event) {
 				r.endIteration(j, e.T)
 			}
 		}
+	}
+	var before *eventlog.JobState // the job a stretch of turns follows
+	if e.Kind == eventlog.Stretch && len(e.Turns) > 0 {
+		before = r.track.JobBy(e.Turns[0].Job, e.Turns[0].Handle)
 	}
 	st, wasRunning, err := r.track.Step(e)
 	if err != nil {
@@ -197,6 +204,14 @@ func (r *Recorder) Emit(e eventlog.Event) {
 		}
 		j.Stretches = append(j.Stretches, Stretch{FromS: e.T, ToS: e.T, Slot: s})
 	case eventlog.Stretch:
+		if before != nil && before != st {
+			// A lane's turns: drawn as the service of the job that ran before,
+			// to their end (the turns are finer than a picture shows), then of
+			// the job that runs after.
+			r.endIteration(r.log.Jobs[before.Index], e.T)
+			j.Stretches = append(j.Stretches, Stretch{FromS: e.T, ToS: e.T, Slot: r.slot(e.Lane)})
+			return
+		}
 		// Iterations back to back in the same lane: the stretch goes on to its end.
 		if wasRunning {
 			r.endIteration(j, e.T)

@@ -111,7 +111,13 @@ func (j *Journal) Emit(e eventlog.Event) {
 			r.AttainedS += e.GPU
 		}
 	case eventlog.Stretch:
-		if r := j.open[e.Job]; r != nil {
+		for _, tu := range e.Turns { // a lane's turns: each job's iterations
+			if r := j.open[tu.Job]; r != nil {
+				r.Iterations += tu.Iterations
+				r.AttainedS += tu.GPU
+			}
+		}
+		if r := j.open[e.Job]; r != nil && len(e.Turns) == 0 {
 			r.Iterations += e.Iterations
 			r.AttainedS += e.GPU
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 	"time"
 
@@ -31,6 +32,61 @@ type stretchCand struct {
 	// boundaries (before the stretch's end); ok is at first all but its last.
 	checked bool
 	ok      int
+	// turns, when set: its lane's jobs take turns (core.Turns), w the running one's.
+	turns *turnCand
+}
+
+// turnCand is a lane whose jobs take turns over a stretch: what the core
+// planned and what it costs. The engine keeps them for reuse.
+type turnCand struct {
+	t      core.Turns
+	ids    []string
+	jobs   turnJobs
+	counts []int
+	gpus   []time.Duration
+	e0     time.Duration // the running job's iteration ends
+	next   int           // whose turn starts at the end
+	used   time.Duration // the turns' time, from e0
+	final  bool          // next's turn is its last iteration
+}
+
+// turnJob is a job taking turns: d is the index of its next iteration, turns
+// how many of its next iterations may end within the turns (all but its last).
+type turnJob struct {
+	j     *job
+	d     int
+	turns int
+	at    time.Duration // j.at(d)
+}
+
+// turnJobs is core.TurnCost for a stretch's jobs taking turns. Their
+// iterations follow each other on a GPU at a share of 1, with no delay, so
+// each takes its standalone time, and the standalone times add up exactly.
+type turnJobs []turnJob
+
+// Cost is the GPU time of job i's next n iterations (none the first: d >= 1).
+func (t *turnJobs) Cost(i, n int) time.Duration {
+	m := &(*t)[i]
+	return m.j.at(m.d+n) - m.at
+}
+
+// Turns is how many of job i's next iterations may end within the turns.
+func (t *turnJobs) Turns(i int) int { return (*t)[i].turns }
+
+// Within is how many n >= 0 have Cost(i, n) < d, at most Turns(i)+1: from
+// the closed form of the iterations' ends, corrected by the rounding.
+func (t *turnJobs) Within(i int, d time.Duration) int {
+	m := &(*t)[i]
+	limit := m.turns + 1
+	x := float64(d+m.at)/(m.j.iterS*1e9) - float64(m.d)
+	n := int(min(max(math.Floor(x), 0), float64(limit-1)))
+	for n > 0 && t.Cost(i, n) >= d {
+		n--
+	}
+	for n+1 < limit && t.Cost(i, n+1) < d {
+		n++
+	}
+	return n + 1
 }
 
 // endOf is when the work phase of w's job's iteration done+k ends, its GPU's
@@ -61,6 +117,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		return nil
 	}
 	cands := e.cands[:0]
+	e.turnUsed = 0
 	for gi, g := range e.gpus {
 		if g.Running() == 0 {
 			continue
@@ -85,7 +142,12 @@ func (e *engine) stretch(limit time.Duration) error {
 			last := j.spec.Iterations - 1 - j.done
 			limit = min(limit, j.endOf(g, w, last))
 			if last > 0 {
-				cands = append(cands, stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last})
+				c := stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last}
+				if c.checked {
+					c.turns = e.turnsOf(g, w)
+					c.checked = c.turns == nil
+				}
+				cands = append(cands, c)
 			}
 		}
 		if !ok {
@@ -117,10 +179,23 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		c.ok = k
 	}
+	limit = e.planTurns(cands, limit)
 	n := 0
 	for i := range cands {
 		c := &cands[i]
 		j, g := c.w.job, e.gpus[c.g]
+		if c.turns != nil {
+			tc := c.turns
+			if tc.next < 0 {
+				continue
+			}
+			c.last = tc.e0 + tc.used
+			last := tc.t.Last(&tc.jobs, tc.counts)
+			c.prev = c.last - (tc.jobs.Cost(last, tc.counts[last]) - tc.jobs.Cost(last, tc.counts[last]-1))
+			cands[n] = *c
+			n++
+			continue
+		}
 		if c.ok == 0 || g.endOf(c.w) >= limit {
 			continue
 		}
@@ -167,6 +242,12 @@ func (e *engine) stretch(limit time.Duration) error {
 		return 1
 	})
 	for _, c := range cands {
+		if c.turns != nil {
+			if err := e.takeTurns(c); err != nil {
+				return err
+			}
+			continue
+		}
 		w, j, g := c.w, c.w.job, e.gpus[c.g]
 		d := j.done
 		gpu := j.at(d+c.m) - j.at(d)
@@ -200,4 +281,138 @@ func cmpDur(a, b time.Duration) int {
 		return -1
 	}
 	return 1
+}
+
+// turnsOf is the turns of running work w's lane on g, when a stretch may take
+// them: the core foresees them (core.Turns), every job of the lane has run
+// before (its first start is an event of its own) and is a one-GPU training
+// job, nothing delays an iteration (no switch cost, no copy), and the GPU runs
+// at a share of 1 whichever of them runs, so that each turn takes its
+// standalone time. nil otherwise.
+func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
+	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || g.share != 1 || w.finish.f != g.v0.f {
+		return nil
+	}
+	if e.turnUsed == len(e.turnPool) {
+		e.turnPool = append(e.turnPool, &turnCand{})
+	}
+	tc := e.turnPool[e.turnUsed]
+	if !e.sched.Turns(w.Job, &tc.t) {
+		return nil
+	}
+	tc.ids = tc.t.Jobs(tc.ids)
+	tc.jobs = tc.jobs[:0]
+	base := g.sum - fixed(w.Demand)
+	for i, id := range tc.ids {
+		j := w.job
+		if i > 0 {
+			j = e.jobs[id]
+		}
+		if j == nil || len(j.works) != 1 || j.spec.Kind == workload.Infer || j.iterS*1e9 < 1 ||
+			g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) != 1 {
+			return nil
+		}
+		d := j.done
+		if i == 0 {
+			d++ // it runs iteration done
+		}
+		if i > 0 && (j.done == 0 || j.works[0].working) {
+			return nil
+		}
+		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: j.spec.Iterations - d - 1, at: j.at(d)})
+	}
+	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]
+	tc.e0 = g.endOf(w)
+	e.turnUsed++
+	return tc
+}
+
+// planTurns plans the turns of the candidates up to limit and returns the
+// limit lowered where a job's last iteration starts within them (its end
+// changes what runs) or turns take nothing (the lane switches at its next
+// end). A lowered limit plans every lane again.
+func (e *engine) planTurns(cands []stretchCand, limit time.Duration) time.Duration {
+	for changed := true; changed; {
+		changed = false
+		for i := range cands {
+			tc := cands[i].turns
+			if tc == nil {
+				continue
+			}
+			tc.next = -1
+			if tc.e0 >= limit {
+				continue
+			}
+			a := tc.jobs[0].j
+			next, used := tc.t.Plan(&tc.jobs, a.iteration(a.done), limit-tc.e0, tc.counts)
+			taken := 0
+			for _, n := range tc.counts {
+				taken += n
+			}
+			end := tc.e0 // the lane's next boundary after the stretch, if it changes what runs
+			if taken > 0 {
+				tc.next, tc.used = next, used
+				m := tc.jobs[next]
+				tc.final = tc.counts[next] == m.turns
+				if !tc.final {
+					continue
+				}
+				end += used + m.j.iteration(m.d+tc.counts[next])
+			}
+			if end < limit {
+				limit, changed = end, true
+			}
+		}
+	}
+	return limit
+}
+
+// takeTurns carries out the turns of c's lane: the core's state, the jobs',
+// the GPU's (the work of the job whose turn runs) and the record.
+func (e *engine) takeTurns(c stretchCand) error {
+	tc, g, wa := c.turns, e.gpus[c.g], c.w
+	tc.gpus = tc.gpus[:0]
+	turns := e.turnRecs[:0]
+	ended := 0
+	for i, m := range tc.jobs {
+		n, gpu := tc.counts[i], tc.jobs.Cost(i, tc.counts[i])
+		if i == 0 {
+			n, gpu = n+1, gpu+m.j.iteration(m.j.done)
+		}
+		tc.gpus = append(tc.gpus, gpu)
+		if n > 0 {
+			turns = append(turns, eventlog.Turn{Job: tc.ids[i], Handle: m.j.handle, Iterations: n, GPU: gpu.Seconds()})
+		}
+		ended += n
+	}
+	if err := tc.t.Take(c.last, &tc.jobs, tc.counts, tc.gpus, tc.next); err != nil {
+		return err
+	}
+	for i, m := range tc.jobs {
+		if i == 0 {
+			m.j.done++
+		}
+		m.j.done += tc.counts[i]
+	}
+	x := tc.jobs[tc.next].j
+	left := x.iteration(x.done)
+	w := &x.works[0]
+	if w != wa {
+		heap.Remove(&g.works, wa.index)
+		g.leave(wa)
+		wa.endedAt = -1 // its next start follows another job's turn: no chain
+		w.Job, w.Lane, w.Delay, w.Demand, w.job, w.gpu, w.held = x.spec.ID, wa.Lane, 0, x.spec.Profile.Demand, x, g, false
+		g.enter(w)
+	}
+	w.Left = left
+	w.finish = g.vAt(c.last).add(int64(left))
+	x.requestedAt = c.last
+	g.seq++
+	w.seq = g.seq
+	e.fastForwarded += ended
+	e.turnRecs = turns
+	if e.log {
+		e.emit(x, eventlog.TurnsEvent(c.last, x.spec.ID, wa.Lane, turns))
+	}
+	return nil
 }

@@ -123,10 +123,21 @@ func NewGPU(compute core.ComputeSharing, d device.Device) *GPU {
 
 // vnow is the virtual clock now, at the share it ran at until now.
 func (g *GPU) vnow() vtime {
-	if g.now == g.t0 {
+	return g.vAt(g.now)
+}
+
+// vAt is the virtual clock at t >= t0, the share unchanged until then. At a
+// share of 1 it is exact integer arithmetic (as floats are, below 2^53 ns: 104
+// days without a change of share), so that an iteration started at t ends at
+// t plus its standalone time however long the GPU has been busy.
+func (g *GPU) vAt(t time.Duration) vtime {
+	if t == g.t0 {
 		return g.v0
 	}
-	return g.v0.addF(float64(g.now-g.t0) / g.share)
+	if g.share == 1 {
+		return g.v0.add(int64(t - g.t0))
+	}
+	return g.v0.addF(float64(t-g.t0) / g.share)
 }
 
 // Start puts w on the GPU. Left must be at least one nanosecond. A work that
@@ -262,6 +273,14 @@ func (g *GPU) settle() {
 func (g *GPU) endOf(w *Work) time.Duration { return g.endAt(w.finish) }
 
 func (g *GPU) endAt(f vtime) time.Duration {
+	if g.share == 1 && f.f == g.v0.f && f.i < math.MaxInt64 {
+		// Exact, as vAt: what floats give below 2^53 ns.
+		d := time.Duration(f.i - g.v0.i)
+		if d >= math.MaxInt64-g.t0 {
+			return math.MaxInt64
+		}
+		return max(g.t0+d, g.now)
+	}
 	t := math.Ceil(f.sub(g.v0) * g.share)
 	if t >= float64(math.MaxInt64-g.t0) {
 		return math.MaxInt64

@@ -8,6 +8,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -32,11 +33,16 @@ func longTrace(seed uint64, jobs int, iters int64) *workload.Trace {
 }
 
 // Long jobs on several GPUs: the results of stretches are those of the
-// iteration-by-iteration engine (a small instance of the benchmark's trace).
+// iteration-by-iteration engine under every registered scheme (a small
+// instance of the benchmark's trace).
 func TestLongJobsAreExact(t *testing.T) {
 	tr := longTrace(1, 60, 600_000)
-	for _, name := range []string{"fifo", "srtf", "pack", "fair"} {
-		p, _ := core.Lookup(name)
+	for _, ms := range simtest.Schemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ms[0] + "/" + ms[1]
 		resultOf := func(perIteration bool) metrics.Result {
 			c := metrics.NewCollector()
 			if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 8, PerIteration: perIteration, Sink: c}); err != nil {

@@ -134,6 +134,12 @@ type engine struct {
 	noFastForward bool
 	fastForwarded int
 	cands         []stretchCand // reused by stretch
+	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
+	// their record); turnPool, turnUsed and turnRecs are reused by stretch.
+	turnsOK  bool
+	turnPool []*turnCand
+	turnUsed int
+	turnRecs []eventlog.Turn
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
@@ -202,7 +208,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF,
+		turnsOK: discard || eventlog.TakesTurns(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.fastForwarded }()
 	}

@@ -84,6 +84,9 @@ func (c *Checker) Finished(job string) bool { return c.finished[job] }
 // GPUS is the GPU time the job's iterations received, seconds.
 func (c *Checker) GPUS(job string) float64 { return c.gpu[job] }
 
+// TakesTurns is true: the checker follows a lane's turns (eventlog.TurnsSink).
+func (c *Checker) TakesTurns() bool { return true }
+
 // Emit implements eventlog.Sink.
 func (c *Checker) Emit(e eventlog.Event) {
 	t := c.t
@@ -153,6 +156,17 @@ func (c *Checker) Emit(e eventlog.Event) {
 		delete(c.busyLanes, e.Lane)
 		c.gpu[e.Job] += e.GPU
 	case eventlog.Stretch:
+		if len(e.Turns) > 0 {
+			// A lane's turns: it ran the first turn's job before, e.Job after.
+			if c.busyLanes[e.Lane] != e.Turns[0].Job {
+				t.Fatalf("lane %d takes turns after %s, which was not running", e.Lane, e.Turns[0].Job)
+			}
+			for _, tu := range e.Turns {
+				c.gpu[tu.Job] += tu.GPU
+			}
+			c.busyLanes[e.Lane] = e.Job
+			break
+		}
 		// Boundaries back to back: the lane runs the job before and after.
 		if c.busyLanes[e.Lane] != e.Job {
 			t.Fatalf("lane %d stretches %s, which was not running", e.Lane, e.Job)

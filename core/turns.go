@@ -1,0 +1,328 @@
+package core
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Turns is a lane whose running job and ready jobs take turns at its iteration
+// boundaries while nothing else happens, each asking for its next iteration as
+// its last one ends: under an order by request (pack, fcfs) they go round-robin,
+// under least attained time first (fair) by the GPU time each has had. The core
+// says who goes when (Plan), so that a simulator takes many turns at once, in
+// O(jobs in the lane), with the result of taking them boundary by boundary, and
+// then carries them out (Take).
+type Turns struct {
+	s      *Scheduler
+	l      *lane
+	jobs   []*jobState // the running job first, then the ready ones by their order
+	rr     bool        // round-robin (by request), else by attained time
+	base   []time.Duration
+	sorted []time.Duration
+	order  []int
+}
+
+// TurnCost is what the caller knows of the jobs taking turns, by their index
+// in Turns.Jobs: how long their iterations are.
+type TurnCost interface {
+	// Cost is the GPU time of job i's next n turns (its next n iterations; the
+	// running job's next after the one it runs).
+	Cost(i, n int) time.Duration
+	// Within is how many n >= 0 have Cost(i, n) < d, at most Turns(i)+1.
+	Within(i int, d time.Duration) int
+	// Turns is how many of job i's next turns may end within the turns: all but
+	// its last iteration's (a job's last iteration ends with the job).
+	Turns(i int) int
+}
+
+// Turns fills t with the turns of the lane of running job id, and says whether
+// the core can foresee them: the lane has ready jobs, all of the running job's
+// priority, no quantum holds the lane, nothing is pending, and the policy's
+// order is by request or by attained time. A Turns may be reused.
+func (s *Scheduler) Turns(id string, t *Turns) bool {
+	js, err := s.find(id, running)
+	if err != nil || s.needsAdmit || len(s.dirty) > 0 || s.defragOn() || s.policy.Quantum > 0 {
+		return false
+	}
+	l := js.lane
+	if l.ready.Len() == 0 {
+		return false
+	}
+	switch s.policy.Order.(type) {
+	case ByRequest:
+		t.rr = true
+	case ByAttained:
+		t.rr = false
+	default:
+		return false
+	}
+	for _, r := range l.ready.jobs {
+		if r.view.Priority != js.view.Priority {
+			return false
+		}
+	}
+	t.s, t.l = s, l
+	t.jobs = append(append(t.jobs[:0], js), l.ready.jobs...)
+	ready := t.jobs[1:]
+	slices.SortFunc(ready, func(a, b *jobState) int {
+		if a.readyKey != b.readyKey {
+			return cmpInt64(a.readyKey, b.readyKey)
+		}
+		return a.view.Seq - b.view.Seq
+	})
+	return true
+}
+
+// Jobs are the ids of the jobs taking turns: the running one first, then the
+// ready ones in the policy's order.
+func (t *Turns) Jobs(out []string) []string {
+	out = out[:0]
+	for _, js := range t.jobs {
+		out = append(out, js.job.ID)
+	}
+	return out
+}
+
+// key is the policy's key of job i's turn n (from 0), before it: the smallest
+// goes first, ties to tie.
+func (t *Turns) key(c TurnCost, i, n int) int64 {
+	if t.rr {
+		pos := i - 1 // the running job asks after every ready one
+		if i == 0 {
+			pos = len(t.jobs) - 1
+		}
+		return int64(n)*int64(len(t.jobs)) + int64(pos)
+	}
+	return int64(t.base[i] + c.Cost(i, n))
+}
+
+func (t *Turns) tie(i int) int {
+	if t.rr {
+		return 0 // keys are distinct
+	}
+	return t.jobs[i].view.Seq
+}
+
+// count is how many of job i's turns have a key below theta, at most Turns(i)+1.
+func (t *Turns) count(c TurnCost, i int, theta int64) int {
+	if t.rr {
+		pos := t.key(c, i, 0)
+		if theta <= pos {
+			return 0
+		}
+		k := int64(len(t.jobs))
+		return int(min((theta-pos+k-1)/k, int64(c.Turns(i))+1))
+	}
+	if theta <= int64(t.base[i]) {
+		return 0
+	}
+	return c.Within(i, time.Duration(theta)-t.base[i])
+}
+
+// Plan finds the most turns that end, one after the other from the end of the
+// running job's iteration, within budget (their GPU time in all below it, on a
+// GPU that runs them at the speed they run alone), none of them a job's last.
+// running is the GPU time of the running job's iteration. It writes into counts
+// each job's turns that end and returns the job whose turn starts after them
+// (an index of Jobs) and their GPU time. counts has a slot per job.
+func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (next int, used time.Duration) {
+	t.base = t.base[:0]
+	for i, js := range t.jobs {
+		b := js.view.Attained
+		if i == 0 {
+			b += running
+		}
+		t.base = append(t.base, b)
+	}
+	budget = min(budget, 1<<61) // keys stay far from overflow
+	// fits says whether every turn with a key below theta fits, and their time.
+	fits := func(theta int64) (bool, time.Duration) {
+		var sum time.Duration
+		for i := range t.jobs {
+			n := t.count(c, i, theta)
+			if n > c.Turns(i) {
+				return false, 0
+			}
+			sum += c.Cost(i, n)
+			if sum >= budget {
+				return false, 0
+			}
+		}
+		return true, sum
+	}
+	lo, hi := int64(1<<62), int64(0)
+	for i := range t.jobs {
+		k := t.key(c, i, 0)
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	// Past every job's first key by the budget, the turns below take longer.
+	if t.rr {
+		least := c.Turns(0)
+		for i := range t.jobs {
+			least = min(least, c.Turns(i))
+		}
+		hi += int64(len(t.jobs)) * (int64(least) + 2)
+	} else {
+		hi += int64(budget) + 1
+	}
+	// A first guess narrows the search: where the turns' time alone reaches the
+	// budget (fair: the attained times filled up to one level; round-robin:
+	// whole rounds), within a turn of each job.
+	if g, w := t.guess(c, budget); g-w > lo && g+w < hi {
+		if ok, _ := fits(g - w); ok {
+			if ok, _ := fits(g + w); !ok {
+				lo, hi = g-w, g+w
+			}
+		}
+	}
+	for lo+1 < hi { // fits(lo) and not fits(hi)
+		mid := lo + (hi-lo)/2
+		if ok, _ := fits(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	_, used = fits(lo)
+	for i := range t.jobs {
+		counts[i] = t.count(c, i, lo)
+	}
+	// The turns whose key is lo itself, in the order of their ties, while they fit.
+	for {
+		best := -1
+		for i := range t.jobs {
+			if counts[i] <= c.Turns(i) && t.key(c, i, counts[i]) == lo && (best < 0 || t.tie(i) < t.tie(best)) {
+				best = i
+			}
+		}
+		if best < 0 || counts[best] == c.Turns(best) {
+			break
+		}
+		d := c.Cost(best, counts[best]+1) - c.Cost(best, counts[best])
+		if used+d >= budget {
+			break
+		}
+		used += d
+		counts[best]++
+	}
+	next = -1
+	for i := range t.jobs {
+		if next < 0 || t.before(c, i, counts[i], next, counts[next]) {
+			next = i
+		}
+	}
+	return next, used
+}
+
+// guess is about the key up to which the turns take budget, and how far off
+// it may be: a turn of each job (its next iteration's time, or a round).
+func (t *Turns) guess(c TurnCost, budget time.Duration) (g, w int64) {
+	var round time.Duration
+	for i := range t.jobs {
+		round += c.Cost(i, 1)
+	}
+	if t.rr {
+		k := int64(len(t.jobs))
+		return int64(budget/max(round, 1)) * k, 3 * k
+	}
+	// The level the attained times fill up to: sum over the jobs below it of
+	// (level - base) = budget.
+	t.sorted = append(t.sorted[:0], t.base...)
+	slices.Sort(t.sorted)
+	var sum time.Duration
+	level := int64(0)
+	for j, b := range t.sorted {
+		sum += b
+		level = int64((budget + sum) / time.Duration(j+1))
+		if j+1 == len(t.sorted) || level <= int64(t.sorted[j+1]) {
+			break
+		}
+	}
+	return level, int64(2*round) + 2
+}
+
+// before says whether job i's turn n goes before job j's turn m.
+func (t *Turns) before(c TurnCost, i, n, j, m int) bool {
+	a, b := t.key(c, i, n), t.key(c, j, m)
+	return a < b || a == b && t.tie(i) < t.tie(j)
+}
+
+// Last is the job whose turn, of those Plan's counts say end, ends last; -1
+// when none does (the running job's iteration is the last to end).
+func (t *Turns) Last(c TurnCost, counts []int) int {
+	last := -1
+	for i := range t.jobs {
+		if counts[i] > 0 && (last < 0 || t.before(c, last, counts[last]-1, i, counts[i]-1)) {
+			last = i
+		}
+	}
+	return last
+}
+
+// Take carries out the turns Plan found, the last of them ending at now: the
+// running job's iteration and counts[i] turns of each job i ended, after gpu[i]
+// of GPU service in all (the running job's iteration included), and job next's
+// turn starts. Nothing else may have happened since Turns but other jobs'
+// boundaries of the same stretch (ContinueN).
+func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Duration, next int) error {
+	s, l := t.s, t.l
+	if len(t.jobs) == 0 || l.holder != t.jobs[0] || t.jobs[0].phase != running {
+		return fmt.Errorf("turns of lane %d: its running job changed since they were planned", l.id)
+	}
+	s.now = max(s.now, now)
+	// Every job whose turn ended asked again: their requests are in the order
+	// of their next turns (round-robin keeps that order).
+	order := t.order[:0]
+	for i, js := range t.jobs {
+		ended := counts[i]
+		if i == 0 {
+			ended++
+		}
+		js.view.Attained += gpu[i]
+		js.view.Iterations += ended
+		if ended > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if t.before(c, a, counts[a], b, counts[b]) {
+			return -1
+		}
+		return 1
+	})
+	t.order = order
+	for _, i := range order {
+		s.requests++
+		t.jobs[i].view.RequestSeq = s.requests
+	}
+	// The lane's ready queue anew: every job but next.
+	for _, js := range l.ready.jobs {
+		js.readyAt = -1
+	}
+	l.ready.jobs = l.ready.jobs[:0]
+	for i, js := range t.jobs {
+		if i == next {
+			continue
+		}
+		js.phase = ready
+		l.ready.add(js)
+	}
+	x := t.jobs[next]
+	x.phase = running
+	if l.last != x {
+		l.since = now
+	}
+	l.holder, l.last = x, x
+	heap.Init(&l.ready)
+	t.jobs = t.jobs[:0]
+	return nil
+}
+
+func cmpInt64(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"math"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/history"
+	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/plots"
+	"github.com/salusgo/salus/sim/simtest"
+	"github.com/salusgo/salus/workload"
+)
+
+// turnCounter counts the stretches of turns in a log.
+type turnCounter struct{ turns int }
+
+func (c *turnCounter) TakesTurns() bool { return true }
+func (c *turnCounter) Emit(e eventlog.Event) {
+	if e.Kind == eventlog.Stretch && len(e.Turns) > 0 {
+		c.turns++
+	}
+}
+
+// salusTrace is a salus100 trace at four times its rate: lanes of several jobs.
+func salusTrace(t testing.TB, seed int64, jobs int) *workload.Trace {
+	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: jobs, Load: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// Lanes whose jobs take turns (fair, fcfs, pack's shared lanes) give every job
+// the result of the iteration-by-iteration engine, under every registered
+// scheme, on one GPU and two; and turns are taken.
+func TestTurnsAreExact(t *testing.T) {
+	turns := map[string]int{}
+	for _, ms := range simtest.Schemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := int64(1); seed <= 2; seed++ {
+			jobs := 120
+			if testing.Short() {
+				jobs = 50
+			}
+			tr := salusTrace(t, seed, jobs)
+			gpus := int(seed)
+			resultOf := func(perIteration bool) metrics.Result {
+				c, n := metrics.NewCollector(), &turnCounter{}
+				dev := device.DefaultDevice()
+				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
+				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: gpus, PerIteration: perIteration, Sink: sink}); err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				res, err := c.Result()
+				if err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				turns[ms[0]+"/"+ms[1]] += n.turns
+				return res
+			}
+			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
+				t.Fatalf("%v seed %d on %d GPUs: with turns, %v", ms, seed, gpus, err)
+			}
+		}
+	}
+	for _, s := range []string{"salus/fair", "salus/fcfs"} {
+		if turns[s] == 0 {
+			t.Errorf("%s: no stretch of turns ran", s)
+		}
+	}
+}
+
+// The readers take a stretch of turns: the metrics from the log written and
+// read back, and history's iterations, are those of the per-iteration log; the
+// plots' run log has the same jobs, ends and memory.
+func TestReadersTakeTurns(t *testing.T) {
+	p, _ := core.Lookup("fair")
+	tr := salusTrace(t, 1, 100)
+	type out struct {
+		res, file metrics.Result
+		runs      *plots.RunLog
+		iters     map[string]int
+		turns     int
+	}
+	read := func(perIteration bool) out {
+		c, r, n := metrics.NewCollector(), plots.NewRecorder(), &turnCounter{}
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		f, err := eventlog.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: perIteration, Sink: eventlog.Sinks{c, r, f, n}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var o out
+		o.turns = n.turns
+		if o.res, err = c.Result(); err != nil {
+			t.Fatal(err)
+		}
+		if o.file, err = metrics.FromFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if o.runs, err = r.Log(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.iters = map[string]int{}
+		for _, j := range h.Jobs {
+			o.iters[j.ID] = len(j.IterS)
+		}
+		return o
+	}
+	a, b := read(true), read(false)
+	if b.turns == 0 {
+		t.Fatal("no stretch of turns ran")
+	}
+	if err := sameResults(a.res, b.res); err != nil {
+		t.Fatal(err)
+	}
+	// Read back, GPU times are rounded to the microsecond per iteration in one
+	// log and per stretch in the other: up to half a microsecond an iteration
+	// apart, 1e-4 of iterations of 5 ms.
+	if len(a.file.Completion) != len(b.file.Completion) {
+		t.Fatalf("read back, %d jobs, want %d", len(b.file.Completion), len(a.file.Completion))
+	}
+	for i, x := range a.file.Completion {
+		y := b.file.Completion[i]
+		if math.Abs(x.GPUS-y.GPUS) > 1e-4*x.GPUS {
+			t.Fatalf("read back, job %s: GPU %v s, want %v", x.ID, y.GPUS, x.GPUS)
+		}
+		x.GPUS, y.GPUS = 0, 0
+		if x != y {
+			t.Fatalf("read back, job %d: %+v, want %+v", i, y, x)
+		}
+	}
+	if !reflect.DeepEqual(a.iters, b.iters) {
+		t.Fatalf("history reads %v iterations, want %v", b.iters, a.iters)
+	}
+	if len(a.runs.Jobs) != len(b.runs.Jobs) || !reflect.DeepEqual(a.runs.Memory, b.runs.Memory) {
+		t.Fatal("the plots' run logs differ")
+	}
+	for i, x := range a.runs.Jobs {
+		if y := b.runs.Jobs[i]; x.ID != y.ID || x.EndS != y.EndS || !reflect.DeepEqual(x.GPUs, y.GPUs) {
+			t.Fatalf("the plots' run logs differ at %s: %+v, want %+v", x.ID, y, x)
+		}
+	}
+}
