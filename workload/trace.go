@@ -38,6 +38,10 @@ type Job struct {
 	// allocated together and its iterations start on all of them together. Zero
 	// means one.
 	GPUs int `json:"gpus,omitempty"`
+	// GPUModels, when not empty, is the GPU models the job may run on (a
+	// cluster node's model, as its cluster file names it), and the only ones.
+	// In CSV, models separated by |; in JSON, a list or such a string.
+	GPUModels []string `json:"gpu_models,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
 	Profile Profile `json:"-"`
@@ -64,7 +68,8 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 // Times beyond core.MaxSeconds (which a trace file cannot hold) are clamped.
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
-		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount()}
+		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount(),
+		GPUModels: j.GPUModels}
 }
 
 func clampSeconds(s float64) time.Duration {
@@ -93,7 +98,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "gpu_models"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -315,6 +320,11 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("gpus", fmt.Sprintf("%d GPUs for one job: at most 1024", j.GPUs))
 		}
 	}
+	if s := r.fields["gpu_models"]; s != "" {
+		if j.GPUModels, err = gpuModels(s); err != nil {
+			return j, bad("gpu_models", err.Error())
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -374,17 +384,21 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header. The gpus and inline profile
-// columns are written only when some job uses them.
+// WriteCSV writes the trace as CSV with a header. The gpus, gpu_models and
+// inline profile columns are written only when some job uses them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, inline := false, false
+	gang, inline, models := false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
+		models = models || len(j.GPUModels) > 0
 		inline = inline || !j.Inline.Empty()
 	}
 	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
 	if gang {
 		header = append(header, "gpus")
+	}
+	if models {
+		header = append(header, "gpu_models")
 	}
 	if inline {
 		header = append(header, inlineColumns...)
@@ -396,6 +410,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)}
 		if gang {
 			rec = append(rec, strconv.Itoa(j.GPUCount()))
+		}
+		if models {
+			rec = append(rec, strings.Join(j.GPUModels, "|"))
 		}
 		if inline {
 			rec = append(rec, j.Inline.values()...)
@@ -415,6 +432,24 @@ func (t *Trace) WriteJSONL(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// gpuModels parses a gpu_models field: models separated by |, or a JSON list.
+func gpuModels(s string) ([]string, error) {
+	var ms []string
+	if strings.HasPrefix(s, "[") {
+		if err := json.Unmarshal([]byte(s), &ms); err != nil {
+			return nil, fmt.Errorf("%s: not a list of model names: %v", s, err)
+		}
+	} else {
+		ms = strings.Split(s, "|")
+	}
+	for i, m := range ms {
+		if ms[i] = strings.TrimSpace(m); ms[i] == "" {
+			return nil, fmt.Errorf("%q: an empty model name: list GPU models separated by | (a100|v100)", s)
+		}
+	}
+	return ms, nil
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
