@@ -57,7 +57,7 @@ type fileYAML struct {
 func Load(path string) (*Cluster, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+		return nil, fmt.Errorf("cluster file: %w", err)
 	}
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return ParseCSV(bytes.NewReader(data), path, nil)
