@@ -216,7 +216,7 @@ func Resolve(model string, models map[string]Model) (device.Device, error) {
 	}
 	d, err := device.Preset(model)
 	if err != nil {
-		return device.Device{}, fmt.Errorf("%w; or declare it under models: with like: or memory_gib: and speed:", err)
+		return device.Device{}, fmt.Errorf("%w; or declare it under models (with like, or memory_gib and speed)", err)
 	}
 	return d, nil
 }
