@@ -82,3 +82,54 @@ func TestIndexedPlacementIsTheSort(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlacement is one placement decision on a node of 8, 64 and 8,192
+// GPUs, half of them busy: a job leaves, another arrives and is admitted
+// (go test ./core -run - -bench Placement). sorted= is the sort every GPU
+// the indexes replace, for comparison.
+func BenchmarkPlacement(b *testing.B) {
+	for _, name := range GPUPlacementNames() {
+		gp, _ := LookupGPUPlacement(name)
+		for _, how := range []string{"indexed", "sorted"} {
+			for _, n := range []int{8, 64, 8192} {
+				b.Run(fmt.Sprintf("%s/%s/gpus=%d", name, how, n), func(b *testing.B) {
+					g := gp
+					if how == "sorted" {
+						g = sorted{gp}
+					}
+					p, _ := Lookup("fifo")
+					s, err := NewNode(p, Devices{Capacities: Uniform(n, 16000).Capacities, Placement: g})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var live []string
+					now := time.Duration(0)
+					add := func(i int) {
+						id := fmt.Sprint("j", i)
+						if err := s.Arrive(now, Job{ID: id, Persistent: 1000, Ephemeral: 1000}); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := s.Decide(now); err != nil {
+							b.Fatal(err)
+						}
+						live = append(live, id)
+					}
+					for i := range n / 2 {
+						add(i)
+					}
+					b.ResetTimer()
+					for i := range b.N {
+						now += time.Second
+						k := (i * 7919) % len(live)
+						if err := s.Leave(now, live[k]); err != nil {
+							b.Fatal(err)
+						}
+						live[k] = live[len(live)-1]
+						live = live[:len(live)-1]
+						add(n/2 + i)
+					}
+				})
+			}
+		}
+	}
+}

@@ -244,6 +244,14 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 			return nil, fmt.Errorf("node %d: %d GPUs: give a count >= 0", i, n.Count)
 		}
 		ns := nodeState{first: first, count: n.Count, model: n.Model}
+		for g := first; g < first+n.Count && g < len(d.Capacities); g++ {
+			c := d.Capacities[g]
+			if i := slices.IndexFunc(ns.caps, func(x capCount) bool { return x.capacity == c }); i >= 0 {
+				ns.caps[i].n++
+			} else {
+				ns.caps = append(ns.caps, capCount{c, 1})
+			}
+		}
 		if key := indexKey(d.Placement); key != nil && n.Count > 1 {
 			ns.index, ns.key = newGPUIndex(n.Count), key
 		}
@@ -889,7 +897,7 @@ func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
 	if k > n.count {
 		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, n.count, k)
 	}
-	gpus := s.gpus[n.first : n.first+n.count]
+	gpus := n.caps // its GPUs' distinct capacities: a check per size, not per GPU
 	if len(j.Pinned) > 0 {
 		gpus = nil
 		for _, g := range j.Pinned {
@@ -897,7 +905,7 @@ func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
 				return fmt.Errorf("job %q is pinned to GPU %d but the node's GPUs are 0 to %d", j.ID, g, len(s.gpus)-1)
 			}
 			if g >= n.first && g < n.first+n.count {
-				gpus = append(gpus, s.gpus[g])
+				gpus = append(gpus, capCount{s.gpus[g], 1})
 			}
 		}
 		if k > len(gpus) {
@@ -906,20 +914,20 @@ func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
 	}
 	fit, tried := 0, map[float64]error{}
 	for _, c := range gpus {
-		err, seen := tried[c]
+		err, seen := tried[c.capacity]
 		if !seen {
-			err = s.policy.Placement.Feasible(j, c)
-			tried[c] = err
+			err = s.policy.Placement.Feasible(j, c.capacity)
+			tried[c.capacity] = err
 		}
 		if err == nil {
-			fit++
+			fit += c.n
 		}
 	}
 	if fit >= k {
 		return nil
 	}
 	for _, c := range gpus {
-		if err := tried[c]; err != nil && (k == 1 || fit == 0) {
+		if err := tried[c.capacity]; err != nil && (k == 1 || fit == 0) {
 			return err
 		}
 	}

@@ -154,6 +154,8 @@ func (s *Scheduler) gpuInfos() []GPUInfo {
 type nodeState struct {
 	first, count int
 	model        string
+	// caps are its GPUs' distinct capacities, in the order they first come.
+	caps []capCount
 	// index orders its GPUs under a built-in GPU placement, by key (gpuindex.go);
 	// nil under any other placement.
 	index *gpuIndex
@@ -161,6 +163,12 @@ type nodeState struct {
 	// The sums of its GPUs' figures, kept by touch.
 	idle, jobs int
 	free, room float64
+}
+
+// capCount is how many GPUs of a node have one capacity.
+type capCount struct {
+	capacity float64
+	n        int
 }
 
 // touch brings GPU g's place in its node's index, and the node's sums, up to
