@@ -97,6 +97,9 @@ type waitClass struct {
 	key     classKey
 	blocked bool // refused since memory was last freed
 	queued  bool // among the candidates of the next admission
+	// refusedAt[i] is when node i last refused the class's job, on the clock of
+	// Scheduler.freeSeq (refusals.go); 0: never; nil: no node has.
+	refusedAt []uint64
 }
 
 type classKey struct {

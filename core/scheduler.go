@@ -184,11 +184,13 @@ type Scheduler struct {
 	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
 	// nodes, in order, and the node of each GPU; placeNode orders them for a
 	// job, nodeInfos is its reused buffer, sizes[k] counts the arrivals of k GPUs.
-	nodes      []nodeState
-	nodeOf     []int32
-	placeNode  NodePlacement
-	nodeInfos  []NodeInfo
-	sizes      []int
+	nodes     []nodeState
+	nodeOf    []int32
+	placeNode NodePlacement
+	nodeInfos []NodeInfo
+	sizes     []int
+	// freeSeq counts the GPUs\' changes that may have freed memory (refusals.go).
+	freeSeq    uint64
 	last       *jobState // the job find found last (nil after it left)
 	dirty      []*lane   // lanes that may have to start an iteration
 	needsAdmit bool      // memory was freed or a job arrived since the last admission
@@ -745,7 +747,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 // it wins (placeOn): a job's GPUs are on one node.
 func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	if len(s.nodes) == 1 {
-		return s.placeOn(j, &s.nodes[0])
+		return s.placeOn(j, 0)
 	}
 	k := max(j.GPUs, 1)
 	infos := s.nodeInfos[:0]
@@ -756,7 +758,7 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	}
 	s.nodeInfos = infos
 	for _, i := range s.placeNode.Order(j, infos, s.sizes) {
-		if l, isNew := s.placeOn(j, &s.nodes[i]); l != nil {
+		if l, isNew := s.placeOn(j, i); l != nil {
 			return l, isNew
 		}
 	}
@@ -766,7 +768,8 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 // placeOn finds where j goes on node n. The GPU placement orders the node's
 // GPUs; on each, the policy's lane placement decides. A gang job gets a lane of
 // its own on each of the first GPUs in that order with room for it.
-func (s *Scheduler) placeOn(j Job, n *nodeState) (l *lane, isNew bool) {
+func (s *Scheduler) placeOn(j Job, ni int) (l *lane, isNew bool) {
+	n := &s.nodes[ni]
 	if k := max(j.GPUs, 1); k > 1 {
 		var chosen []int
 		var size float64
@@ -794,7 +797,7 @@ func (s *Scheduler) placeOn(j Job, n *nodeState) (l *lane, isNew bool) {
 		l.closed = true
 		return l, true
 	}
-	s.walk(j, n, func(g int) bool {
+	try := func(g int) bool {
 		info := s.gpuInfo(g)
 		where, ok := s.policy.Placement.Place(j, info.Lanes, info.Free, info.Capacity)
 		if !ok {
@@ -806,7 +809,18 @@ func (s *Scheduler) placeOn(j Job, n *nodeState) (l *lane, isNew bool) {
 			l = s.lane(where.Lane)
 		}
 		return true
-	})
+	}
+	c := s.classes[keyOf(j)]
+	if n.index == nil || c == nil {
+		s.walk(j, n, try)
+		return l, isNew
+	}
+	if !s.walkFreed(j, ni, c, try) {
+		s.walk(j, n, try)
+	}
+	if l == nil {
+		s.refused(c, ni)
+	}
 	return l, isNew
 }
 

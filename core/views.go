@@ -36,6 +36,7 @@ type gpuView struct {
 	free, room float64
 	idle       bool
 	seenJobs   int
+	seenLanes  int
 }
 
 // laneAt is the position of lane id in v.lanes; false when it is not there.
@@ -163,6 +164,9 @@ type nodeState struct {
 	// The sums of its GPUs' figures, kept by touch.
 	idle, jobs int
 	free, room float64
+	// freed logs the GPUs whose memory may have been freed, in order
+	// (refusals.go).
+	freed []freedAt
 }
 
 // capCount is how many GPUs of a node have one capacity.
@@ -177,13 +181,14 @@ func (s *Scheduler) touch(g int) {
 	n := &s.nodes[s.nodeOf[g]]
 	v := &s.gv[g]
 	info := s.gpuInfo(g)
+	idle, room := len(v.lanes) == 0, info.Room()
+	if v.jobs < v.seenJobs || len(v.lanes) != v.seenLanes || info.Free > v.free || room > v.room {
+		s.mayHaveFreed(n, g)
+	}
+	v.seenLanes = len(v.lanes)
 	if n.index != nil {
 		n.index.set(g-n.first, n.key(info))
 	}
-	if len(s.nodes) == 1 {
-		return // the node's sums serve node placement only
-	}
-	idle, room := len(v.lanes) == 0, info.Room()
 	if v.idle != idle {
 		if idle {
 			n.idle++
