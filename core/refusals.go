@@ -4,7 +4,8 @@ import "slices"
 
 // A refusal stands while memory only shrinks (Placement's rule): a GPU that
 // refused a one-GPU job's class refuses it again until a job leaves one of its
-// lanes, a lane closes or changes, or its free memory or room grows. So when a
+// lanes, a lane opens or closes, a lane changes size (its free memory changes:
+// a merge grows a lane from it), or its room grows. So when a
 // class that a node refused is tried again, only the node's GPUs that may have
 // freed memory since are asked, in the GPU placement's order: the others would
 // refuse. Without this, every admission that fails on a full node of many GPUs

@@ -182,7 +182,7 @@ func (s *Scheduler) touch(g int) {
 	v := &s.gv[g]
 	info := s.gpuInfo(g)
 	idle, room := len(v.lanes) == 0, info.Room()
-	if v.jobs < v.seenJobs || len(v.lanes) != v.seenLanes || info.Free > v.free || room > v.room {
+	if v.jobs < v.seenJobs || len(v.lanes) != v.seenLanes || info.Free != v.free || room > v.room {
 		s.mayHaveFreed(n, g)
 	}
 	v.seenLanes = len(v.lanes)
