@@ -15,11 +15,12 @@ type sorted struct{ GPUPlacement }
 // TestIndexedPlacementIsTheSort drives two schedulers with the same random
 // arrivals and leaves, one placing by the index, the other by the sort, and
 // requires the same decisions, on nodes of 2 to 40 GPUs of mixed sizes and on
-// clusters of such nodes.
+// clusters of such nodes, with lanes split and merged too (pack-defrag,
+// pack-merge: a merge that grows a lane must void the node's refusals).
 func TestIndexedPlacementIsTheSort(t *testing.T) {
 	for _, name := range GPUPlacementNames() {
 		gp, _ := LookupGPUPlacement(name)
-		for _, policy := range []string{"fifo", "pack", "srtf"} {
+		for _, policy := range []string{"fifo", "pack", "srtf", "pack-merge", "pack-defrag"} {
 			for seed := uint64(1); seed <= 6; seed++ {
 				rng := rand.New(rand.NewPCG(seed, 9))
 				n := 2 + rng.IntN(39)
