@@ -57,7 +57,7 @@ type fileYAML struct {
 func Load(path string) (*Cluster, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+		return nil, fmt.Errorf("cluster file: %w", err)
 	}
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return ParseCSV(bytes.NewReader(data), path, nil)
@@ -216,7 +216,7 @@ func Resolve(model string, models map[string]Model) (device.Device, error) {
 	}
 	d, err := device.Preset(model)
 	if err != nil {
-		return device.Device{}, fmt.Errorf("%w; or declare it in the file's models, with like or memory_gib and speed", err)
+		return device.Device{}, fmt.Errorf("%w; or declare it under models (with like, or memory_gib and speed)", err)
 	}
 	return d, nil
 }

@@ -97,6 +97,9 @@ type waitClass struct {
 	key     classKey
 	blocked bool // refused since memory was last freed
 	queued  bool // among the candidates of the next admission
+	// refusedAt[i] is when node i last refused the class's job, on the clock of
+	// Scheduler.freeSeq (refusals.go); 0: never; nil: no node has.
+	refusedAt []uint64
 }
 
 type classKey struct {
@@ -104,12 +107,16 @@ type classKey struct {
 	gpus                  int
 	pinned                string  // the GPUs a pinned job may go to
 	laneCap               float64 // the most its own lane may take
+	models                string  // the GPU models it allows
 }
 
 func keyOf(j Job) classKey {
 	k := classKey{persistent: j.Persistent, ephemeral: j.Ephemeral, gpus: max(j.GPUs, 1), laneCap: j.LaneCap}
 	if len(j.Pinned) > 0 {
 		k.pinned = fmt.Sprint(j.Pinned)
+	}
+	if len(j.GPUModels) > 0 {
+		k.models = fmt.Sprint(j.GPUModels)
 	}
 	return k
 }

@@ -31,6 +31,12 @@ type gpuView struct {
 	// lane that closes or changes size invalidates those after it only.
 	prefix []float64
 	valid  int
+	// free, room, idle and seenJobs are as touch last saw them, for its
+	// node's sums.
+	free, room float64
+	idle       bool
+	seenJobs   int
+	seenLanes  int
 }
 
 // laneAt is the position of lane id in v.lanes; false when it is not there.
@@ -53,6 +59,7 @@ func (s *Scheduler) opened(l *lane) {
 			v.prefix[n] = v.prefix[n-1] - l.size // the next term of the sum, in its order
 			v.valid++
 		}
+		s.touch(g)
 	}
 }
 
@@ -95,6 +102,7 @@ func (s *Scheduler) setView(l *lane, nv LaneInfo) {
 			v.sizes[i] = nv.Size
 			v.valid = min(v.valid, i+1)
 		}
+		s.touch(g)
 	}
 }
 
@@ -111,6 +119,7 @@ func (s *Scheduler) closed(l *lane) {
 		v.sizes = slices.Delete(v.sizes, i, i+1)
 		v.prefix = slices.Delete(v.prefix, i+1, i+2)
 		v.valid = min(v.valid, i+1)
+		s.touch(g)
 	}
 	l.view = LaneInfo{}
 }
@@ -140,4 +149,63 @@ func (s *Scheduler) gpuInfos() []GPUInfo {
 		out[g] = s.gpuInfo(g)
 	}
 	return out
+}
+
+// nodeState is one node of the scheduler: its GPUs are first..first+count-1.
+type nodeState struct {
+	first, count int
+	model        string
+	// caps are its GPUs' distinct capacities, in the order they first come.
+	caps []capCount
+	// index orders its GPUs under a built-in GPU placement, by key (gpuindex.go);
+	// nil under any other placement.
+	index *gpuIndex
+	key   func(GPUInfo) gpuKey
+	// The sums of its GPUs' figures, kept by touch.
+	idle, jobs int
+	free, room float64
+	// freed logs the GPUs whose memory may have been freed, in order
+	// (refusals.go).
+	freed []freedAt
+}
+
+// capCount is how many GPUs of a node have one capacity.
+type capCount struct {
+	capacity float64
+	n        int
+}
+
+// touch brings GPU g's place in its node's index, and the node's sums, up to
+// date after its lanes changed.
+func (s *Scheduler) touch(g int) {
+	n := &s.nodes[s.nodeOf[g]]
+	v := &s.gv[g]
+	info := s.gpuInfo(g)
+	idle, room := len(v.lanes) == 0, info.Room()
+	if v.jobs < v.seenJobs || len(v.lanes) != v.seenLanes || info.Free != v.free || room > v.room {
+		s.mayHaveFreed(n, g)
+	}
+	v.seenLanes = len(v.lanes)
+	if n.index != nil {
+		n.index.set(g-n.first, n.key(info))
+	}
+	if v.idle != idle {
+		if idle {
+			n.idle++
+		} else {
+			n.idle--
+		}
+		v.idle = idle
+	}
+	n.free += info.Free - v.free
+	n.room += room - v.room
+	v.free, v.room = info.Free, room
+	n.jobs += v.jobs - v.seenJobs
+	v.seenJobs = v.jobs
+}
+
+// nodeInfo is node i as node placements see it.
+func (s *Scheduler) nodeInfo(i int) NodeInfo {
+	n := &s.nodes[i]
+	return NodeInfo{Index: i, Model: n.model, GPUs: n.count, Idle: n.idle, Jobs: n.jobs, Free: n.free, Room: n.room}
 }

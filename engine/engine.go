@@ -1,7 +1,7 @@
 // Package engine is what runs a trace under one policy: the interface the two
 // engines implement (the simulator, package sim, on a virtual clock; the live
 // engine, package live, a daemon and worker processes on the wall clock), and
-// their registry. It speaks only core, device, workload, eventlog and metrics
+// their registry. It speaks only core, device, cluster, workload, eventlog and metrics
 // types: an engine knows no suite, no command line and no other engine.
 //
 // Each engine registers itself in its own package (Register, in an init
@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -35,6 +36,12 @@ type Run struct {
 	Scheme string
 	// Device is the device (and, with Device.GPUs, the node) to run on.
 	Device device.Device
+	// Cluster, when set, is the nodes to run on instead (Device is then the
+	// reference device: the simulator's sim.Options.Cluster), and NodePlacement
+	// the node placement's name ("": the default). An engine that runs one node
+	// refuses it.
+	Cluster       *cluster.Cluster
+	NodePlacement string
 	// LogPath, when set, is the file the run's event log is written to (gzipped
 	// when it ends in .gz).
 	LogPath string

@@ -68,6 +68,9 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	}
 	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs%s), device %s\n\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, seed, r.Device.Describe())
+	if r.Cluster != "" {
+		fmt.Fprintf(w, "The runs are on the cluster of %s (its GPUs' models, memory and speeds); the device is the reference of declared and alone times.\n", r.Cluster)
+	}
 	if r.Trace.Resample != "" {
 		fmt.Fprintf(w, "The trace is a %s resample of the file (seed %d), not the file as it is.\n", r.Trace.Resample, r.Trace.Seed)
 	}

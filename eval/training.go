@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/salusgo/salus/bound"
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/engine"
@@ -111,6 +112,9 @@ type Report struct {
 	// Predicted is, for live runs, the simulator's figures for the same jobs
 	// (salus report on a daemon's log); empty otherwise.
 	Predicted []Predicted `json:"predicted,omitempty"`
+	// Cluster is the cluster file the runs went to (Device is then the
+	// reference device); empty on one node.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -137,6 +141,16 @@ type TrainingOptions struct {
 	Context context.Context
 	// Warnings receives the engine's warnings and progress; nil: nowhere.
 	Warnings io.Writer
+	// Cluster, when set, is the nodes the runs go to instead of Device's node.
+	Cluster Cluster
+}
+
+// Cluster is a cluster of nodes to run on (engine.Run's Cluster and
+// NodePlacement); the zero value is none: the device's node.
+type Cluster struct {
+	Nodes *cluster.Cluster
+	// Placement is the node placement's name ("": core's default).
+	Placement string
 }
 
 // Training runs the trace under each scheme on the engine. A run that fails stays
@@ -175,7 +189,7 @@ func Training(o TrainingOptions) (*Report, error) {
 			}
 		}
 		for i, p := range ps {
-			run, err := RunOn(ctx, eng, o.Trace, o.Schemes[i], p, o.Device, logPathIn(o.OutDir, eng, o.Schemes[i].String()), o.Warnings)
+			run, err := RunOn(ctx, eng, o.Trace, o.Schemes[i], p, o.Device, o.Cluster, logPathIn(o.OutDir, eng, o.Schemes[i].String()), o.Warnings)
 			if err != nil {
 				return nil, err
 			}
@@ -189,7 +203,7 @@ func Training(o TrainingOptions) (*Report, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runs[i], errs[i] = runScheme(ctx, eng, o.Trace, s, o.Modes, o.Device, logPathIn(o.OutDir, eng, s.String()), o.Warnings)
+				runs[i], errs[i] = runScheme(ctx, eng, o.Trace, s, o.Modes, o.Device, o.Cluster, logPathIn(o.OutDir, eng, s.String()), o.Warnings)
 				if errs[i] != nil {
 					runs[i] = Run{Scheme: s.String(), Policy: s.Policy, Mode: s.Mode, Error: errs[i].Error()}
 				}
@@ -208,8 +222,12 @@ func Training(o TrainingOptions) (*Report, error) {
 	}
 	rep.compareToFIFO()
 	// A trace with no bound (a job too wide for the device) has failed runs too:
-	// their errors say why.
-	_ = rep.SetBound(o.Trace)
+	// their errors say why. The bounds are of one node: none on a cluster.
+	if o.Cluster.Nodes == nil {
+		_ = rep.SetBound(o.Trace)
+	} else {
+		rep.Cluster = o.Cluster.Nodes.Source
+	}
 	rep.Recommendation = rep.Recommend()
 	return rep, err
 }
@@ -227,7 +245,7 @@ func SchemesFor(eng engine.Engine, ss []Scheme) []Scheme {
 }
 
 // runScheme composes s with mp and runs it on eng.
-func runScheme(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, logPath string, warn io.Writer) (Run, error) {
+func runScheme(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, mp core.ModeParams, dev device.Device, cl Cluster, logPath string, warn io.Writer) (Run, error) {
 	p, err := core.Compose(s.Mode, s.Policy, mp)
 	if err != nil {
 		return Run{}, err
@@ -235,7 +253,7 @@ func runScheme(ctx context.Context, eng engine.Engine, t *workload.Trace, s Sche
 	if err := engine.Check(eng, p); err != nil {
 		return Run{}, err
 	}
-	return RunOn(ctx, eng, t, s, p, dev, logPath, warn)
+	return RunOn(ctx, eng, t, s, p, dev, cl, logPath, warn)
 }
 
 // logPathIn is where a run of scheme on eng writes its event log in outDir:
@@ -295,6 +313,8 @@ type SimOptions struct {
 	// PerIteration writes (and runs) every iteration's events rather than a
 	// stretch record per run of back-to-back iterations (sim.Options.PerIteration).
 	PerIteration bool
+	// Cluster, when set, is the nodes to run on instead of the device's node.
+	Cluster Cluster
 }
 
 // SimulateOpts is Simulate with o.
@@ -304,17 +324,18 @@ func SimulateOpts(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.De
 	if err != nil {
 		return Run{}, err
 	}
-	return RunOn(context.Background(), sim.Engine{PerIteration: o.PerIteration}, t, s, p, dev, logPath, nil)
+	return RunOn(context.Background(), sim.Engine{PerIteration: o.PerIteration}, t, s, p, dev, o.Cluster, logPath, nil)
 }
 
-// RunOn runs scheme s (composed as p) on a trace on engine eng and computes its
-// metrics from the event log, which it also writes to logPath when that is set;
+// RunOn runs scheme s (composed as p) on a trace on engine eng, on dev's node or
+// cl's nodes, and computes its metrics from the event log, which it also writes to logPath when that is set;
 // the engine's warnings go to warn (nil: nowhere).
-func RunOn(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, p core.Policy, dev device.Device, logPath string, warn io.Writer) (Run, error) {
+func RunOn(ctx context.Context, eng engine.Engine, t *workload.Trace, s Scheme, p core.Policy, dev device.Device, cl Cluster, logPath string, warn io.Writer) (Run, error) {
 	run := Run{Scheme: s.String(), Policy: p.Name, Mode: p.Mode, Log: logPath}
 	// The pictures are drawn from the same pass over the events as the metrics.
 	var rec *plots.Recorder
-	r := engine.Run{Trace: t, Policy: p, Scheme: run.Scheme, Device: dev, LogPath: logPath, Output: warn}
+	r := engine.Run{Trace: t, Policy: p, Scheme: run.Scheme, Device: dev, LogPath: logPath, Output: warn,
+		Cluster: cl.Nodes, NodePlacement: cl.Placement}
 	if logPath != "" {
 		rec = plots.NewRecorder()
 		r.Sink = rec

@@ -208,6 +208,9 @@ func fmtDur(s float64) string {
 // r.Sink is not fed: the live events are in live time.
 func (e *Engine) Run(ctx context.Context, r engine.Run) (engine.Outcome, error) {
 	var out engine.Outcome
+	if r.Cluster != nil {
+		return out, fmt.Errorf("the live engine runs one node: a cluster (%s) runs in the simulator (--engine sim)", r.Cluster.Source)
+	}
 	scale := e.scale()
 	t := r.Device.Emulate(r.Trace) // the workers declare the device's iteration times, not the P100's
 	gp, err := core.LookupGPUPlacement(r.Device.GPUPlacement)

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 
+	"github.com/salusgo/salus/core"
 	engines "github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/metrics"
@@ -44,7 +45,15 @@ func (e Engine) Run(_ context.Context, r engines.Run) (engines.Outcome, error) {
 		}
 		sinks = append(sinks, file)
 	}
-	err := Run(r.Trace, Options{Policy: r.Policy, Device: r.Device, Sink: sinks, PerIteration: e.PerIteration})
+	o := Options{Policy: r.Policy, Device: r.Device, Sink: sinks, PerIteration: e.PerIteration, Cluster: r.Cluster}
+	if r.Cluster != nil {
+		np, err := core.LookupNodePlacement(r.NodePlacement)
+		if err != nil {
+			return out, err
+		}
+		o.NodePlacement = np
+	}
+	err := Run(r.Trace, o)
 	if file != nil {
 		if cerr := file.Close(); err == nil {
 			err = cerr

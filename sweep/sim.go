@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/salusgo/salus/bound"
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
@@ -70,8 +71,16 @@ func Check(g Grid) error {
 	if _, err := device.Preset(g.Device); err != nil {
 		return err
 	}
-	if g.GPUs < 0 || g.GPUs > 4096 {
-		return fmt.Errorf("--gpus %d: a node has 1 to 4096 GPUs", g.GPUs)
+	if g.GPUs < 0 || g.GPUs > 1<<16 {
+		return fmt.Errorf("--gpus %d: a node has 1 to 65536 GPUs", g.GPUs)
+	}
+	if g.Cluster != "" {
+		if _, err := cluster.Load(g.Cluster); err != nil {
+			return err
+		}
+	}
+	if _, err := core.LookupNodePlacement(g.NodePlacement); err != nil {
+		return err
 	}
 	cat, err := Catalog(g)
 	if err != nil {
@@ -144,9 +153,18 @@ func SimRunner(g Grid) Runner {
 		}
 		return t, err
 	}
+	var cl eval.Cluster
+	var clErr error
+	if g.Cluster != "" {
+		cl.Nodes, clErr = cluster.Load(g.Cluster)
+		cl.Placement = g.NodePlacement
+	}
 	return func(c Cell, seed int64) (map[string]float64, error) {
 		if catErr != nil {
 			return nil, catErr
+		}
+		if clErr != nil {
+			return nil, clErr
 		}
 		s, err := resolve(c.Policy, c.Mode)
 		if err != nil {
@@ -171,7 +189,7 @@ func SimRunner(g Grid) Runner {
 		}
 		mp := core.DefaultModeParams()
 		mp.Admission, mp.StarveFactor = c.Admission, g.StarveFactor
-		r, err := eval.Simulate(t, s, mp, dev, "")
+		r, err := eval.SimulateOpts(t, s, mp, dev, eval.SimOptions{Cluster: cl})
 		if err != nil {
 			return nil, err
 		}
@@ -180,8 +198,9 @@ func SimRunner(g Grid) Runner {
 		if r.JainSlowdown > 0 {
 			m["jain_slowdown"], m["max_slowdown"] = r.JainSlowdown, r.MaxSlowdown
 		}
-		// The run's ratios to the lower bounds of its trace (package bound).
-		if b, err := bound.Of(t, dev); err == nil {
+		// The run's ratios to the lower bounds of its trace (package bound), on
+		// one node only.
+		if b, err := bound.Of(t, dev); err == nil && cl.Nodes == nil {
 			m["avg_jct_vs_bound"], m["makespan_vs_bound"] = bound.Ratio(r.AvgJCTS, b.AvgJCTS), bound.Ratio(r.MakespanS, b.MakespanS)
 		}
 		return m, nil

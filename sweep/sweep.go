@@ -37,6 +37,11 @@ type Grid struct {
 	Jobs   int    `json:"jobs"`
 	// GPUs is how many GPUs of Device each run's node has (0: one).
 	GPUs int `json:"gpus,omitempty"`
+	// Cluster, when set, is a cluster file (cluster.Load) each run goes to in
+	// place of one node of GPUs (Device is then the reference device), and
+	// NodePlacement how a job's node is chosen ("": core's default).
+	Cluster       string `json:"cluster,omitempty"`
+	NodePlacement string `json:"node_placement,omitempty"`
 	// Catalogs are catalog files (workload.LoadCatalogFile) over the default
 	// catalog, in order: their profiles replace those of the generated trace's
 	// models. Kept in the grid file, so that --resume reads them again.

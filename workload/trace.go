@@ -43,6 +43,10 @@ type Job struct {
 	// the GPU's time beside the others (0: 1). Not its compute demand, which is
 	// the profile's.
 	Share float64 `json:"share,omitempty"`
+	// GPUModels, when not empty, is the GPU models the job may run on (a
+	// cluster node's model, as its cluster file names it), and the only ones.
+	// In CSV, models separated by |; in JSON, a list or such a string.
+	GPUModels []string `json:"gpu_models,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
 	// Profile is shared: the catalog's, which every job of its model, batch size
@@ -82,7 +86,7 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
 		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount(),
-		Share: j.Share}
+		Share: j.Share, GPUModels: j.GPUModels}
 }
 
 func clampSeconds(s float64) time.Duration {
@@ -111,7 +115,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share", "gpu_models"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -394,6 +398,11 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("share", err.Error())
 		}
 	}
+	if s := r.fields["gpu_models"]; s != "" {
+		if j.GPUModels, err = gpuModels(s); err != nil {
+			return j, bad("gpu_models", err.Error())
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -459,13 +468,14 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header. The gpus, share and inline profile
-// columns are written only when some job uses them.
+// WriteCSV writes the trace as CSV with a header. The gpus, share, gpu_models and
+// inline profile columns are written only when some job uses them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, shares, inline := false, false, false
+	gang, shares, models, inline := false, false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
 		shares = shares || j.Share != 0
+		models = models || len(j.GPUModels) > 0
 		inline = inline || !j.Inline.Empty()
 	}
 	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
@@ -474,6 +484,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 	}
 	if shares {
 		header = append(header, "share")
+	}
+	if models {
+		header = append(header, "gpu_models")
 	}
 	if inline {
 		header = append(header, inlineColumns...)
@@ -488,6 +501,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 		}
 		if shares {
 			rec = append(rec, optional(j.Share))
+		}
+		if models {
+			rec = append(rec, strings.Join(j.GPUModels, "|"))
 		}
 		if inline {
 			rec = append(rec, j.Inline.values()...)
@@ -507,6 +523,24 @@ func (t *Trace) WriteJSONL(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// gpuModels parses a gpu_models field: models separated by |, or a JSON list.
+func gpuModels(s string) ([]string, error) {
+	var ms []string
+	if strings.HasPrefix(s, "[") {
+		if err := json.Unmarshal([]byte(s), &ms); err != nil {
+			return nil, fmt.Errorf("%s: not a list of model names: %v", s, err)
+		}
+	} else {
+		ms = strings.Split(s, "|")
+	}
+	for i, m := range ms {
+		if ms[i] = strings.TrimSpace(m); ms[i] == "" {
+			return nil, fmt.Errorf("%q: an empty model name: list GPU models separated by | (a100|v100)", s)
+		}
+	}
+	return ms, nil
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

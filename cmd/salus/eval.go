@@ -23,6 +23,9 @@ import (
 type evalFlags struct {
 	tf traceFlags
 	df deviceFlags
+	cf clusterFlags
+	// cluster is --cluster's, read by execute (replay takes none).
+	cluster eval.Cluster
 	schemeFlags
 	outputFlags
 	suite  string
@@ -77,6 +80,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	ef.tf.register(cmd)
 	ef.df.register(cmd)
 	f := cmd.Flags()
+	ef.cf.register(f)
 	ef.schemeFlags.register(cmd, nil, nil, "; default: every scheme of the training suite", "")
 	f.StringVar(&ef.suite, "suite", eval.DefaultSuite, "suite: "+strings.Join(eval.Names(), ", "))
 	f.StringVar(&ef.engine, "engine", engine.Reference().Name(), "engine: "+engine.Describe())
@@ -130,6 +134,13 @@ func (ef *evalFlags) execute(cmd *cobra.Command) error {
 		return err
 	}
 	ef.progress = cmd.ErrOrStderr()
+	var err error
+	if ef.cluster, err = ef.cf.load(cmd.Flags()); err != nil {
+		return err
+	}
+	if ef.cluster.Nodes != nil && ef.suite != "training" {
+		return fmt.Errorf("--cluster runs the training suite on a cluster: give --suite training (suite %s runs one node)", ef.suite)
+	}
 	rep, failed := ef.run()
 	if rep == nil {
 		return failed
@@ -199,6 +210,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 		if o.Training, err = ef.training(dev); err != nil {
 			return nil, err
 		}
+		o.Training.Cluster = ef.cluster
 	}
 	rep, err := eval.RunSuite(ef.suite, o)
 	if rep == nil {

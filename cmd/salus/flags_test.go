@@ -129,6 +129,11 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 	if err := os.WriteFile(catalog, []byte(ownCatalog), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	clusterFile := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(clusterFile, []byte("shapes:\n  - {count: 1, gpus: 1, model: p100}\n  - {count: 1, gpus: 2, model: a100}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onCluster := []string{"--cluster", clusterFile, "--policy", "pack", "--load", "8"}
 	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
 	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
 	sus := []string{"--policy", "fair", "--mode", "suspend"}
@@ -186,6 +191,12 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "format", args: []string{"--format", "yaml"}, refused: "choose table, json, csv"},
 		{flag: "events", args: []string{"--events", filepath.Join(dir, "e.jsonl")}},
 		{flag: "catalog", base: []string{"--trace", trace}, args: []string{"--catalog", catalog}},
+		{flag: "cluster", args: []string{"--cluster", clusterFile}},
+		{flag: "cluster", args: []string{"--cluster", clusterFile, "--gpus", "2"}, refused: "leave out --gpus"},
+		{flag: "cluster", args: []string{"--cluster", filepath.Join(dir, "none.yaml")}, refused: "cluster"},
+		{flag: "node-placement", base: onCluster, args: []string{"--node-placement", "least-loaded"}},
+		{flag: "node-placement", args: []string{"--node-placement", "fgd"}, refused: "give --cluster FILE"},
+		{flag: "node-placement", base: onCluster, args: []string{"--node-placement", "random"}, refused: "unknown node placement"},
 	})
 }
 

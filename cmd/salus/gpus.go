@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/server"
 )
 
@@ -90,4 +92,47 @@ func parseGPUs(s string, capacity float64) ([]server.GPU, error) {
 func gpuPlacementHelp() string {
 	return "how a job's GPU is chosen on a node of several (--gpus): " + strings.Join(core.GPUPlacementNames(), ", ") +
 		" (least-loaded spreads jobs, first-fit fills GPU 0 first, best-fit packs the fullest GPU first)"
+}
+
+// clusterFlags are --cluster and --node-placement: a cluster of nodes to
+// simulate in place of one node of --gpus GPUs (simulate, eval's training suite).
+type clusterFlags struct {
+	file, placement string
+}
+
+func (c *clusterFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&c.file, "cluster", "", "simulate a cluster of nodes, from a cluster file (YAML or CSV of node shapes: docs/traces.md#cluster-files), instead of one node of --gpus GPUs; each GPU has its node's model, memory and speed")
+	f.StringVar(&c.placement, "node-placement", core.DefaultNodePlacement, "with --cluster, how a job's node is chosen: "+strings.Join(core.NodePlacementNames(), ", ")+
+		" (first-fit fills the first nodes first, least-loaded spreads jobs, best-fit packs the fullest node first, fgd keeps whole nodes for gangs: docs/rules.md)")
+}
+
+// load reads --cluster; the zero Cluster when none is given. A cluster gives
+// the GPUs: --gpus beside it is an error.
+func (c *clusterFlags) load(fs *pflag.FlagSet) (eval.Cluster, error) {
+	if _, err := core.LookupNodePlacement(c.placement); err != nil {
+		return eval.Cluster{}, fmt.Errorf("--node-placement: %w", err)
+	}
+	if c.file == "" {
+		if fs.Changed("node-placement") {
+			return eval.Cluster{}, fmt.Errorf("--node-placement chooses among the nodes of --cluster: give --cluster FILE too")
+		}
+		return eval.Cluster{}, nil
+	}
+	if fs.Changed("gpus") {
+		return eval.Cluster{}, fmt.Errorf("--cluster %s gives the GPUs, node by node: leave out --gpus", c.file)
+	}
+	cl, err := cluster.Load(c.file)
+	if err != nil {
+		return eval.Cluster{}, fmt.Errorf("--cluster: %w", err)
+	}
+	return eval.Cluster{Nodes: cl, Placement: c.placement}, nil
+}
+
+// describeCluster is one line on a cluster: its nodes, GPUs and shapes.
+func describeCluster(c *cluster.Cluster) string {
+	var shapes []string
+	for _, s := range c.Shapes() {
+		shapes = append(shapes, fmt.Sprintf("%d x %s", s.Count, s.Name))
+	}
+	return fmt.Sprintf("%s: %d nodes, %d GPUs (%s)", c.Source, len(c.Nodes), c.GPUCount(), strings.Join(shapes, ", "))
 }

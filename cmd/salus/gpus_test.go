@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,4 +73,20 @@ func deviceOf(t *testing.T, mib float64) device.Device {
 	}
 	dev.CapacityMiB = mib
 	return dev
+}
+
+// eval --cluster runs the training suite on the cluster and says so; another
+// suite refuses it.
+func TestEvalOnACluster(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(file, []byte("shapes:\n  - {count: 2, gpus: 2, model: v100}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "eval", "--cluster", file, "--policy", "fifo,pack", "--load", "4")
+	if err != nil || !strings.Contains(out, "on the cluster of "+file) {
+		t.Fatalf("eval --cluster: %v\n%s", err, out)
+	}
+	if _, err := run(t, "eval", "--cluster", file, "--suite", "overhead"); err == nil || !strings.Contains(err.Error(), "give --suite training") {
+		t.Errorf("eval --cluster --suite overhead: %v, want a refusal", err)
+	}
 }

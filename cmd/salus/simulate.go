@@ -15,6 +15,7 @@ func newSimulateCmd() *cobra.Command {
 		tf     traceFlags
 		df     deviceFlags
 		pf     policyFlag
+		cf     clusterFlags
 		of     outputFlags
 		events string
 		jobs   string
@@ -58,7 +59,12 @@ policies.`,
 			if err != nil {
 				return err
 			}
-			run, err := eval.SimulateOpts(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev, eval.SimOptions{Log: events, PerIteration: perIteration})
+			cl, err := cf.load(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			run, err := eval.SimulateOpts(trace, eval.Scheme{Mode: mode, Policy: p.Name}, df.modes, dev,
+				eval.SimOptions{Log: events, PerIteration: perIteration, Cluster: cl})
 			if err != nil {
 				return err
 			}
@@ -69,8 +75,11 @@ policies.`,
 			}
 			rep := &eval.Report{Suite: "simulate", Engine: "sim", Trace: info,
 				Device: dev, Modes: df.modes, Runs: []eval.Run{run}}
-			// The run went through, so the trace fits the device: a bound exists.
-			_ = rep.SetBound(trace)
+			// The run went through, so the trace fits the device: a bound exists
+			// (on one node: none is computed for a cluster).
+			if cl.Nodes == nil {
+				_ = rep.SetBound(trace)
+			}
 			run = rep.Runs[0]
 			if jobs != "" {
 				if err := writeJobsCSV(jobs, rep); err != nil {
@@ -81,6 +90,9 @@ policies.`,
 				return printReport(w, rep, of.format)
 			}
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
+			if cl.Nodes != nil {
+				fmt.Fprintf(w, "cluster %s, node placement %s\n", describeCluster(cl.Nodes), cl.Placement)
+			}
 			fmt.Fprintf(w, "makespan      %10.1f min\navg JCT       %10.1f min\np95 JCT       %10.1f min\navg queuing   %10.1f min\nGPU busy      %10.1f %%\npeak memory   %10.0f MiB\n",
 				run.MakespanS/60, run.AvgJCTS/60, run.P95JCTS/60, run.AvgQueuingS/60, run.GPUBusy*100, run.PeakMemoryMiB)
 			if run.JainSlowdown > 0 {
@@ -110,6 +122,7 @@ policies.`,
 	tf.register(cmd)
 	df.register(cmd)
 	pf.register(cmd, true)
+	cf.register(cmd.Flags())
 	of.register(cmd, "o", "table", "json", "csv")
 	f := cmd.Flags()
 	f.StringVar(&events, "events", "", "write the event log here (JSON Lines; gzip when the name ends in .gz)")

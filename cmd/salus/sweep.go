@@ -23,6 +23,7 @@ import (
 	"github.com/salusgo/salus/workload"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -38,6 +39,7 @@ func newSweepCmd() *cobra.Command {
 		workers int
 		shard   string
 		gpus    string
+		cf      clusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -69,7 +71,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -83,6 +85,9 @@ then combines the shards' directories into the outputs of one sweep.`,
 				g.Policies, g.Modes = sf.policies, sf.modes
 				var err error
 				if g.GPUs, err = gpuCount(gpus); err != nil {
+					return err
+				}
+				if err := sweepCluster(cmd.Flags(), &g, cf); err != nil {
 					return err
 				}
 				for i, f := range g.Catalogs { // the grid file keeps them for --resume, from anywhere
@@ -136,6 +141,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.StringArrayVar(&g.Traces, "trace", nil, "trace file to sweep instead of the generated trace (repeatable); --load divides its arrival times")
 	f.StringVar(&g.Resample, "resample", "", "with --trace: how each seed draws a trace from the file: "+strings.Join(workload.ResampleMethods, ", ")+" (default: bootstrap with several seeds, none with one)")
 	addGPUsFlag(f, &gpus, false, " (of each run's node, placed least-loaded)")
+	cf.register(f)
 	addCatalogFlag(cmd, &g.Catalogs)
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
@@ -324,4 +330,22 @@ func printSweep(w io.Writer, r sweep.Result) {
 		}
 		fmt.Fprintf(w, "\n%s\n", eval.Wrap(where+": "+rec.Text, 100))
 	}
+}
+
+// sweepCluster puts --cluster and --node-placement in the grid: the file by its
+// absolute path (the grid file keeps it for --resume). A cluster's GPUs have
+// their nodes' memory: --capacity-mib would change none of them.
+func sweepCluster(fs *pflag.FlagSet, g *sweep.Grid, cf clusterFlags) error {
+	cl, err := cf.load(fs)
+	if err != nil || cl.Nodes == nil {
+		return err
+	}
+	if fs.Changed("capacity-mib") {
+		return fmt.Errorf("--cluster %s gives each GPU its node's memory: leave out --capacity-mib", cf.file)
+	}
+	g.Cluster, g.NodePlacement = cf.file, cf.placement
+	if abs, err := filepath.Abs(cf.file); err == nil {
+		g.Cluster = abs
+	}
+	return nil
 }
