@@ -147,8 +147,11 @@ kind load docker-image "$IMAGE" "$CLIENT_IMAGE" "$HOST_IMAGE" --name "$CLUSTER"
 
 # 3. The chart.
 log "installing the chart (daemon emulating GPUs, DRA driver)"
+# hostPath volumes and DAC_READ_SEARCH: the privileged Pod Security level.
+k create namespace "$NS"
+k label namespace "$NS" pod-security.kubernetes.io/enforce=privileged
 helm --kube-context "kind-$CLUSTER" install salus deploy/chart/salus \
-	--namespace "$NS" --create-namespace \
+	--namespace "$NS" \
 	-f deploy/e2e/values-kind.yaml --wait --timeout "${TIMEOUT}s"
 k exec -n "$NS" ds/salus-node -c serve -- \
 	/usr/local/bin/salus get stats --admin-token-file=/var/run/salus-admin/admin-token
