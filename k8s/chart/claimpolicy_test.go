@@ -24,10 +24,10 @@ import (
 // claimValidator compiles the chart's claim policy as the API server's
 // ValidatingAdmissionPolicy plugin does (k8s.io/apiserver v0.37.2,
 // validating.compilePolicy: its variables, then its validations and their
-// messages, in the base CEL environment of this version).
-func claimValidator(t *testing.T) (*admissionv1.ValidatingAdmissionPolicy, validating.Validator) {
+// messages, in the base CEL environment of this version), rendered with values.
+func claimValidator(t *testing.T, values map[string]any) (*admissionv1.ValidatingAdmissionPolicy, validating.Validator) {
 	t.Helper()
-	vap, _ := policy(t, rendered(t, variants(t)[0]), Release+"-claims")
+	vap, _ := policy(t, rendered(t, variant{"claim policy", values, variants(t)[0].kinds}), Release+"-claims")
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func gpu(name string, n int64) resourcev1.DeviceRequest {
 // a driver configuration that the driver's own parser (dra.ParseClaimConfig)
 // refuses, or of a gang.
 func TestClaimPolicy(t *testing.T) {
-	vap, v := claimValidator(t)
+	vap, v := claimValidator(t, nil)
 	if vap.Spec.FailurePolicy == nil || *vap.Spec.FailurePolicy != admissionv1.Fail {
 		t.Errorf("the claim policy's failurePolicy is %v, want Fail", vap.Spec.FailurePolicy)
 	}
@@ -193,5 +193,19 @@ func TestClaimPolicy(t *testing.T) {
 		Driver: "nic.example.com", Parameters: runtime.RawExtension{Raw: []byte(`{"anything":true}`)}}}}}
 	if got := admit(t, v, c); got != "" {
 		t.Errorf("another driver's configuration refused: %s", got)
+	}
+}
+
+// With wholeGPUFallback (no consumable capacity, whose API server drops
+// capacity requests) an admin-access request needs none, and is admitted.
+func TestClaimPolicyWholeGPUFallback(t *testing.T) {
+	_, v := claimValidator(t, map[string]any{"wholeGPUFallback": true})
+	admin := gpu("monitor", 1)
+	admin.Exactly.AdminAccess = ptr.To(true)
+	if got := admit(t, v, claimOf([]resourcev1.DeviceRequest{admin})); got != "" {
+		t.Errorf("an admin-access request with the fallback: refused: %s", got)
+	}
+	if got := admit(t, v, claimOf([]resourcev1.DeviceRequest{gpu("gpu", 2)})); !strings.Contains(got, "must ask for one device") {
+		t.Errorf("two GPUs with the fallback: refusal %q", got)
 	}
 }
