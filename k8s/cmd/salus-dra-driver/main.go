@@ -188,12 +188,17 @@ func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
+// publisher publishes the driver's resources: the kubelet plugin's helper.
+type publisher interface {
+	PublishResources(ctx context.Context, resources resourceslice.DriverResources) error
+}
+
 // syncLoop publishes the GPUs, then every period asserts the prepared claims
 // (unpreparing those whose claim is gone) and publishes the GPUs again, and
 // publishes them when the driver asks to (drv.Republish), until ctx ends. It
 // publishes only what differs from what it published last, so that a slice
 // the API server stores differently is not written again and again.
-func syncLoop(ctx context.Context, period time.Duration, log *slog.Logger, drv *driver.Driver, helper *kubeletplugin.Helper) {
+func syncLoop(ctx context.Context, period time.Duration, log *slog.Logger, drv *driver.Driver, helper publisher) {
 	var last *resourceslice.DriverResources
 	publish := func() {
 		resources, err := drv.Refresh(ctx)
