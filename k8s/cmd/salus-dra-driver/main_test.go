@@ -108,7 +108,9 @@ func (f *fixedDaemon) GPUs(context.Context) ([]dra.GPU, error) {
 	return []dra.GPU{{Index: 0, MemoryMiB: 16000}, {Index: 1, MemoryMiB: 16000}}, nil
 }
 
-func (f *fixedDaemon) Reserve(context.Context, string, string, int, float64, string) error { return nil }
+func (f *fixedDaemon) Reserve(context.Context, string, string, int, float64, string) error {
+	return nil
+}
 
 // countingPublisher counts what it is asked to publish.
 type countingPublisher struct {
@@ -143,7 +145,10 @@ func TestSyncLoopPublishesChangesOnly(t *testing.T) {
 	pub := &countingPublisher{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { syncLoop(ctx, time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), drv, pub); close(done) }()
+	go func() {
+		syncLoop(ctx, time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), drv, pub)
+		close(done)
+	}()
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
