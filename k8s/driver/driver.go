@@ -15,7 +15,14 @@
 // Every prepared claim is also recorded in a small file under the plugin's data
 // directory, so that a restarted driver (or one that sees the daemon restart)
 // asserts its claims with the daemon again (Resync), with the same secret, and
-// can release them later.
+// can release them later; Resync also unprepares the claims whose
+// ResourceClaim is gone.
+//
+// The driver fails loudly where the API server drops the sharing fields (the
+// DRAConsumableCapacity feature off: HandleError), or publishes whole GPUs when
+// asked to. It serves the kubelet's device health stream (WatchHealthStatus),
+// taints the GPUs nobody serves, prepares admin-access claims for monitoring
+// only, and writes a prepared claim's device status.
 package driver
 
 import (
