@@ -10,8 +10,9 @@
 # pods, events, slices and the daemon's and driver's logs):
 #   1. the image builds with deploy/Dockerfile (and the test's Python client
 #      image with deploy/e2e/Dockerfile);
-#   2. a kind cluster (a control plane and a worker) runs Kubernetes 1.34 or
-#      newer, where Dynamic Resource Allocation is GA;
+#   2. a kind cluster (a control plane and a worker) runs Kubernetes 1.36 or
+#      newer, where DRA's consumable capacity is on by default (the chart's
+#      kubeVersion);
 #   3. the chart installs with deploy/e2e/values-kind.yaml and its DaemonSet
 #      becomes ready (the daemon answers salus get stats);
 #   4. the driver publishes a ResourceSlice of driver gpu.salus.dev with the
@@ -30,7 +31,7 @@
 #
 # Environment:
 #   CLUSTER          the kind cluster's name (salus-e2e)
-#   KIND_NODE_IMAGE  the node image, e.g. kindest/node:v1.34.0 (default: kind's)
+#   KIND_NODE_IMAGE  the node image, e.g. kindest/node:v1.36.0 (default: kind's)
 #   FEATURE_GATES    feature gates to turn on in every component, comma-separated
 #                    (DRAConsumableCapacity: shared devices with consumable
 #                    capacity, alpha in 1.34, beta from 1.36; empty on versions
@@ -140,14 +141,17 @@ version=$(k get nodes -o jsonpath='{.items[0].status.nodeInfo.kubeletVersion}')
 minor=${version#v1.}
 minor=${minor%%.*}
 [[ $version == v1.* && $minor =~ ^[0-9]+$ ]] || fail "cannot read the Kubernetes version from $version"
-((minor >= 34)) || fail "Kubernetes $version: DRA (resource.k8s.io/v1) needs 1.34 or newer: set KIND_NODE_IMAGE"
+((minor >= 36)) || fail "Kubernetes $version: the chart needs 1.36 or newer (DRA's consumable capacity on by default): set KIND_NODE_IMAGE"
 log "Kubernetes $version"
 kind load docker-image "$IMAGE" "$CLIENT_IMAGE" "$HOST_IMAGE" --name "$CLUSTER"
 
 # 3. The chart.
 log "installing the chart (daemon emulating GPUs, DRA driver)"
+# hostPath volumes and DAC_READ_SEARCH: the privileged Pod Security level.
+k create namespace "$NS"
+k label namespace "$NS" pod-security.kubernetes.io/enforce=privileged
 helm --kube-context "kind-$CLUSTER" install salus deploy/chart/salus \
-	--namespace "$NS" --create-namespace \
+	--namespace "$NS" \
 	-f deploy/e2e/values-kind.yaml --wait --timeout "${TIMEOUT}s"
 k exec -n "$NS" ds/salus-node -c serve -- \
 	/usr/local/bin/salus get stats --admin-token-file=/var/run/salus-admin/admin-token

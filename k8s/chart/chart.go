@@ -29,8 +29,9 @@ const (
 )
 
 // KubeVersion is the Kubernetes version the chart is rendered for: the oldest
-// with Dynamic Resource Allocation generally available (resource.k8s.io/v1).
-const KubeVersion = "v1.34.0"
+// it installs on (Chart.yaml's kubeVersion), the first with DRA's consumable
+// capacity on by default.
+const KubeVersion = "v1.36.0"
 
 // Dir is the chart's directory, found beside this source file so that a test
 // of any package can render it.
@@ -61,7 +62,7 @@ func Render(values map[string]any) ([]Document, error) {
 		return nil, fmt.Errorf("load the chart: %w", err)
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
-	caps.KubeVersion = chartutil.KubeVersion{Version: KubeVersion, Major: "1", Minor: "34"}
+	caps.KubeVersion = chartutil.KubeVersion{Version: KubeVersion, Major: "1", Minor: "36"}
 	vals, err := chartutil.ToRenderValues(chrt, values, chartutil.ReleaseOptions{Name: Release, Namespace: Namespace, Revision: 1, IsInstall: true}, caps)
 	if err != nil {
 		return nil, fmt.Errorf("the chart's values: %w", err)

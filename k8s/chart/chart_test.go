@@ -2,6 +2,7 @@ package chart
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path"
 	"reflect"
@@ -49,11 +50,15 @@ func variants(t *testing.T) []variant {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := []string{"ClusterRole", "ClusterRoleBinding", "DaemonSet", "DeviceClass", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+	base := []string{"ClusterRole", "ClusterRoleBinding", "DaemonSet", "DeviceClass", "ServiceAccount"}
+	policy := []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+	both := []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicyBinding"}
 	return []variant{
-		{"defaults", nil, all},
-		{"kind", kind, all},
-		{"no admission policy", map[string]any{"validatingAdmissionPolicy": false}, all[:5]},
+		{"defaults", nil, slices.Concat(base, both)},
+		{"kind", kind, slices.Concat(base, both)},
+		{"no slice policy", map[string]any{"validatingAdmissionPolicy": false}, slices.Concat(base, policy)},
+		{"no claim policy", map[string]any{"claimPolicy": false}, slices.Concat(base, policy)},
+		{"no admission policy", map[string]any{"validatingAdmissionPolicy": false, "claimPolicy": false}, base},
 	}
 }
 
@@ -80,6 +85,32 @@ func rendered(t *testing.T, v variant) []any {
 		t.Errorf("%s: the chart renders %v, want %v", v.name, kinds, v.kinds)
 	}
 	return objs
+}
+
+// policy is the admission policy named name among objs, and its binding.
+func policy(t *testing.T, objs []any, name string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	t.Helper()
+	var vap *admissionv1.ValidatingAdmissionPolicy
+	var vapb *admissionv1.ValidatingAdmissionPolicyBinding
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *admissionv1.ValidatingAdmissionPolicy:
+			if x.Name == name {
+				vap = x
+			}
+		case *admissionv1.ValidatingAdmissionPolicyBinding:
+			if x.Name == name {
+				vapb = x
+			}
+		}
+	}
+	if vap == nil || vapb == nil {
+		t.Fatalf("no admission policy %s and binding of that name", name)
+	}
+	if vapb.Spec.PolicyName != vap.Name || !slices.Equal(vapb.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+		t.Errorf("the binding of %s: %+v, want the policy's name and Deny", name, vapb.Spec)
+	}
+	return vap, vapb
 }
 
 // find is the one object of type T among objs.
@@ -110,7 +141,8 @@ func TestChartDecodesStrictly(t *testing.T) {
 // controller lists and watches the slices and creates, updates and deletes its
 // node's (never get or patch), the plugin gets a claim when the kubelet asks to
 // prepare it (never lists or watches), and the controller gets the node for the
-// UID that owns the slices. It is bound to the service account the DaemonSet
+// UID that owns the slices; the driver itself gets its prepared claims (to
+// unprepare those that are gone) and updates a claim's device status. It is bound to the service account the DaemonSet
 // runs as, in the release's namespace.
 func TestChartRBACIsLeastPrivilege(t *testing.T) {
 	objs := rendered(t, variants(t)[0])
@@ -118,6 +150,7 @@ func TestChartRBACIsLeastPrivilege(t *testing.T) {
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: []string{"list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims/status"}, Verbs: []string{"update"}},
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}},
 	}
 	if !reflect.DeepEqual(role.Rules, want) {
@@ -140,14 +173,10 @@ func TestChartRBACIsLeastPrivilege(t *testing.T) {
 		t.Errorf("the DaemonSet runs as service account %q, want %q", ds.Spec.Template.Spec.ServiceAccountName, sa.Name)
 	}
 	// The admission policy names the same service account.
-	vap := find[*admissionv1.ValidatingAdmissionPolicy](t, objs)
+	vap, _ := policy(t, objs, Release+"-resourceslices")
 	user := "system:serviceaccount:" + Namespace + ":" + sa.Name
 	if len(vap.Spec.MatchConditions) != 1 || !strings.Contains(vap.Spec.MatchConditions[0].Expression, `"`+user+`"`) {
 		t.Errorf("the admission policy matches %+v, want the driver's user %s", vap.Spec.MatchConditions, user)
-	}
-	vapb := find[*admissionv1.ValidatingAdmissionPolicyBinding](t, objs)
-	if vapb.Spec.PolicyName != vap.Name {
-		t.Errorf("the policy binding names %q, want %q", vapb.Spec.PolicyName, vap.Name)
 	}
 }
 
@@ -249,6 +278,12 @@ func TestChartDaemonSetWiring(t *testing.T) {
 			t.Errorf("%s: --plugin-dir %s: the kubelet's plugin directory is named after the driver, %s", v.name, df["plugin-dir"], dra.DriverName)
 		}
 
+		// The liveness probe reaches the driver's /healthz on the port it serves.
+		probe := driver.LivenessProbe
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != "/healthz" || len(driver.Ports) != 1 ||
+			probe.HTTPGet.Port.StrVal != driver.Ports[0].Name || df["http-addr"] != fmt.Sprintf(":%d", driver.Ports[0].ContainerPort) {
+			t.Errorf("%s: the driver's liveness probe %+v, ports %+v, --http-addr %q: want /healthz on the port it serves", v.name, probe, driver.Ports, df["http-addr"])
+		}
 		if df["node-name"] != "$(NODE_NAME)" {
 			t.Errorf("%s: --node-name=%q, want $(NODE_NAME)", v.name, df["node-name"])
 		}
@@ -335,6 +370,23 @@ func TestChartValues(t *testing.T) {
 		}
 		if !reflect.DeepEqual(spec.NodeSelector, c.nodeSelector) {
 			t.Errorf("%s: node selector %v, want %v", c.v.name, spec.NodeSelector, c.nodeSelector)
+		}
+	}
+}
+
+// The driver exits where the API server drops consumable capacity, unless the
+// chart's wholeGPUFallback passes --whole-gpu-fallback.
+func TestChartWholeGPUFallback(t *testing.T) {
+	for _, c := range []struct {
+		values map[string]any
+		want   bool
+	}{{nil, false}, {map[string]any{"wholeGPUFallback": true}, true}} {
+		args, err := DriverArgs(c.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(args, "--whole-gpu-fallback"); got != c.want {
+			t.Errorf("values %v: --whole-gpu-fallback given: %v, want %v (%q)", c.values, got, c.want, args)
 		}
 	}
 }
@@ -437,6 +489,9 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
 		{map[string]any{"kubeletDir": "var/lib/kubelet"}, "kubeletDir"},
 		{map[string]any{"validatingAdmissionPolicy": "yes"}, "validatingAdmissionPolicy"},
+		{map[string]any{"claimPolicy": "yes"}, "claimPolicy"},
+		{map[string]any{"wholeGPUFallback": "yes"}, "wholeGPUFallback"},
+		{map[string]any{"driverHTTPPort": 0}, "driverHTTPPort"},
 		{map[string]any{"resources": map[string]any{"serve": map[string]any{}}}, "serve"},
 	} {
 		_, err := Render(c.values)
@@ -462,7 +517,7 @@ func TestChartCommandsGolden(t *testing.T) {
 		Driver []string `json:"driver"`
 	}
 	all := map[string]commands{}
-	for _, v := range variants(t)[:2] { // defaults and kind; the third differs in no container
+	for _, v := range variants(t)[:2] { // defaults and kind; the others differ in no container
 		ds, err := DaemonSet(v.values)
 		if err != nil {
 			t.Fatal(err)

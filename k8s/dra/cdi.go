@@ -111,6 +111,32 @@ func CDISpec(claimUID, secret string, gpu GPU, socket, tokenPath string, cfg Cla
 		env = append(env, "SALUS_GPUS="+strconv.Itoa(cfg.GPUs))
 	}
 	env = append(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES="+idx)
+	return marshalSpec(claimUID, env, socket, tokenPath)
+}
+
+// MonitorCDISpec is the CDI spec (JSON) for a claim with admin access
+// (adminAccess: true, a monitoring pod): the daemon's socket and token file
+// mounted read-only, SALUS_ADDR, SALUS_TOKEN_FILE and SALUS_GPU, and the GPU
+// made visible to CUDA, but no SALUS_CLAIM nor secret: such a claim holds no
+// memory with the daemon, and its pod's sessions are not bound to it.
+func MonitorCDISpec(claimUID string, gpu GPU, socket, tokenPath string) ([]byte, error) {
+	if !cdiName.MatchString(claimUID) {
+		return nil, fmt.Errorf("CDI spec: claim UID %q is not a CDI device name: give the claim's UID (letters, digits, '_', '.', '-', starting with a letter or digit)", claimUID)
+	}
+	for _, p := range []struct{ name, v string }{{"socket", socket}, {"token file", tokenPath}} {
+		if !path.IsAbs(p.v) {
+			return nil, fmt.Errorf("CDI spec: the daemon's %s %q is not an absolute path: give the path on the host", p.name, p.v)
+		}
+	}
+	idx := strconv.Itoa(gpu.Index)
+	env := []string{"SALUS_ADDR=" + ContainerSocket, "SALUS_TOKEN_FILE=" + ContainerToken, "SALUS_GPU=" + idx,
+		"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + idx}
+	return marshalSpec(claimUID, env, socket, tokenPath)
+}
+
+// marshalSpec is the spec of one device, named claimUID, with env and the
+// daemon's socket and token file mounted read-only.
+func marshalSpec(claimUID string, env []string, socket, tokenPath string) ([]byte, error) {
 	spec := cdiSpec{
 		CDIVersion: CDIVersion,
 		Kind:       CDIKind,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // ConfigAPIVersion and ConfigKind name the claim configuration that a
@@ -30,10 +31,14 @@ type ClaimConfig struct {
 	GPUs          int     `json:"gpus,omitempty"`          // GPUs the job needs at once (0 or 1: one; more: a gang)
 }
 
+// configFields are the JSON names of ClaimConfig's fields, exactly as spelt.
+var configFields = []string{"apiVersion", "kind", "declaredS", "priority", "persistentMiB", "ephemeralMiB", "gpus"}
+
 // ParseClaimConfig reads a claim's opaque parameters strictly: one JSON object
 // of apiVersion gpu.salus.dev/v1alpha1 and kind ClaimConfig, with no field this
-// version does not know, and every number finite and not negative (a priority
-// may be negative, within 32 bits, as the daemon allows).
+// version does not know (names matched exactly, case included), and every
+// number finite and not negative (a priority may be negative, within 32 bits,
+// as the daemon allows).
 func ParseClaimConfig(raw []byte) (ClaimConfig, error) {
 	var cfg ClaimConfig
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -43,6 +48,17 @@ func ParseClaimConfig(raw []byte) (ClaimConfig, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return ClaimConfig{}, fmt.Errorf("claim config: something follows the object: give exactly one JSON object")
+	}
+	// encoding/json matches field names regardless of case; the admission
+	// policy (and Kubernetes) does not: "persistentMib" is a misspelling.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return ClaimConfig{}, fmt.Errorf("claim config: %w", err)
+	}
+	for name := range fields {
+		if !slices.Contains(configFields, name) {
+			return ClaimConfig{}, fmt.Errorf("claim config: unknown field %q: give one JSON object with apiVersion %q, kind %q and only the fields declaredS, priority, persistentMiB, ephemeralMiB, gpus (spelt so)", name, ConfigAPIVersion, ConfigKind)
+		}
 	}
 	if cfg.APIVersion != ConfigAPIVersion || cfg.Kind != ConfigKind {
 		return ClaimConfig{}, fmt.Errorf("claim config: apiVersion %q, kind %q: this driver reads apiVersion %q, kind %q", cfg.APIVersion, cfg.Kind, ConfigAPIVersion, ConfigKind)

@@ -28,6 +28,7 @@ func TestParseClaimConfigRefuses(t *testing.T) {
 		{"empty", ``, "one JSON object"},
 		{"not an object", `[1]`, "one JSON object"},
 		{"unknown field", `{` + head + `, "declared_s": 5}`, `unknown field "declared_s"`},
+		{"a field in the wrong case", `{` + head + `, "persistentMib": 5}`, `unknown field "persistentMib"`},
 		{"wrong type", `{` + head + `, "gpus": 1.5}`, "gpus"},
 		{"trailing", `{` + head + `} {}`, "exactly one JSON object"},
 		{"no apiVersion", `{"kind": "ClaimConfig"}`, "gpu.salus.dev/v1alpha1"},

@@ -107,3 +107,42 @@ func Slice(node string, gpus []GPU, pool string, generation int64) *resourcev1.R
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// WholeGPUs turns a slice of shareable devices (Slice) into one of whole GPUs,
+// for a cluster without consumable capacity (the DRAConsumableCapacity feature,
+// on by default from Kubernetes 1.36): each device is allocated to one claim at
+// a time, and its memory is a plain capacity with no request policy. This is
+// what such an API server stores of a Slice anyway; publishing it as such keeps
+// the driver's slice and the stored one equal. It changes slice in place.
+func WholeGPUs(slice *resourcev1.ResourceSlice) {
+	for i := range slice.Spec.Devices {
+		d := &slice.Spec.Devices[i]
+		d.AllowMultipleAllocations = nil
+		for name, c := range d.Capacity {
+			c.RequestPolicy = nil
+			d.Capacity[name] = c
+		}
+	}
+}
+
+// Device taints the driver puts on the devices it publishes (resource.k8s.io/v1
+// device taints, generally available in Kubernetes 1.37). Both are NoSchedule:
+// no new claim is allocated the GPU, and pods running on it are left alone (the
+// daemon, when it is back, still holds their sessions).
+const (
+	// TaintUnreachable: the driver cannot reach the node's daemon.
+	TaintUnreachable = DriverName + "/daemon-unreachable"
+	// TaintNotServed: the daemon no longer lists this GPU.
+	TaintNotServed = DriverName + "/not-served"
+)
+
+// Taint puts a NoSchedule taint of key on the device of slice named device
+// (every device when device is empty). It changes slice in place.
+func Taint(slice *resourcev1.ResourceSlice, device, key string) {
+	for i := range slice.Spec.Devices {
+		d := &slice.Spec.Devices[i]
+		if device == "" || d.Name == device {
+			d.Taints = append(d.Taints, resourcev1.DeviceTaint{Key: key, Effect: resourcev1.DeviceTaintEffectNoSchedule})
+		}
+	}
+}

@@ -91,3 +91,26 @@ func TestSlice(t *testing.T) {
 		t.Errorf("memory of 16160.7 MiB is %d bytes, want %d", got, 16160<<20)
 	}
 }
+
+// WholeGPUs leaves what a cluster without consumable capacity stores: no
+// multiple allocations, no request policy, the memory as a plain capacity.
+// Taint marks one device, or all.
+func TestWholeGPUsAndTaint(t *testing.T) {
+	s := Slice("node-a", twoGPUs, "", 1)
+	WholeGPUs(s)
+	Taint(s, "gpu-1", TaintNotServed)
+	for _, d := range s.Spec.Devices {
+		c := d.Capacity[CapMemory]
+		if d.AllowMultipleAllocations != nil || c.RequestPolicy != nil || c.Value.Value() != 40960<<20 {
+			t.Errorf("%s: allowMultipleAllocations %v, capacity %+v; want a whole GPU of 40960 MiB", d.Name, d.AllowMultipleAllocations, c)
+		}
+	}
+	if len(s.Spec.Devices[0].Taints) != 0 || len(s.Spec.Devices[1].Taints) != 1 || s.Spec.Devices[1].Taints[0].Key != TaintNotServed ||
+		s.Spec.Devices[1].Taints[0].Effect != resourcev1.DeviceTaintEffectNoSchedule {
+		t.Errorf("taints %+v, %+v: want gpu-1 alone tainted %s:NoSchedule", s.Spec.Devices[0].Taints, s.Spec.Devices[1].Taints, TaintNotServed)
+	}
+	Taint(s, "", TaintUnreachable)
+	if len(s.Spec.Devices[0].Taints) != 1 || len(s.Spec.Devices[1].Taints) != 2 {
+		t.Errorf("Taint of every device: %+v", s.Spec.Devices)
+	}
+}

@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,9 +82,33 @@ type rig struct {
 	stateDir string
 	api      string // the daemon's connect API
 	kubelet  drapb.DRAPluginClient
+	helper   *kubeletplugin.Helper
+	conn     *grpc.ClientConn // the plugin's socket
+	daemonUp *atomic.Bool     // false: the driver's daemon calls fail as if it were unreachable
 }
 
-func start(t *testing.T) *rig {
+// flakyDaemon is the daemon as the driver reaches it, which the test can make
+// unreachable.
+type flakyDaemon struct {
+	driver.Daemon
+	up *atomic.Bool
+}
+
+var errUnreachable = errors.New("dial tcp 127.0.0.1:7070: connect: connection refused")
+
+func (f flakyDaemon) GPUs(ctx context.Context) ([]dra.GPU, error) {
+	if !f.up.Load() {
+		return nil, errUnreachable
+	}
+	return f.Daemon.GPUs(ctx)
+}
+
+func start(t *testing.T) *rig { return startWith(t, nil, nil) }
+
+// startWith starts a rig whose driver configuration is changed by config and
+// whose fake API server is changed by kube before the driver starts (each may
+// be nil).
+func startWith(t *testing.T, config func(*driver.Config), kube func(*fake.Clientset)) *rig {
 	t.Helper()
 	pol, err := core.Lookup("pack")
 	if err != nil {
@@ -101,14 +127,24 @@ func start(t *testing.T) *rig {
 	dir := t.TempDir()
 	r := &rig{daemon: d, cdiDir: filepath.Join(dir, "cdi"), stateDir: filepath.Join(dir, "plugin"), api: api.URL}
 	r.kube = fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid-1"}})
-	daemon := driver.NewConnectDaemon(api.URL, adminToken)
-	daemon.DriverVersion = "550.54.15"
+	if kube != nil {
+		kube(r.kube)
+	}
+	connectDaemon := driver.NewConnectDaemon(api.URL, adminToken)
+	connectDaemon.DriverVersion = "550.54.15"
+	r.daemonUp = &atomic.Bool{}
+	r.daemonUp.Store(true)
+	daemon := flakyDaemon{connectDaemon, r.daemonUp}
 	pluginDir, registry := r.stateDir, filepath.Join(dir, "registry")
 	if err := os.MkdirAll(registry, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.drv, err = driver.New(driver.Config{Node: node, Daemon: daemon, CDIDir: r.cdiDir, StateDir: pluginDir,
-		HostSocket: "/run/salus/salus.sock", HostToken: "/run/salus/token", Logger: quiet})
+	cfg := driver.Config{Node: node, Daemon: daemon, CDIDir: r.cdiDir, StateDir: pluginDir,
+		HostSocket: "/run/salus/salus.sock", HostToken: "/run/salus/token", Logger: quiet, Kube: r.kube}
+	if config != nil {
+		config(&cfg)
+	}
+	r.drv, err = driver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +161,7 @@ func start(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(helper.Stop)
+	r.helper = helper
 	if err := helper.PublishResources(ctx, resources); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +170,7 @@ func start(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	r.conn = conn
 	r.kubelet = drapb.NewDRAPluginClient(conn)
 	return r
 }

@@ -8,17 +8,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
 
 	"github.com/salusgo/salus/k8s/dra"
 	"github.com/salusgo/salus/k8s/driver"
@@ -38,6 +43,8 @@ type draDriverFlags struct {
 	cdiDir, pluginDir, registrarDir          string
 	hostSocket, hostToken                    string
 	resync                                   time.Duration
+	httpAddr                                 string
+	wholeGPUFallback                         bool
 }
 
 func newCommand() *cobra.Command {
@@ -60,7 +67,15 @@ which the daemon refuses an open naming the claim), the claim's declared figures
 and CUDA_VISIBLE_DEVICES. A claim the daemon refuses fails with the daemon's words,
 which the pod's events show. On unprepare it releases the claim, which ends its
 session. Every --resync it asserts its prepared claims with the daemon again
-(a restarted daemon keeps no reservation) and publishes the GPUs again.`,
+(a restarted daemon keeps no reservation), unprepares the claims whose
+ResourceClaim is gone, and publishes the GPUs again, tainted when the daemon
+cannot be reached. It serves the kubelet's device health stream.
+
+Sharing needs consumable capacity (the DRAConsumableCapacity feature, on by
+default from Kubernetes 1.36). Where the API server drops it, the driver exits
+with an error naming the feature gate, unless --whole-gpu-fallback: then it
+publishes whole GPUs, one claim each. --http-addr serves /healthz (the liveness
+probe) and /metrics (Prometheus).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -79,6 +94,8 @@ session. Every --resync it asserts its prepared claims with the daemon again
 	fl.StringVar(&f.hostSocket, "host-socket", "/run/salus/salus.sock", "the daemon's client socket as the node sees it, mounted into pods")
 	fl.StringVar(&f.hostToken, "host-token-file", "/run/salus/token", "the daemon's client token as the node sees it, mounted into pods")
 	fl.DurationVar(&f.resync, "resync", 30*time.Second, "how often prepared claims are asserted with the daemon again, and its GPUs published again")
+	fl.StringVar(&f.httpAddr, "http-addr", "", "serve /healthz and /metrics on this address (such as :8081; empty: none)")
+	fl.BoolVar(&f.wholeGPUFallback, "whole-gpu-fallback", false, "where the API server drops consumable capacity (Kubernetes before 1.36, or the DRAConsumableCapacity gate off), publish whole GPUs, one claim each, instead of exiting")
 	return cmd
 }
 
@@ -93,20 +110,42 @@ func runDRADriver(ctx context.Context, f draDriverFlags, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
+	var lis net.Listener
+	if f.httpAddr != "" {
+		if lis, err = net.Listen("tcp", f.httpAddr); err != nil {
+			return fmt.Errorf("--http-addr %s: %w", f.httpAddr, err)
+		}
+		defer lis.Close()
+	}
 	token, err := waitForFile(ctx, f.adminTokenFile, log)
 	if err != nil {
 		return err
 	}
+	// A fatal error (the API server drops the sharing fields) ends the driver:
+	// the pod's container exits with it, which its status and logs show.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	daemon := driver.NewConnectDaemon(f.daemon, token)
 	daemon.DriverVersion = driver.NVIDIADriverVersion()
+	metrics := driver.NewMetrics()
 	drv, err := driver.New(driver.Config{Node: f.node, Daemon: daemon, CDIDir: f.cdiDir, StateDir: f.pluginDir,
-		HostSocket: f.hostSocket, HostToken: f.hostToken, Logger: log})
+		HostSocket: f.hostSocket, HostToken: f.hostToken, Logger: log,
+		Kube: kube, WholeGPUFallback: f.wholeGPUFallback, Fatal: cancel, Metrics: metrics})
 	if err != nil {
 		return err
 	}
+	probe := &health{drv: drv}
+	if lis != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/healthz", probe)
+		mux.Handle("/metrics", metrics.Handler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(lis)
+		defer srv.Close()
+	}
 	// The daemon may still be starting: wait for its GPUs before registering.
 	if mustEventually(ctx, log, "ask the daemon at "+f.daemon+" for its GPUs", func() (any, error) { return drv.Refresh(ctx) }) == nil {
-		return nil // stopped meanwhile
+		return context.Cause(ctx) // stopped meanwhile
 	}
 	helper, err := kubeletplugin.Start(ctx, drv, kubeletplugin.KubeClient(kube), kubeletplugin.NodeName(f.node),
 		kubeletplugin.DriverName(dra.DriverName), kubeletplugin.PluginDataDirectoryPath(f.pluginDir),
@@ -115,38 +154,82 @@ func runDRADriver(ctx context.Context, f draDriverFlags, log *slog.Logger) error
 		return fmt.Errorf("start the kubelet plugin: %w", err)
 	}
 	defer helper.Stop()
+	probe.helper.Store(helper)
 	if n, err := drv.Resync(ctx); err != nil {
 		log.Warn("some prepared claims could not be asserted with the daemon", "asserted", n, "err", err)
 	}
-	return syncLoop(ctx, f.resync, log, drv, helper)
+	syncLoop(ctx, f.resync, log, drv, helper)
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
-// syncLoop publishes the GPUs, then every period asserts the prepared claims and
-// publishes the GPUs again, until ctx ends.
-func syncLoop(ctx context.Context, period time.Duration, log *slog.Logger, drv *driver.Driver, helper *kubeletplugin.Helper) error {
-	resources, err := drv.Refresh(ctx)
-	if err == nil {
-		err = helper.PublishResources(ctx, resources)
+// health is the liveness probe (/healthz): 200 unless the driver cannot go on
+// or the kubelet refused its registration. An unreachable daemon is not a
+// failure here: restarting the driver would not bring it back (the published
+// GPUs are tainted meanwhile, and /metrics says it).
+type health struct {
+	drv    *driver.Driver
+	helper atomic.Pointer[kubeletplugin.Helper]
+}
+
+func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	if err := h.drv.Err(); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
 	}
-	if err != nil {
-		log.Error("publish the GPUs", "err", err)
+	if helper := h.helper.Load(); helper != nil {
+		if st := helper.RegistrationStatus(); st != nil && !st.PluginRegistered {
+			http.Error(w, "the kubelet refused the plugin's registration: "+st.Error, http.StatusServiceUnavailable)
+			return
+		}
 	}
+	fmt.Fprintln(w, "ok")
+}
+
+// publisher publishes the driver's resources: the kubelet plugin's helper.
+type publisher interface {
+	PublishResources(ctx context.Context, resources resourceslice.DriverResources) error
+}
+
+// syncLoop publishes the GPUs, then every period asserts the prepared claims
+// (unpreparing those whose claim is gone) and publishes the GPUs again, and
+// publishes them when the driver asks to (drv.Republish), until ctx ends. It
+// publishes only what differs from what it published last, so that a slice
+// the API server stores differently is not written again and again.
+func syncLoop(ctx context.Context, period time.Duration, log *slog.Logger, drv *driver.Driver, helper publisher) {
+	var last *resourceslice.DriverResources
+	publish := func() {
+		resources, err := drv.Refresh(ctx)
+		if err != nil {
+			log.Warn("ask the daemon for its GPUs", "err", err)
+		}
+		if resources.Pools == nil || (last != nil && equality.Semantic.DeepEqual(*last, resources)) {
+			return
+		}
+		if err := helper.PublishResources(ctx, resources); err != nil {
+			log.Error("publish the GPUs", "err", err)
+			return
+		}
+		last = &resources
+	}
+	publish()
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
+		case <-drv.Republish():
+			publish()
+			continue
 		case <-t.C:
 		}
 		if n, err := drv.Resync(ctx); err != nil {
 			log.Warn("prepared claims not all asserted with the daemon", "asserted", n, "err", err)
 		}
-		if resources, err := drv.Refresh(ctx); err != nil {
-			log.Warn("ask the daemon for its GPUs", "err", err)
-		} else if err := helper.PublishResources(ctx, resources); err != nil {
-			log.Error("publish the GPUs", "err", err)
-		}
+		publish()
 	}
 }
 
