@@ -60,9 +60,10 @@ func (c *ConnectDaemon) GPUs(ctx context.Context) ([]dra.GPU, error) {
 	return out, nil
 }
 
-// Reserve calls ReserveClaim.
-func (c *ConnectDaemon) Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string) error {
-	_, err := c.admin.ReserveClaim(ctx, connect.NewRequest(&salusv1.ReserveClaimRequest{Claim: uid, Name: name, Gpu: int32(gpu), MemoryMib: memoryMiB, Secret: secret}))
+// Reserve calls ReserveClaim, with the claim's intent.
+func (c *ConnectDaemon) Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string, intent Intent) error {
+	_, err := c.admin.ReserveClaim(ctx, connect.NewRequest(&salusv1.ReserveClaimRequest{Claim: uid, Name: name, Gpu: int32(gpu), MemoryMib: memoryMiB, Secret: secret,
+		DeclaredS: intent.DeclaredS, Priority: intent.Priority}))
 	return unwrap(err)
 }
 

@@ -57,7 +57,7 @@ type Daemon interface {
 	GPUs(ctx context.Context) ([]dra.GPU, error)
 	// Reserve holds memoryMiB of the GPU (physical index) for the claim, whose
 	// opens must present secret; the same reservation again is a no-op.
-	Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string) error
+	Reserve(ctx context.Context, uid, name string, gpu int, memoryMiB float64, secret string, intent Intent) error
 	// Release drops the claim's reservation and ends its session; an unknown
 	// claim is no error.
 	Release(ctx context.Context, uid string) error
@@ -210,6 +210,27 @@ type record struct {
 	// AdminAccess: a monitoring claim (adminAccess: true), which the daemon
 	// holds nothing for.
 	AdminAccess bool `json:"adminAccess,omitempty"`
+	// Intent is the claim's declared time and priority, which bind its session.
+	Intent Intent `json:"intent,omitzero"`
+}
+
+// Intent is what a claim's configuration says of the job that runs under it:
+// the daemon schedules the claim's session with it, whatever the session's
+// client sends (its share of the GPU's time is its memory's share of the GPU).
+type Intent struct {
+	DeclaredS float64 `json:"declaredS,omitempty"`
+	// Priority is the claim's priority when its configuration gives one other
+	// than 0 (the configuration cannot tell 0 from none: 0 leaves the client's).
+	Priority *int32 `json:"priority,omitempty"`
+}
+
+func intentOf(cfg dra.ClaimConfig) Intent {
+	in := Intent{DeclaredS: cfg.DeclaredS}
+	if cfg.Priority != 0 {
+		p := int32(cfg.Priority)
+		in.Priority = &p
+	}
+	return in
 }
 
 // PrepareResourceClaims reserves each claim with the daemon and writes its CDI
@@ -282,7 +303,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		}
 		return nil, nil, fmt.Errorf("the claim's configuration needs %g MiB (persistentMiB %g + ephemeralMiB %g), more than the %g MiB of capacity %s it was granted: request more capacity, or lower them", need, cfg.PersistentMiB, cfg.EphemeralMiB, granted, dra.CapMemory)
 	}
-	rec := record{UID: string(c.UID), Name: c.Namespace + "/" + c.Name, GPU: gpu.Index, MemoryMiB: granted}
+	rec := record{UID: string(c.UID), Name: c.Namespace + "/" + c.Name, GPU: gpu.Index, MemoryMiB: granted, Intent: intentOf(cfg)}
 	// A claim prepared before (the kubelet retries) keeps its secret: its
 	// container may already have it, and the daemon holds the claim with it.
 	if old, err := d.readRecord(d.statePath(rec.UID)); err == nil && old.Secret != "" {
@@ -290,7 +311,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 	} else {
 		rec.Secret = newSecret()
 	}
-	if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret); err != nil {
+	if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret, rec.Intent); err != nil {
 		return nil, nil, err
 	}
 	// A claim the daemon holds must be one the driver can assert again, with
@@ -428,7 +449,7 @@ func (d *Driver) Resync(ctx context.Context) (int, error) {
 		if rec.Secret == "" {
 			d.log.Warn("claim prepared by a driver before claim secrets: its container has none, so its job cannot open a session; delete the pod to prepare the claim again", "claim", rec.UID, "name", rec.Name)
 		}
-		if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret); err != nil {
+		if err := d.cfg.Daemon.Reserve(ctx, rec.UID, rec.Name, rec.GPU, rec.MemoryMiB, rec.Secret, rec.Intent); err != nil {
 			errs = append(errs, fmt.Errorf("claim %s (%s): %w", rec.UID, rec.Name, err))
 			continue
 		}

@@ -457,3 +457,55 @@ func TestResyncAfterDaemonRestart(t *testing.T) {
 		t.Errorf("after resync the claim should hold the secret of its container: %v", err)
 	}
 }
+
+// TestClaimIntentBindsTheSession: a claim whose configuration declares 3600 s
+// and priority 1 is reserved with them, and its pod's session runs with them
+// although its client sends 2.5 s and no priority (issue: the intent once
+// travelled only as environment variables the worker ignored).
+func TestClaimIntentBindsTheSession(t *testing.T) {
+	r := start(t)
+	const intent = `{"apiVersion":"gpu.salus.dev/v1alpha1","kind":"ClaimConfig","declaredS":3600,"priority":1,"persistentMiB":2000,"ephemeralMiB":3000}`
+	c := r.create(t, claim("uid-intent", "train-i", "gpu-0", 6000, intent))
+	if got := r.prepare(t, c); got.Error != "" {
+		t.Fatalf("prepare: %s", got.Error)
+	}
+	var held *server.ClaimInfo
+	for _, ci := range r.daemon.ListClaims() {
+		if ci.UID == "uid-intent" {
+			held = &ci
+		}
+	}
+	if held == nil || held.Intent.DeclaredS != 3600 || held.Intent.Priority == nil || *held.Intent.Priority != 1 {
+		t.Fatalf("the daemon holds %+v; want the claim with declared 3600 s and priority 1", held)
+	}
+	spec, err := os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-uid-intent.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Devices []struct {
+			ContainerEdits struct{ Env []string } `json:"containerEdits"`
+		} `json:"devices"`
+	}
+	json.Unmarshal(spec, &parsed)
+	secret := envValue(parsed.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
+	sc := salusv1connect.NewSchedulerServiceClient(http.DefaultClient, r.api, bearer(clientToken))
+	if _, err := sc.OpenSession(context.Background(), connect.NewRequest(&salusv1.OpenSessionRequest{Job: "pod-i",
+		PersistentMib: 2000, EphemeralMib: 3000, DeclaredS: 2.5, Claim: "uid-intent", ClaimSecret: secret})); err != nil {
+		t.Fatalf("open under the claim: %v", err)
+	}
+	// The priority binds the same way (server's TestClaimIntentBindsItsSession
+	// reads it in the event log); a session lists its declared time.
+	found := false
+	for _, s := range r.daemon.Sessions() {
+		if s.Job == "pod-i" {
+			found = true
+			if s.DeclaredS != 3600 {
+				t.Errorf("the session runs with declared %g s; want the claim's 3600 s", s.DeclaredS)
+			}
+		}
+	}
+	if !found {
+		t.Error("no session pod-i on the daemon")
+	}
+}

@@ -108,7 +108,7 @@ func (f *fixedDaemon) GPUs(context.Context) ([]dra.GPU, error) {
 	return []dra.GPU{{Index: 0, MemoryMiB: 16000}, {Index: 1, MemoryMiB: 16000}}, nil
 }
 
-func (f *fixedDaemon) Reserve(context.Context, string, string, int, float64, string) error {
+func (f *fixedDaemon) Reserve(context.Context, string, string, int, float64, string, driver.Intent) error {
 	return nil
 }
 
