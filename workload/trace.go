@@ -38,6 +38,10 @@ type Job struct {
 	// allocated together and its iterations start on all of them together. Zero
 	// means one.
 	GPUs int `json:"gpus,omitempty"`
+	// GPUModels, when not empty, are the GPU models the job may run on (a
+	// cluster's model names, as the trace gave them); empty means any. In CSV the
+	// column gpu_models, the models separated by |.
+	GPUModels []string `json:"gpu_models,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
 	Profile Profile `json:"-"`
@@ -93,7 +97,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "gpu_models"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -249,7 +253,12 @@ func jsonRows(data []byte, file string, each func(row) error) error {
 				return &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
 			}
 			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
+			var list []string
+			switch {
+			case json.Unmarshal(v, &s) == nil:
+			case k == "gpu_models" && json.Unmarshal(v, &list) == nil:
+				s = strings.Join(list, "|")
+			default:
 				s = string(v) // a number, or something the field parser will reject
 			}
 			fields[k] = s
@@ -320,6 +329,14 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
 		}
 	}
+	if s := r.fields["gpu_models"]; s != "" {
+		for _, m := range strings.Split(s, "|") {
+			if m = strings.TrimSpace(m); m == "" {
+				return j, bad("gpu_models", fmt.Sprintf("%q has an empty model: separate the models with |, e.g. v100|a100", s))
+			}
+			j.GPUModels = append(j.GPUModels, m)
+		}
+	}
 	switch j.Kind {
 	case "":
 		j.Kind = Train
@@ -374,17 +391,21 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header. The gpus and inline profile
-// columns are written only when some job uses them.
+// WriteCSV writes the trace as CSV with a header. The gpus, gpu_models and
+// inline profile columns are written only when some job uses them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, inline := false, false
+	gang, models, inline := false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
+		models = models || len(j.GPUModels) > 0
 		inline = inline || !j.Inline.Empty()
 	}
 	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
 	if gang {
 		header = append(header, "gpus")
+	}
+	if models {
+		header = append(header, "gpu_models")
 	}
 	if inline {
 		header = append(header, inlineColumns...)
@@ -396,6 +417,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 			formatFloat(j.ArrivalS), optional(j.DeclaredS), j.Kind, strconv.Itoa(j.Priority), optional(j.PauseS)}
 		if gang {
 			rec = append(rec, strconv.Itoa(j.GPUCount()))
+		}
+		if models {
+			rec = append(rec, strings.Join(j.GPUModels, "|"))
 		}
 		if inline {
 			rec = append(rec, j.Inline.values()...)
