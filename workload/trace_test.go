@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,8 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 	}
 	tr.Jobs[2].DeclaredS, tr.Jobs[3].Priority, tr.Jobs[4].PauseS = 99.5, 2, 10
 	tr.Jobs[5].GPUModels = []string{"v100", "G2"}
+	q, run := 0.0, 12.5
+	tr.Jobs[6].TraceQueueS, tr.Jobs[6].TraceRunS = &q, &run
 	for _, format := range []string{"csv", "jsonl"} {
 		var buf bytes.Buffer
 		if format == "csv" {
@@ -68,11 +71,20 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 			a, b := tr.Jobs[i], back.Jobs[i]
 			if a.ID != b.ID || a.Model != b.Model || a.Batch != b.Batch || a.Iterations != b.Iterations ||
 				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.PauseS != b.PauseS || a.Kind != b.Kind ||
-				strings.Join(a.GPUModels, "|") != strings.Join(b.GPUModels, "|") {
+				strings.Join(a.GPUModels, "|") != strings.Join(b.GPUModels, "|") ||
+				fmt.Sprint(ptr(a.TraceQueueS), ptr(a.TraceRunS)) != fmt.Sprint(ptr(b.TraceQueueS), ptr(b.TraceRunS)) {
 				t.Fatalf("%s: job %d changed: %+v -> %+v", format, i, a, b)
 			}
 		}
 	}
+}
+
+// ptr shows an optional figure: nil or its value.
+func ptr(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
 }
 
 func TestGenerateIsSeeded(t *testing.T) {
