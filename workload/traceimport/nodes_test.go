@@ -71,3 +71,26 @@ func TestReadNodeListErrors(t *testing.T) {
 		t.Error("an unknown node-list format is no error")
 	}
 }
+
+// A pod's gpu_spec is the job's GPU models; its own scheduling delay
+// (scheduled - created) and run (deleted - scheduled) are kept beside it, in
+// both output formats.
+func TestImportAlibaba2023ModelsAndTraceTimes(t *testing.T) {
+	for _, out := range []string{"csv", "jsonl"} {
+		tr, _ := convert(t, "alibaba2023", Options{Output: out}, "openb_pod_list_sample.csv")
+		got := map[string]string{}
+		for _, j := range tr.Jobs {
+			got[j.ID] = fmt.Sprintf("%v %v %v", j.GPUModels, *j.TraceQueueS, *j.TraceRunS)
+		}
+		want := map[string]string{
+			"openb-pod-9001": "[] 0 3600",
+			"openb-pod-9003": "[V100M16 V100M32] 5 995",
+			"openb-pod-9002": "[] 10 590",
+		}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("%s: %s: %q, want %q", out, id, got[id], w)
+			}
+		}
+	}
+}
