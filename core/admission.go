@@ -146,7 +146,7 @@ func (s *Scheduler) NextDeadline() (time.Duration, bool) {
 
 // admitStarving admits the starving jobs in arrival order and reports whether
 // the first one that does not fit blocks the rest of the admission.
-func (s *Scheduler) admitStarving(out []Decision, gpus []GPUInfo) ([]Decision, []GPUInfo, bool) {
+func (s *Scheduler) admitStarving(out []Decision) ([]Decision, bool) {
 	for s.deadlines.Len() > 0 && s.deadlines.jobs[0].starveAt <= s.now {
 		if js := heap.Pop(&s.deadlines).(*jobState); js.phase == waiting && !js.left {
 			heap.Push(&s.starving, js)
@@ -160,20 +160,17 @@ func (s *Scheduler) admitStarving(out []Decision, gpus []GPUInfo) ([]Decision, [
 		}
 		c := s.classes[keyOf(js.job)]
 		if c.blocked {
-			return out, gpus, true
+			return out, true
 		}
-		if gpus == nil {
-			gpus = s.gpuInfos()
-		}
-		l, isNew := s.place(js.job, gpus)
+		l, isNew := s.place(js.job)
 		if l == nil {
 			c.blocked = true
-			return out, gpus, true
+			return out, true
 		}
 		heap.Pop(&s.starving)
-		out = s.admitTo(js, l, isNew, gpus, out)
+		out = s.admitTo(js, l, isNew, out)
 	}
-	return out, gpus, false
+	return out, false
 }
 
 // nextAdmitted is the single-GPU waiting job that admission places first once it

@@ -136,8 +136,13 @@ func LookupGPUPlacement(name string) (GPUPlacement, error) {
 type Devices struct {
 	// Capacities is each GPU's usable memory, MiB, by index. It must not be empty.
 	Capacities []float64
-	// Placement orders the GPUs for a job; nil: LeastLoaded.
+	// Placement orders the GPUs of a node for a job; nil: LeastLoaded.
 	Placement GPUPlacement
+	// Nodes, when not empty, groups the GPUs into the nodes of a cluster, in
+	// order: node i's GPUs follow node i-1's. Empty: one node of every GPU.
+	Nodes []Node
+	// NodePlacement orders the nodes for a job; nil: FirstFitNode.
+	NodePlacement NodePlacement
 }
 
 // Uniform returns n GPUs of capacity MiB each, with the default placement.

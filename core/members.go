@@ -104,12 +104,16 @@ type classKey struct {
 	gpus                  int
 	pinned                string  // the GPUs a pinned job may go to
 	laneCap               float64 // the most its own lane may take
+	models                string  // the GPU models it allows
 }
 
 func keyOf(j Job) classKey {
 	k := classKey{persistent: j.Persistent, ephemeral: j.Ephemeral, gpus: max(j.GPUs, 1), laneCap: j.LaneCap}
 	if len(j.Pinned) > 0 {
 		k.pinned = fmt.Sprint(j.Pinned)
+	}
+	if len(j.GPUModels) > 0 {
+		k.models = fmt.Sprint(j.GPUModels)
 	}
 	return k
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,9 @@ type Job struct {
 	// (a Kubernetes claim's memory): Salus's padding stops there, and never below
 	// the job's peak.
 	LaneCap float64
+	// GPUModels, when not empty, is the GPU models the job may run on (Node.Model;
+	// case does not matter), and the only ones.
+	GPUModels []string
 }
 
 // Action is the kind of a decision.
@@ -178,6 +182,13 @@ type Scheduler struct {
 	lanes      []*lane // by id
 	laneByID   map[int]*lane
 	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
+	// nodes, in order, and the node of each GPU; placeNode orders them for a
+	// job, nodeInfos is its reused buffer, sizes[k] counts the arrivals of k GPUs.
+	nodes      []nodeState
+	nodeOf     []int32
+	placeNode  NodePlacement
+	nodeInfos  []NodeInfo
+	sizes      []int
 	last       *jobState // the job find found last (nil after it left)
 	dirty      []*lane   // lanes that may have to start an iteration
 	needsAdmit bool      // memory was freed or a job arrived since the last admission
@@ -212,13 +223,43 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 	if d.Placement == nil {
 		d.Placement = LeastLoaded{}
 	}
+	if d.NodePlacement == nil {
+		d.NodePlacement = FirstFitNode{}
+	}
+	nodes := d.Nodes
+	if len(nodes) == 0 {
+		nodes = []Node{{Count: len(d.Capacities)}}
+	}
 	gv := make([]gpuView, len(d.Capacities))
 	for g, c := range d.Capacities {
 		gv[g] = gpuView{prefix: []float64{c}, valid: 1}
 	}
-	return &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
+	s := &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
 		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{}, gv: gv,
-		deadlines: jobHeap{less: byStarveAt}, starving: jobHeap{less: bySeq}}, nil
+		deadlines: jobHeap{less: byStarveAt}, starving: jobHeap{less: bySeq},
+		placeNode: d.NodePlacement, nodeOf: make([]int32, len(d.Capacities))}
+	first := 0
+	for i, n := range nodes {
+		if n.Count < 0 {
+			return nil, fmt.Errorf("node %d: %d GPUs: give a count >= 0", i, n.Count)
+		}
+		ns := nodeState{first: first, count: n.Count, model: n.Model}
+		if key := indexKey(d.Placement); key != nil && n.Count > 1 {
+			ns.index, ns.key = newGPUIndex(n.Count), key
+		}
+		s.nodes = append(s.nodes, ns)
+		for g := first; g < first+n.Count && g < len(s.nodeOf); g++ {
+			s.nodeOf[g] = int32(i)
+		}
+		first += n.Count
+	}
+	if first != len(d.Capacities) {
+		return nil, fmt.Errorf("the nodes have %d GPUs in all but %d GPU capacities are given", first, len(d.Capacities))
+	}
+	for g := range d.Capacities {
+		s.touch(g)
+	}
+	return s, nil
 }
 
 // Policy returns the policy in force.
@@ -269,6 +310,12 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 		Attained: attained, Iterations: iterations,
 	}}
 	s.arrivals++
+	if k := max(j.GPUs, 1); len(s.nodes) > 1 {
+		for len(s.sizes) <= k {
+			s.sizes = append(s.sizes, 0)
+		}
+		s.sizes[k]++
+	}
 	s.jobs[j.ID] = js
 	s.order = append(s.order, js)
 	s.nWaiting++
@@ -577,10 +624,9 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 			s.queue(c)
 		}
 	}
-	var gpus []GPUInfo
 	if s.policy.Admission.ByPolicy {
 		var blocked bool
-		if out, gpus, blocked = s.admitStarving(out, gpus); blocked {
+		if out, blocked = s.admitStarving(out); blocked {
 			return out
 		}
 	}
@@ -594,15 +640,12 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 			if c.blocked {
 				break
 			}
-			if gpus == nil {
-				gpus = s.gpuInfos()
-			}
-			l, isNew := s.place(js.job, gpus)
+			l, isNew := s.place(js.job)
 			if l == nil {
 				c.blocked = true
 				break
 			}
-			out = s.admitTo(js, l, isNew, gpus, out)
+			out = s.admitTo(js, l, isNew, out)
 		}
 		return out
 	}
@@ -618,14 +661,11 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 	for h.Len() > 0 {
 		c := h.cs[0]
 		js := c.front()
-		if gpus == nil {
-			gpus = s.gpuInfos()
-		}
-		l, isNew := s.place(js.job, gpus)
+		l, isNew := s.place(js.job)
 		if l == nil {
 			c.blocked = true
 		} else {
-			out = s.admitTo(js, l, isNew, gpus, out)
+			out = s.admitTo(js, l, isNew, out)
 			if c.front() != nil {
 				heap.Fix(&h, 0)
 				continue
@@ -659,8 +699,8 @@ func (s *Scheduler) firstWaiting() *jobState {
 	return nil
 }
 
-// admitTo admits js into l (a new lane when isNew) and brings gpus up to date.
-func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, out []Decision) []Decision {
+// admitTo admits js into l (a new lane when isNew).
+func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) []Decision {
 	l.join(js)
 	if isNew {
 		l.id = s.nextLane
@@ -688,43 +728,56 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, gpus []GPUInfo, o
 		l.ready.add(js)
 		s.markDirty(l)
 	}
-	for _, g := range l.gpus {
-		gpus[g] = s.gpuInfo(g)
-	}
 	return append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 }
 
-// place finds where j goes now, gpus being the GPUs' snapshot: an existing lane,
-// or a new one (not yet numbered nor added, isNew set); nil when it must wait. The GPU placement orders the GPUs;
-// on each, the policy's lane placement decides. A gang job gets a lane of its own
-// on each of the first GPUs in that order with room for it.
-func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
-	order := oneGPU
-	if len(gpus) > 1 {
-		order = s.placeGPU.Order(j, gpus)
-		if len(j.Pinned) > 0 {
-			order = slices.DeleteFunc(slices.Clone(order), func(g int) bool { return !slices.Contains(j.Pinned, g) })
+// place finds where j goes now: an existing lane, or a new one (not yet
+// numbered nor added, isNew set); nil when it must wait. On a cluster the node
+// placement orders the nodes that could hold j, and the first node that takes
+// it wins (placeOn): a job's GPUs are on one node.
+func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
+	if len(s.nodes) == 1 {
+		return s.placeOn(j, &s.nodes[0])
+	}
+	k := max(j.GPUs, 1)
+	infos := s.nodeInfos[:0]
+	for i := range s.nodes {
+		if n := &s.nodes[i]; n.count >= k && j.allows(n.model) {
+			infos = append(infos, s.nodeInfo(i))
 		}
 	}
+	s.nodeInfos = infos
+	for _, i := range s.placeNode.Order(j, infos, s.sizes) {
+		if l, isNew := s.placeOn(j, &s.nodes[i]); l != nil {
+			return l, isNew
+		}
+	}
+	return nil, false
+}
+
+// placeOn finds where j goes on node n. The GPU placement orders the node's
+// GPUs; on each, the policy's lane placement decides. A gang job gets a lane of
+// its own on each of the first GPUs in that order with room for it.
+func (s *Scheduler) placeOn(j Job, n *nodeState) (l *lane, isNew bool) {
 	if k := max(j.GPUs, 1); k > 1 {
 		var chosen []int
 		var size float64
-		for _, g := range order {
+		s.walk(j, n, func(g int) bool {
+			c := s.gpus[g]
 			// The lane it would get alone on an empty GPU of this size.
-			where, ok := s.policy.Placement.Place(j, nil, gpus[g].Capacity, gpus[g].Capacity)
-			if !ok || where.Lane >= 0 || where.NewSize > gpus[g].Free {
-				continue
+			where, ok := s.policy.Placement.Place(j, nil, c, c)
+			if !ok || where.Lane >= 0 || where.NewSize > s.freeOn(g) {
+				return false
 			}
 			size = max(size, where.NewSize)
-			if chosen = append(chosen, g); len(chosen) == k {
-				break
-			}
-		}
+			chosen = append(chosen, g)
+			return len(chosen) == k
+		})
 		if len(chosen) < k {
 			return nil, false
 		}
 		for _, g := range chosen {
-			if size > gpus[g].Free {
+			if size > s.freeOn(g) {
 				return nil, false // GPUs of different sizes: the largest lane must fit each
 			}
 		}
@@ -733,37 +786,119 @@ func (s *Scheduler) place(j Job, gpus []GPUInfo) (l *lane, isNew bool) {
 		l.closed = true
 		return l, true
 	}
-	for _, g := range order {
-		where, ok := s.policy.Placement.Place(j, gpus[g].Lanes, gpus[g].Free, gpus[g].Capacity)
+	s.walk(j, n, func(g int) bool {
+		info := s.gpuInfo(g)
+		where, ok := s.policy.Placement.Place(j, info.Lanes, info.Free, info.Capacity)
 		if !ok {
-			continue
+			return false
 		}
 		if where.Lane < 0 {
-			return s.newLane(where.NewSize, []int{g}), true
+			l, isNew = s.newLane(where.NewSize, []int{g}), true
+		} else {
+			l = s.lane(where.Lane)
 		}
-		return s.lane(where.Lane), false
-	}
-	return nil, false
+		return true
+	})
+	return l, isNew
 }
 
-// oneGPU is the order of a node of one GPU.
-var oneGPU = []int{0}
+// walk calls try on node n's GPUs in the GPU placement's order (a pinned job's
+// GPUs only) until it returns true. A built-in placement's order comes from the
+// node's index (gpuindex.go); any other placement is asked its Order over the
+// node's GPUs.
+func (s *Scheduler) walk(j Job, n *nodeState, try func(g int) bool) {
+	pinned := func(g int) bool { return len(j.Pinned) == 0 || slices.Contains(j.Pinned, g) }
+	if n.count == 1 {
+		if pinned(n.first) {
+			try(n.first)
+		}
+		return
+	}
+	if x := n.index; x != nil {
+		defer x.restore()
+		for g := x.next(); g >= 0; g = x.next() {
+			if pinned(n.first+g) && try(n.first+g) {
+				return
+			}
+		}
+		return
+	}
+	infos := make([]GPUInfo, n.count)
+	for i := range infos {
+		infos[i] = s.gpuInfo(n.first + i)
+	}
+	for _, g := range s.placeGPU.Order(j, infos) {
+		if pinned(g) && try(g) {
+			return
+		}
+	}
+}
 
 // Feasible returns an error when j could never be placed, even on empty GPUs: it
-// needs more GPUs than the node has, or more memory than enough of them hold.
+// needs more GPUs than any node has, a GPU model no node has, or more memory than
+// enough GPUs of one node hold.
 func (s *Scheduler) Feasible(j Job) error {
-	k := max(j.GPUs, 1)
-	if k > len(s.gpus) {
-		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, len(s.gpus), k)
+	if len(s.nodes) == 1 {
+		n := s.nodes[0]
+		if !j.allows(n.model) {
+			return fmt.Errorf("job %q allows GPU models %s but the node's GPUs are %s: allow %s or run on a cluster that has one of them",
+				j.ID, strings.Join(j.GPUModels, ", "), n.model, n.model)
+		}
+		return s.feasibleOn(j, n)
 	}
-	gpus := s.gpus
+	k := max(j.GPUs, 1)
+	var err error
+	allowed, big := false, 0
+	for _, n := range s.nodes {
+		if !j.allows(n.model) || n.count == 0 {
+			continue
+		}
+		allowed, big = true, max(big, n.count)
+		if n.count < k {
+			continue
+		}
+		if err = s.feasibleOn(j, n); err == nil {
+			return nil
+		}
+	}
+	switch {
+	case !allowed:
+		return fmt.Errorf("job %q allows GPU models %s, which no node of the cluster has (it has %s): allow one of those or add a node of the model",
+			j.ID, strings.Join(j.GPUModels, ", "), strings.Join(s.models(), ", "))
+	case big < k:
+		return fmt.Errorf("job %q needs %d GPUs at once but the largest node it may use has %d: a job's GPUs are on one node; add a node of %d GPUs or split the job",
+			j.ID, k, big, k)
+	}
+	return err
+}
+
+// models lists the GPU models of the nodes, in node order.
+func (s *Scheduler) models() []string {
+	var ms []string
+	for _, n := range s.nodes {
+		if n.count > 0 && !slices.Contains(ms, n.model) {
+			ms = append(ms, n.model)
+		}
+	}
+	return ms
+}
+
+// feasibleOn is Feasible on node n alone.
+func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
+	k := max(j.GPUs, 1)
+	if k > n.count {
+		return fmt.Errorf("job %q needs %d GPUs at once but the node has %d: give the run at least %d GPUs (--gpus)", j.ID, k, n.count, k)
+	}
+	gpus := s.gpus[n.first : n.first+n.count]
 	if len(j.Pinned) > 0 {
 		gpus = nil
 		for _, g := range j.Pinned {
 			if g < 0 || g >= len(s.gpus) {
 				return fmt.Errorf("job %q is pinned to GPU %d but the node's GPUs are 0 to %d", j.ID, g, len(s.gpus)-1)
 			}
-			gpus = append(gpus, s.gpus[g])
+			if g >= n.first && g < n.first+n.count {
+				gpus = append(gpus, s.gpus[g])
+			}
 		}
 		if k > len(gpus) {
 			return fmt.Errorf("job %q needs %d GPUs at once but is pinned to %d", j.ID, k, len(gpus))

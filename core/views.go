@@ -31,6 +31,11 @@ type gpuView struct {
 	// lane that closes or changes size invalidates those after it only.
 	prefix []float64
 	valid  int
+	// free, room, idle and seenJobs are as touch last saw them, for its
+	// node's sums.
+	free, room float64
+	idle       bool
+	seenJobs   int
 }
 
 // laneAt is the position of lane id in v.lanes; false when it is not there.
@@ -53,6 +58,7 @@ func (s *Scheduler) opened(l *lane) {
 			v.prefix[n] = v.prefix[n-1] - l.size // the next term of the sum, in its order
 			v.valid++
 		}
+		s.touch(g)
 	}
 }
 
@@ -95,6 +101,7 @@ func (s *Scheduler) setView(l *lane, nv LaneInfo) {
 			v.sizes[i] = nv.Size
 			v.valid = min(v.valid, i+1)
 		}
+		s.touch(g)
 	}
 }
 
@@ -111,6 +118,7 @@ func (s *Scheduler) closed(l *lane) {
 		v.sizes = slices.Delete(v.sizes, i, i+1)
 		v.prefix = slices.Delete(v.prefix, i+1, i+2)
 		v.valid = min(v.valid, i+1)
+		s.touch(g)
 	}
 	l.view = LaneInfo{}
 }
@@ -140,4 +148,51 @@ func (s *Scheduler) gpuInfos() []GPUInfo {
 		out[g] = s.gpuInfo(g)
 	}
 	return out
+}
+
+// nodeState is one node of the scheduler: its GPUs are first..first+count-1.
+type nodeState struct {
+	first, count int
+	model        string
+	// index orders its GPUs under a built-in GPU placement, by key (gpuindex.go);
+	// nil under any other placement.
+	index *gpuIndex
+	key   func(GPUInfo) gpuKey
+	// The sums of its GPUs' figures, kept by touch.
+	idle, jobs int
+	free, room float64
+}
+
+// touch brings GPU g's place in its node's index, and the node's sums, up to
+// date after its lanes changed.
+func (s *Scheduler) touch(g int) {
+	n := &s.nodes[s.nodeOf[g]]
+	v := &s.gv[g]
+	info := s.gpuInfo(g)
+	if n.index != nil {
+		n.index.set(g-n.first, n.key(info))
+	}
+	if len(s.nodes) == 1 {
+		return // the node's sums serve node placement only
+	}
+	idle, room := len(v.lanes) == 0, info.Room()
+	if v.idle != idle {
+		if idle {
+			n.idle++
+		} else {
+			n.idle--
+		}
+		v.idle = idle
+	}
+	n.free += info.Free - v.free
+	n.room += room - v.room
+	v.free, v.room = info.Free, room
+	n.jobs += v.jobs - v.seenJobs
+	v.seenJobs = v.jobs
+}
+
+// nodeInfo is node i as node placements see it.
+func (s *Scheduler) nodeInfo(i int) NodeInfo {
+	n := &s.nodes[i]
+	return NodeInfo{Index: i, Model: n.model, GPUs: n.count, Idle: n.idle, Jobs: n.jobs, Free: n.free, Room: n.room}
 }

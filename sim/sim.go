@@ -15,6 +15,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -31,6 +32,15 @@ type Options struct {
 	GPUs int
 	// GPUPlacement, when set, overrides Device.GPUPlacement.
 	GPUPlacement core.GPUPlacement
+	// Cluster, when set, is the nodes the run has, in place of one node of
+	// Device x GPUs: each GPU has its node's device (memory, speed), a job runs
+	// at the speed of the GPU it is on, and its GPUs are on one node. GPU
+	// indices (the event log's gpu) are the cluster's (cluster.NodeOf). Device
+	// is then the reference device only: a job's declared and alone times, the
+	// per-iteration and switch overheads and the copy speed are its.
+	Cluster *cluster.Cluster
+	// NodePlacement chooses a job's node on a cluster; nil: core's default.
+	NodePlacement core.NodePlacement
 	// Sink receives the event log; nil discards it.
 	Sink eventlog.Sink
 	// PerIteration runs and logs every iteration: no stretches (see stretch), the
@@ -154,6 +164,8 @@ type engine struct {
 	asked *job
 	// log is false when the events go nowhere (Discard): they are then not built.
 	log bool
+	// devs is each GPU's device on a cluster (Options.Cluster); nil otherwise.
+	devs []device.Device
 }
 
 // Run simulates the trace under o and writes the event log to o.Sink. It returns an
@@ -174,6 +186,19 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		n = o.GPUs
 	}
 	d := core.Uniform(n, o.Device.CapacityMiB)
+	var devs []device.Device // by GPU, on a cluster
+	if c := o.Cluster; c != nil {
+		n = c.GPUCount()
+		d.Capacities = d.Capacities[:0]
+		for _, node := range c.Nodes {
+			d.Nodes = append(d.Nodes, core.Node{Count: node.GPUs(), Model: node.Model})
+			for range node.GPUs() {
+				d.Capacities = append(d.Capacities, node.Device.CapacityMiB)
+				devs = append(devs, node.Device)
+			}
+		}
+		d.NodePlacement = o.NodePlacement
+	}
 	d.Placement = o.GPUPlacement
 	if d.Placement == nil {
 		gp, err := core.LookupGPUPlacement(o.Device.GPUPlacement)
@@ -187,12 +212,16 @@ func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF}
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, left: len(t.Jobs), resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs}
 	if ff != nil {
 		defer func() { *ff = e.fastForwarded }()
 	}
-	for range n {
-		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, o.Device))
+	for g := range n {
+		dev := o.Device
+		if devs != nil {
+			dev = devs[g]
+		}
+		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, dev))
 	}
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
@@ -374,6 +403,19 @@ func (e *engine) newJob(s *workload.Job) (*job, error) {
 	return j, nil
 }
 
+// timeOn times j's iterations on the GPUs of device dev, where it was
+// admitted (a cluster's GPUs differ in speed); its declared time stays the
+// reference device's.
+func (j *job) timeOn(dev device.Device) error {
+	j.iterS = dev.IterS(j.spec.Profile.IterS)
+	var err error
+	if j.iter, err = core.Seconds(j.iterS); err != nil {
+		return fmt.Errorf("iteration time on %s: %w", dev.Name, err)
+	}
+	j.iter = max(j.iter, 1)
+	return nil
+}
+
 // iteration is the standalone time of j's k-th iteration (from 0). Each is rounded
 // so that the first k+1 together are within half a nanosecond of (k+1) x the
 // iteration time: rounding errors do not add up over a job's iterations.
@@ -454,6 +496,11 @@ func (e *engine) apply(ds []core.Decision) error {
 		switch d.Action {
 		case core.Admit:
 			j.admitted, j.lane = true, d.Lane
+			if e.devs != nil {
+				if err := j.timeOn(e.devs[d.GPUs[0]]); err != nil {
+					return fmt.Errorf("job %s: %w", d.Job, err)
+				}
+			}
 			if e.log {
 				e.emit(j, eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
 			}

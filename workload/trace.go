@@ -38,9 +38,9 @@ type Job struct {
 	// allocated together and its iterations start on all of them together. Zero
 	// means one.
 	GPUs int `json:"gpus,omitempty"`
-	// GPUModels, when not empty, are the GPU models the job may run on (a
-	// cluster's model names, as the trace gave them); empty means any. In CSV the
-	// column gpu_models, the models separated by |.
+	// GPUModels, when not empty, is the GPU models the job may run on (a
+	// cluster node's model, as its cluster file names it), and the only ones.
+	// In CSV, models separated by |; in JSON, a list or such a string.
 	GPUModels []string `json:"gpu_models,omitempty"`
 	// TraceQueueS and TraceRunS are, for a job imported from a public trace, what
 	// the trace itself recorded: its scheduling delay (scheduled - created) and
@@ -74,7 +74,8 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 // Times beyond core.MaxSeconds (which a trace file cannot hold) are clamped.
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
-		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount()}
+		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount(),
+		GPUModels: j.GPUModels}
 }
 
 func clampSeconds(s float64) time.Duration {
@@ -259,12 +260,7 @@ func jsonRows(data []byte, file string, each func(row) error) error {
 				return &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
 			}
 			var s string
-			var list []string
-			switch {
-			case json.Unmarshal(v, &s) == nil:
-			case k == "gpu_models" && json.Unmarshal(v, &list) == nil:
-				s = strings.Join(list, "|")
-			default:
+			if err := json.Unmarshal(v, &s); err != nil {
 				s = string(v) // a number, or something the field parser will reject
 			}
 			fields[k] = s
@@ -330,17 +326,14 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("gpus", fmt.Sprintf("%d GPUs for one job: at most 1024", j.GPUs))
 		}
 	}
+	if s := r.fields["gpu_models"]; s != "" {
+		if j.GPUModels, err = gpuModels(s); err != nil {
+			return j, bad("gpu_models", err.Error())
+		}
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
-		}
-	}
-	if s := r.fields["gpu_models"]; s != "" {
-		for _, m := range strings.Split(s, "|") {
-			if m = strings.TrimSpace(m); m == "" {
-				return j, bad("gpu_models", fmt.Sprintf("%q has an empty model: separate the models with |, e.g. v100|a100", s))
-			}
-			j.GPUModels = append(j.GPUModels, m)
 		}
 	}
 	for _, f := range []struct {
@@ -464,6 +457,24 @@ func (t *Trace) WriteJSONL(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// gpuModels parses a gpu_models field: models separated by |, or a JSON list.
+func gpuModels(s string) ([]string, error) {
+	var ms []string
+	if strings.HasPrefix(s, "[") {
+		if err := json.Unmarshal([]byte(s), &ms); err != nil {
+			return nil, fmt.Errorf("%s: not a list of model names: %v", s, err)
+		}
+	} else {
+		ms = strings.Split(s, "|")
+	}
+	for i, m := range ms {
+		if ms[i] = strings.TrimSpace(m); ms[i] == "" {
+			return nil, fmt.Errorf("%q: an empty model name: list GPU models separated by | (a100|v100)", s)
+		}
+	}
+	return ms, nil
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

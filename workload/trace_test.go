@@ -32,7 +32,7 @@ func TestTraceErrorsNameFileLineAndField(t *testing.T) {
 		{"jsonl unknown", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0,"x":1}` + "\n", `t.jsonl:1: field "x": unknown field`},
 		{"jsonl garbage", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0}` + "\nnope\n", `t.jsonl:2: not a JSON object`},
 		{"jsonl negative", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":-2}` + "\n", `t.jsonl:1: field "arrival_s"`},
-		{"empty model", "t.csv", "job_id,model,batch_size,iterations,arrival_s,gpu_models\na,resnet50,50,10,0,v100||t4\n", `t.csv:2: field "gpu_models": "v100||t4" has an empty model`},
+		{"empty model", "t.csv", "job_id,model,batch_size,iterations,arrival_s,gpu_models\na,resnet50,50,10,0,v100||t4\n", `t.csv:2: field "gpu_models": "v100||t4": an empty model name`},
 		{"empty", "t.csv", "", `t.csv:1: empty file`},
 		{"no jobs", "t.csv", header, `t.csv:1: the trace has no jobs`},
 	}

@@ -150,6 +150,7 @@ Formats:
 	fl.StringVar(&o.Short, "short", traceimport.Drop, "jobs that ran for less than their profile's start-up: drop (counted), or keep (one iteration, longer than they ran)")
 	fl.StringToStringVar(&lengths, "length", nil, "seconds a job of each application runs, for sources whose rows have no length (sia): APP=SECONDS,...")
 	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
+	fl.BoolVar(&o.GPUModels, "gpu-models", false, "write each job's GPU-type constraint (Alibaba 2023's gpu_spec) as gpu_models, for a run on the trace's own cluster (salus trace cluster)")
 	return cmd
 }
 

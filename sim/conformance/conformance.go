@@ -12,9 +12,13 @@ package conformance
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -66,6 +70,11 @@ var Checks = []Check{
 		"every job finishes, having received its iterations' GPU time, no more, no less; under policy-ordered admission no job is " +
 		"passed over after it has waited its bound (StarveFactor times its declared time)",
 		Check: checkInvariants},
+	{Name: "cluster", Pins: "on a cluster of nodes of three GPU models and sizes (1 to 4 GPUs), with gangs of 2 to 4 and jobs " +
+		"that allow some models only, under every registered node placement with every registered GPU placement: " +
+		"a job's GPUs are on one node, of a model it allows; lanes never allocate more than their GPU holds; " +
+		"every job finishes, having received its iterations' GPU time on the device of its node",
+		Check: checkCluster},
 	{Name: "deterministic", Pins: "one trace run twice gives the same event log, byte for byte", Check: checkDeterministic},
 	{Name: "alone", Pins: "a job alone, under a policy in its own mode with the default parameters, ends at its arrival " +
 		"plus its standalone time (start-up and iterations)", Check: checkAlone},
@@ -184,5 +193,94 @@ func checkAlone(t testing.TB, c Case) {
 	}
 	if want := 3 + p.StandaloneS(100); math.Abs(end-want) > 1e-6 {
 		t.Errorf("%s: a job alone ends at %v, want %v (arrival + start-up + 100 iterations)", own.Name, end, want)
+	}
+}
+
+// testCluster is the cluster of the cluster check: two nodes of 2 V100s, one of
+// 4 A100s, one of 1 T4, in that order.
+func testCluster(t testing.TB) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.ParseYAML([]byte(`shapes:
+  - {name: v, count: 2, gpus: 2, model: v100}
+  - {name: a, count: 1, gpus: 4, model: a100}
+  - {name: t, count: 1, gpus: 1, model: t4}
+`), "conformance cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func checkCluster(t testing.TB, c Case) {
+	t.Helper()
+	p := c.compose(t)
+	cl := testCluster(t)
+	for _, np := range core.NodePlacementNames() {
+		for _, gp := range core.GPUPlacementNames() {
+			for seed := uint64(1); seed <= min(c.Seeds, 2); seed++ {
+				clusterRun(t, fmt.Sprintf("%s %s/%s seed %d", c.Name(), np, gp, seed), p, cl, np, gp, seed)
+			}
+		}
+	}
+}
+
+// clusterRun simulates the random trace of seed on cl, every third job a gang
+// (of 2, 3 or 4 GPUs) and every fourth allowing one or two models, and checks
+// the log.
+func clusterRun(t testing.TB, name string, p core.Policy, cl *cluster.Cluster, np, gp string, seed uint64) {
+	t.Helper()
+	trace := simtest.RandomTrace(seed, 20)
+	models := [][]string{{"a100"}, {"v100", "t4"}, {"V100"}}
+	for i := range trace.Jobs {
+		j := &trace.Jobs[i]
+		if i%3 == 1 {
+			j.GPUs = 2 + i%3
+		}
+		if i%4 == 3 {
+			j.GPUModels = models[i%len(models)]
+		}
+		if j.GPUs > 2 && !slices.Contains(j.GPUModels, "a100") {
+			j.GPUModels = nil // only the A100 node has more than 2 GPUs
+		}
+	}
+	nodePlacement, _ := core.LookupNodePlacement(np)
+	gpuPlacement, _ := core.LookupGPUPlacement(gp)
+	_, exclusive := p.Placement.(core.Exclusive)
+	check := simtest.NewChecker(t, 0, exclusive)
+	check.CapacityOf = func(g int) float64 { return cl.Device(g).CapacityMiB }
+	nodeOf := map[string]int{}
+	sink := sinkFunc(func(e eventlog.Event) {
+		check.Emit(e)
+		if e.Kind != eventlog.Admit {
+			return
+		}
+		gpus := e.Gang
+		if len(gpus) == 0 {
+			gpus = []int{e.GPUIndex}
+		}
+		node, _ := cl.NodeOf(gpus[0])
+		for _, g := range gpus {
+			if n, _ := cl.NodeOf(g); n != node {
+				t.Fatalf("%s: job %s's GPUs %v span nodes %d and %d", name, e.Job, gpus, node, n)
+			}
+		}
+		nodeOf[e.Job] = node
+	})
+	o := sim.Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, NodePlacement: nodePlacement, GPUPlacement: gpuPlacement, Sink: sink}
+	if err := sim.Run(trace, o); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for _, j := range trace.Jobs {
+		if !check.Finished(j.ID) {
+			t.Fatalf("%s: job %s never finished", name, j.ID)
+		}
+		n := cl.Nodes[nodeOf[j.ID]]
+		if len(j.GPUModels) > 0 && !slices.ContainsFunc(j.GPUModels, func(m string) bool { return strings.EqualFold(m, n.Model) }) {
+			t.Fatalf("%s: job %s allows %v but ran on %s (%s)", name, j.ID, j.GPUModels, n.Name, n.Model)
+		}
+		want := float64(j.Iterations) * n.Device.IterS(j.Profile.IterS)
+		if math.Abs(check.GPUS(j.ID)-want) > 1e-6*want {
+			t.Fatalf("%s: job %s attained %v on %s, want %v", name, j.ID, check.GPUS(j.ID), n.Name, want)
+		}
 	}
 }

@@ -58,17 +58,20 @@ func RandomTrace(seed uint64, jobs int) *workload.Trace {
 // admitted on a GPU. It also records which jobs finished and the GPU time each
 // received (Finished, GPUS).
 type Checker struct {
-	t         testing.TB
-	capacity  float64
-	lanes     map[int]float64 // lane sizes
-	busyLanes map[int]string  // lane -> job running there
-	finished  map[string]bool
-	gpu       map[string]float64
-	admitted  map[string]bool
-	laneGPUs  map[int][]int // lane -> its GPUs
-	jobGPUs   map[string][]int
-	exclusive bool
-	last      float64
+	// CapacityOf, when set, is GPU g's usable memory (a cluster's GPUs differ);
+	// otherwise every GPU has NewChecker's capacity.
+	CapacityOf func(g int) float64
+	t          testing.TB
+	capacity   float64
+	lanes      map[int]float64 // lane sizes
+	busyLanes  map[int]string  // lane -> job running there
+	finished   map[string]bool
+	gpu        map[string]float64
+	admitted   map[string]bool
+	laneGPUs   map[int][]int // lane -> its GPUs
+	jobGPUs    map[string][]int
+	exclusive  bool
+	last       float64
 }
 
 // NewChecker returns a checker for GPUs of capacity MiB each; exclusive says the
@@ -113,8 +116,12 @@ func (c *Checker) Emit(e eventlog.Event) {
 			}
 		}
 		for g, sum := range perGPU {
-			if sum > c.capacity+1e-6 {
-				t.Fatalf("lanes allocate %.1f MiB of %.1f on GPU %d", sum, c.capacity, g)
+			capacity := c.capacity
+			if c.CapacityOf != nil {
+				capacity = c.CapacityOf(g)
+			}
+			if sum > capacity+1e-6 {
+				t.Fatalf("lanes allocate %.1f MiB of %.1f on GPU %d", sum, capacity, g)
 			}
 		}
 	case eventlog.Admit:

@@ -163,6 +163,11 @@ type Options struct {
 	Lengths map[string]float64
 	// SkipBad counts malformed rows instead of failing on the first one.
 	SkipBad bool
+	// GPUModels writes each job's GPU-type constraint (a format with
+	// Format.GPUModels: Alibaba 2023's gpu_spec) as its gpu_models, the models it
+	// may run on: for a run on the trace's own cluster, whose models keep the
+	// trace's names (salus trace cluster). Off, the jobs run on any GPU.
+	GPUModels bool
 	// Output is "csv" (default) or "jsonl".
 	Output string
 }
@@ -576,7 +581,7 @@ func (c *converter) add(r Record) error {
 	}
 	e := entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs),
 		prio: int8(max(-128, min(127, r.Priority))), queue: -1}
-	if c.format.GPUModels {
+	if c.models() {
 		e.models = c.intern(r.GPUType)
 	}
 	if c.format.Queues && r.Queued {
@@ -593,6 +598,9 @@ func (c *converter) add(r Record) error {
 	c.entries = append(c.entries, e)
 	return nil
 }
+
+// models says the jobs' GPU models are written.
+func (c *converter) models() bool { return c.o.GPUModels && c.format.GPUModels }
 
 // intern is the GPU types' one copy each: a reader's field may share memory
 // with its whole line, and a million jobs name a handful of types.
@@ -612,9 +620,9 @@ func (c *converter) intern(t string) string {
 	return v
 }
 
-// models is a job's GPU models: the source's type list, | separated (Alibaba's
+// splitModels is a job's GPU models: the source's type list, | separated (Alibaba's
 // "V100M16|V100M32"; commas and semicolons taken as well).
-func models(t string) []string {
+func splitModels(t string) []string {
 	if t == "" {
 		return nil
 	}
@@ -785,7 +793,7 @@ func (c *converter) newRowWriter(w io.Writer) *rowWriter {
 	if c.format.Shares {
 		rw.header = append(rw.header, "demand")
 	}
-	if c.format.GPUModels {
+	if c.models() {
 		rw.header = append(rw.header, "gpu_models")
 	}
 	if c.format.Queues {
@@ -810,7 +818,7 @@ func (rw *rowWriter) write(e entry) error {
 			d := c.demand(e)
 			j.Demand = &d
 		}
-		j.GPUModels = models(e.models)
+		j.GPUModels = splitModels(e.models)
 		if e.queue >= 0 {
 			q, r := e.queue, e.run
 			j.TraceQueueS, j.TraceRunS = &q, &r
@@ -845,8 +853,8 @@ func (rw *rowWriter) write(e entry) error {
 		}
 		i++
 	}
-	if c.format.GPUModels {
-		rec[i] = strings.Join(models(e.models), "|")
+	if c.models() {
+		rec[i] = strings.Join(splitModels(e.models), "|")
 		i++
 	}
 	if c.format.Queues {

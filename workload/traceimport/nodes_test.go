@@ -77,7 +77,7 @@ func TestReadNodeListErrors(t *testing.T) {
 // both output formats.
 func TestImportAlibaba2023ModelsAndTraceTimes(t *testing.T) {
 	for _, out := range []string{"csv", "jsonl"} {
-		tr, _ := convert(t, "alibaba2023", Options{Output: out}, "openb_pod_list_sample.csv")
+		tr, _ := convert(t, "alibaba2023", Options{Output: out, GPUModels: true}, "openb_pod_list_sample.csv")
 		got := map[string]string{}
 		for _, j := range tr.Jobs {
 			got[j.ID] = fmt.Sprintf("%v %v %v", j.GPUModels, *j.TraceQueueS, *j.TraceRunS)
@@ -86,6 +86,15 @@ func TestImportAlibaba2023ModelsAndTraceTimes(t *testing.T) {
 			"openb-pod-9001": "[] 0 3600",
 			"openb-pod-9003": "[V100M16 V100M32] 5 995",
 			"openb-pod-9002": "[] 10 590",
+		}
+		if out == "csv" {
+			// Without GPUModels the jobs run anywhere: no gpu_models column.
+			plain, _ := convert(t, "alibaba2023", Options{}, "openb_pod_list_sample.csv")
+			for _, j := range plain.Jobs {
+				if j.GPUModels != nil {
+					t.Errorf("%s: gpu_models %v without Options.GPUModels", j.ID, j.GPUModels)
+				}
+			}
 		}
 		for id, w := range want {
 			if got[id] != w {
