@@ -147,3 +147,23 @@ func quote(s string) string {
 	}
 	return s
 }
+
+// GPUFor is an import's device of a GPU type (traceimport.Options.GPUFor) with
+// the cluster's models first: a type the cluster names (V100M32, G2) is that
+// model's device, so that a job is timed on the GPUs it may run on; any other
+// type is fallback's.
+func GPUFor(c *cluster.Cluster, fallback func(string) (traceimport.GPU, error)) func(string) (traceimport.GPU, error) {
+	byModel := map[string]traceimport.GPU{}
+	for _, n := range c.Nodes {
+		if n.GPUs() > 0 {
+			d := n.Device
+			byModel[n.Model] = traceimport.GPU{Name: d.Name, CapacityMiB: d.CapacityMiB, Speed: d.Speed}
+		}
+	}
+	return func(t string) (traceimport.GPU, error) {
+		if g, ok := byModel[t]; ok {
+			return g, nil
+		}
+		return fallback(t)
+	}
+}

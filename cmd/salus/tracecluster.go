@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { traceSubcommands = append(traceSubcommands, newTraceClusterCmd) }
+func init() { traceSubcommands = append(traceSubcommands, newTraceClusterCmd, newTraceSynthCmd) }
 
 // newTraceClusterCmd is salus trace cluster: a trace's node list as a cluster file.
 func newTraceClusterCmd() *cobra.Command {
@@ -81,4 +81,48 @@ func nodeFormatNames() []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// newTraceSynthCmd is salus trace synth: a made-up pod list in Alibaba 2023's
+// schema, for studies where the trace itself is not at hand.
+func newTraceSynthCmd() *cobra.Command {
+	var (
+		o   traceimport.SynthOptions
+		out string
+	)
+	cmd := &cobra.Command{
+		Use:   "synth --rows N",
+		Short: "Write a synthetic pod list in Alibaba 2023's schema (openb_pod_list_*.csv): made up, not the trace",
+		Long: `Write a made-up pod list in the schema of Alibaba's 2023 GPU-sharing trace,
+which salus trace import --format alibaba2023 reads: pods created at random
+(exponential gaps of --mean-gap seconds), running exponential times of
+--mean-run seconds, one in ten without a GPU, one in twenty never scheduled,
+the rest one GPU (a share of 100 to 700 milli for half of them) or 2, 4, 8
+whole GPUs, each of a QoS class alike likely, its gpu_spec drawn from --specs.
+It is not the trace and says nothing about it: a workload of the trace's shape
+for a study of a cluster when the pod list itself is not at hand. The same
+options give the same file.`,
+		Example: `  salus trace synth --rows 8000 --seed 1 --mean-gap 10 --mean-run 36000 --specs ',,,,,,,V100M16|V100M32,T4,G2' -o pods.csv`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Rows < 1 {
+				return fmt.Errorf("--rows %d: give how many pods to write, at least 1", o.Rows)
+			}
+			if o.MeanGapS < 0 || o.MeanRunS < 0 {
+				return fmt.Errorf("--mean-gap %v, --mean-run %v: give positive seconds (0: the defaults)", o.MeanGapS, o.MeanRunS)
+			}
+			var b bytes.Buffer
+			if err := traceimport.WriteSyntheticAlibaba2023(&b, o); err != nil {
+				return err
+			}
+			return writeOut(cmd.OutOrStdout(), out, b.Bytes())
+		},
+	}
+	cmd.Flags().IntVar(&o.Rows, "rows", 0, "how many pods")
+	cmd.Flags().Uint64Var(&o.Seed, "seed", 1, "the random seed")
+	cmd.Flags().Float64Var(&o.MeanGapS, "mean-gap", 0, "mean seconds between pod creations (0: 150)")
+	cmd.Flags().Float64Var(&o.MeanRunS, "mean-run", 0, "mean seconds a pod runs (0: 120)")
+	cmd.Flags().StringSliceVar(&o.Specs, "specs", nil, "gpu_spec values drawn alike (empty: none; default: eight in ten none, V100M16|V100M32, A100)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the pod list here (default: standard output)")
+	return cmd
 }

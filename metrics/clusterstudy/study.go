@@ -87,7 +87,7 @@ func dist(xs []float64) Dist {
 	for _, x := range xs {
 		s += x
 	}
-	return Dist{N: len(xs), Mean: s / float64(len(xs)), Median: metrics.Percentile(xs, 50), P95: metrics.Percentile(xs, 95)}
+	return Dist{N: len(xs), Mean: s / float64(len(xs)), Median: metrics.Percentile(xs, 0.5), P95: metrics.Percentile(xs, 0.95)}
 }
 
 // Study follows a run's events (an eventlog.Sink) and computes its Result.
