@@ -47,6 +47,12 @@ type Job struct {
 	// cluster node's model, as its cluster file names it), and the only ones.
 	// In CSV, models separated by |; in JSON, a list or such a string.
 	GPUModels []string `json:"gpu_models,omitempty"`
+	// TraceQueueS and TraceRunS are, for a job imported from a public trace, what
+	// the trace itself recorded: its scheduling delay (scheduled - created) and
+	// its run (end - scheduled), seconds; nil when the trace does not say. A study
+	// puts the simulated delay and run beside them; the engines ignore them.
+	TraceQueueS *float64 `json:"trace_queue_s,omitempty"`
+	TraceRunS   *float64 `json:"trace_run_s,omitempty"`
 	// Inline holds the profile figures the trace gives for this job itself.
 	Inline
 	// Profile is shared: the catalog's, which every job of its model, batch size
@@ -115,7 +121,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share", "gpu_models"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share", "gpu_models", "trace_queue_s", "trace_run_s"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -408,6 +414,18 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
 		}
 	}
+	for _, f := range []struct {
+		col string
+		to  **float64
+	}{{"trace_queue_s", &j.TraceQueueS}, {"trace_run_s", &j.TraceRunS}} {
+		if s := r.fields[f.col]; s != "" {
+			v, err := nonNegative(s)
+			if err != nil {
+				return j, bad(f.col, err.Error())
+			}
+			*f.to = &v
+		}
+	}
 	switch j.Kind {
 	case "":
 		j.Kind = Train
@@ -468,14 +486,16 @@ func nonNegative(s string) (float64, error) {
 	return f, nil
 }
 
-// WriteCSV writes the trace as CSV with a header. The gpus, share, gpu_models and
-// inline profile columns are written only when some job uses them.
+// WriteCSV writes the trace as CSV with a header. The gpus, share, gpu_models,
+// trace figures and inline profile columns are written only when some job uses
+// them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, shares, models, inline := false, false, false, false
+	gang, shares, models, traced, inline := false, false, false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
 		shares = shares || j.Share != 0
 		models = models || len(j.GPUModels) > 0
+		traced = traced || j.TraceQueueS != nil || j.TraceRunS != nil
 		inline = inline || !j.Inline.Empty()
 	}
 	header := append(append([]string{}, requiredColumns...), "declared_s", "kind", "priority", "pause_s")
@@ -487,6 +507,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 	}
 	if models {
 		header = append(header, "gpu_models")
+	}
+	if traced {
+		header = append(header, "trace_queue_s", "trace_run_s")
 	}
 	if inline {
 		header = append(header, inlineColumns...)
@@ -504,6 +527,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 		}
 		if models {
 			rec = append(rec, strings.Join(j.GPUModels, "|"))
+		}
+		if traced {
+			rec = append(rec, optionalPtr(j.TraceQueueS), optionalPtr(j.TraceRunS))
 		}
 		if inline {
 			rec = append(rec, j.Inline.values()...)
@@ -544,6 +570,14 @@ func gpuModels(s string) ([]string, error) {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// optionalPtr formats a figure that is absent when nil.
+func optionalPtr(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return formatFloat(*f)
+}
 
 // optional formats a figure that is absent when zero.
 func optional(f float64) string {

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,6 +34,7 @@ func TestTraceErrorsNameFileLineAndField(t *testing.T) {
 		{"jsonl unknown", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0,"x":1}` + "\n", `t.jsonl:1: field "x": unknown field`},
 		{"jsonl garbage", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":0}` + "\nnope\n", `t.jsonl:2: not a JSON object`},
 		{"jsonl negative", "t.jsonl", `{"job_id":"a","model":"resnet50","batch_size":50,"iterations":3,"arrival_s":-2}` + "\n", `t.jsonl:1: field "arrival_s"`},
+		{"empty model", "t.csv", "job_id,model,batch_size,iterations,arrival_s,gpu_models\na,resnet50,50,10,0,v100||t4\n", `t.csv:2: field "gpu_models": "v100||t4": an empty model name`},
 		{"empty", "t.csv", "", `t.csv:1: empty file`},
 		{"no jobs", "t.csv", header, `t.csv:1: the trace has no jobs`},
 	}
@@ -59,6 +61,9 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Jobs[2].DeclaredS, tr.Jobs[3].Priority, tr.Jobs[4].PauseS = 99.5, 2, 10
+	tr.Jobs[5].GPUModels = []string{"v100", "G2"}
+	q, run := 0.0, 12.5
+	tr.Jobs[6].TraceQueueS, tr.Jobs[6].TraceRunS = &q, &run
 	for _, format := range []string{"csv", "jsonl"} {
 		var buf bytes.Buffer
 		if format == "csv" {
@@ -76,11 +81,21 @@ func TestTraceFormatsRoundTrip(t *testing.T) {
 		for i := range tr.Jobs {
 			a, b := tr.Jobs[i], back.Jobs[i]
 			if a.ID != b.ID || a.Model != b.Model || a.Batch != b.Batch || a.Iterations != b.Iterations ||
-				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.PauseS != b.PauseS || a.Kind != b.Kind {
+				a.ArrivalS != b.ArrivalS || a.DeclaredS != b.DeclaredS || a.Priority != b.Priority || a.PauseS != b.PauseS || a.Kind != b.Kind ||
+				strings.Join(a.GPUModels, "|") != strings.Join(b.GPUModels, "|") ||
+				fmt.Sprint(ptr(a.TraceQueueS), ptr(a.TraceRunS)) != fmt.Sprint(ptr(b.TraceQueueS), ptr(b.TraceRunS)) {
 				t.Fatalf("%s: job %d changed: %+v -> %+v", format, i, a, b)
 			}
 		}
 	}
+}
+
+// ptr shows an optional figure: nil or its value.
+func ptr(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
 }
 
 func TestGenerateIsSeeded(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/salusgo/salus/cluster"
+	"github.com/salusgo/salus/cluster/nodelist"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/workload/traceimport"
 	"github.com/spf13/cobra"
@@ -19,6 +21,7 @@ func newTraceImportCmd() *cobra.Command {
 		format, out, outFormat string
 		since, until           string
 		deviceName             string
+		clusterFile            string
 		lengths                map[string]string
 		o                      traceimport.Options
 	)
@@ -82,6 +85,13 @@ Formats:
 				o.Device = &g
 			}
 			o.GPUFor = importGPUFor
+			if clusterFile != "" {
+				c, err := cluster.Load(clusterFile)
+				if err != nil {
+					return fmt.Errorf("--cluster: %w", err)
+				}
+				o.GPUFor, o.GPUModels = nodelist.GPUFor(c, importGPUFor), true
+			}
 			for app, v := range lengths {
 				l, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 				if err != nil {
@@ -150,6 +160,8 @@ Formats:
 	fl.StringVar(&o.Short, "short", traceimport.Drop, "jobs that ran for less than their profile's start-up: drop (counted), or keep (one iteration, longer than they ran)")
 	fl.StringToStringVar(&lengths, "length", nil, "seconds a job of each application runs, for sources whose rows have no length (sia): APP=SECONDS,...")
 	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
+	fl.StringVar(&clusterFile, "cluster", "", "the trace's own cluster file (salus trace cluster): its models time the jobs of their GPU type, and each job's constraint is written as gpu_models (--gpu-models)")
+	fl.BoolVar(&o.GPUModels, "gpu-models", false, "write each job's GPU-type constraint (Alibaba 2023's gpu_spec) as gpu_models, for a run on the trace's own cluster (salus trace cluster)")
 	return cmd
 }
 

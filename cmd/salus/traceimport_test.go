@@ -184,6 +184,9 @@ func TestTraceImportFlagsActOrAreRefused(t *testing.T) {
 		// do is in TestImportCensoredAndLengthFlags; here, a bad value is refused.
 		{flag: "censored", args: []string{"--censored", "maybe"}, refused: "--censored"},
 		{flag: "length", args: []string{"--length", "ncf=soon"}, refused: "--length"},
+		{flag: "gpu-models", args: []string{"--gpu-models"}},
+		// What --cluster does is in TestTraceClusterImportAndStudy.
+		{flag: "cluster", args: []string{"--cluster", filepath.Join(t.TempDir(), "none.yaml")}, refused: "--cluster"},
 	}
 	baseOut, err := run(t, append(base, fixture)...)
 	if err != nil {

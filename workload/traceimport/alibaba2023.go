@@ -23,6 +23,8 @@ func init() {
 		Columns:    alibaba2023Columns,
 		Priorities: true,
 		Shares:     true,
+		GPUModels:  true,
+		Queues:     true,
 		Read:       readAlibaba2023,
 	})
 }
@@ -94,6 +96,8 @@ func readAlibaba2023(files []string, sink Sink) error {
 			return r, "", ferr
 		}
 		r.LastS = math.Max(created, scheduled)
+		// The trace's own scheduling delay, which a study puts beside the simulated one.
+		r.QueueS, r.Queued = math.Max(0, scheduled-created), true
 		switch {
 		case !ended:
 			r.Censored, r.DurationS = true, cut-scheduled

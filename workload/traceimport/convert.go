@@ -56,6 +56,10 @@ type Record struct {
 	Censored bool
 	Open     bool
 	OpenS    float64
+	// QueueS is the job's scheduling delay in the source (scheduled - created),
+	// when Queued says the source gives it.
+	QueueS float64
+	Queued bool
 	// LastS is the latest time the row states, on the source's clock.
 	LastS float64
 	// LengthKey, for a source whose rows carry no length (Sia's and Pollux's
@@ -159,6 +163,11 @@ type Options struct {
 	Lengths map[string]float64
 	// SkipBad counts malformed rows instead of failing on the first one.
 	SkipBad bool
+	// GPUModels writes each job's GPU-type constraint (a format with
+	// Format.GPUModels: Alibaba 2023's gpu_spec) as its gpu_models, the models it
+	// may run on: for a run on the trace's own cluster, whose models keep the
+	// trace's names (salus trace cluster). Off, the jobs run on any GPU.
+	GPUModels bool
 	// Output is "csv" (default) or "jsonl".
 	Output string
 }
@@ -250,6 +259,11 @@ type entry struct {
 	prof   uint16  // index into converter.profiles
 	gpus   uint16
 	prio   int8
+	// models is the source's GPU type, the job's constraint (Format.GPUModels);
+	// queue and run its own scheduling delay and run, seconds (Format.Queues; queue
+	// -1: not given).
+	models     string
+	queue, run float64
 }
 
 type converter struct {
@@ -258,6 +272,7 @@ type converter struct {
 	byModel  map[string][]int   // model -> indices into profiles
 	fixed    int                // index of Options.Model's profile, or -1
 	devices  map[string]GPU     // by the source's GPU type
+	types    map[string]string  // the GPU types, interned
 	statuses map[string]bool
 	qos      map[string]bool
 	// format is the source's (priorities, shares: which columns to write).
@@ -565,7 +580,13 @@ func (c *converter) add(r Record) error {
 		c.stats.Censored++
 	}
 	e := entry{id: r.ID, submit: r.SubmitS, iters: iters, reqMiB: float32(req), prof: uint16(pi), gpus: uint16(r.GPUs),
-		prio: int8(max(-128, min(127, r.Priority)))}
+		prio: int8(max(-128, min(127, r.Priority))), queue: -1}
+	if c.models() {
+		e.models = c.intern(r.GPUType)
+	}
+	if c.format.Queues && r.Queued {
+		e.queue, e.run = r.QueueS, r.DurationS
+	}
 	// A pod's share of a GPU is its compute as well as its memory: it keeps at
 	// most that much of the GPU busy (and at most what its model would).
 	if share < 1 && share < p.Demand {
@@ -576,6 +597,42 @@ func (c *converter) add(r Record) error {
 	}
 	c.entries = append(c.entries, e)
 	return nil
+}
+
+// models says the jobs' GPU models are written.
+func (c *converter) models() bool { return c.o.GPUModels && c.format.GPUModels }
+
+// intern is the GPU types' one copy each: a reader's field may share memory
+// with its whole line, and a million jobs name a handful of types.
+func (c *converter) intern(t string) string {
+	t = strings.TrimSpace(t)
+	if absent(t) {
+		return ""
+	}
+	if v, ok := c.types[t]; ok {
+		return v
+	}
+	if c.types == nil {
+		c.types = map[string]string{}
+	}
+	v := strings.Clone(t)
+	c.types[v] = v
+	return v
+}
+
+// splitModels is a job's GPU models: the source's type list, | separated (Alibaba's
+// "V100M16|V100M32"; commas and semicolons taken as well).
+func splitModels(t string) []string {
+	if t == "" {
+		return nil
+	}
+	var out []string
+	for _, m := range strings.FieldsFunc(t, func(r rune) bool { return r == '|' || r == ',' || r == ';' }) {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // device is the GPU a job of the source's GPU type ran on: Options.Device, else
@@ -736,6 +793,12 @@ func (c *converter) newRowWriter(w io.Writer) *rowWriter {
 	if c.format.Shares {
 		rw.header = append(rw.header, "demand")
 	}
+	if c.models() {
+		rw.header = append(rw.header, "gpu_models")
+	}
+	if c.format.Queues {
+		rw.header = append(rw.header, "trace_queue_s", "trace_run_s")
+	}
 	rw.rec = make([]string, len(rw.header))
 	return rw
 }
@@ -754,6 +817,11 @@ func (rw *rowWriter) write(e entry) error {
 		if e.demand > 0 {
 			d := c.demand(e)
 			j.Demand = &d
+		}
+		j.GPUModels = splitModels(e.models)
+		if e.queue >= 0 {
+			q, r := e.queue, e.run
+			j.TraceQueueS, j.TraceRunS = &q, &r
 		}
 		return rw.enc.Encode(j)
 	}
@@ -782,6 +850,17 @@ func (rw *rowWriter) write(e entry) error {
 		rec[i] = ""
 		if e.demand > 0 {
 			rec[i] = strconv.FormatFloat(c.demand(e), 'f', -1, 64)
+		}
+		i++
+	}
+	if c.models() {
+		rec[i] = strings.Join(splitModels(e.models), "|")
+		i++
+	}
+	if c.format.Queues {
+		rec[i], rec[i+1] = "", ""
+		if e.queue >= 0 {
+			rec[i], rec[i+1] = strconv.FormatFloat(e.queue, 'f', -1, 64), strconv.FormatFloat(e.run, 'f', -1, 64)
 		}
 	}
 	return rw.cw.Write(rec)

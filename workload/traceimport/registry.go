@@ -24,6 +24,11 @@ type Format struct {
 	// Priorities says the source gives jobs priorities (a priority column is
 	// written), Shares that it gives shares of a GPU (a demand column).
 	Priorities, Shares bool
+	// GPUModels says the source's GPU type is the job's constraint, the models
+	// it may run on (Alibaba 2023's gpu_spec): a gpu_models column is written.
+	// Queues says the source gives each job's own scheduling delay (Record.QueueS):
+	// trace_queue_s and trace_run_s columns are written.
+	GPUModels, Queues bool
 	// Read streams the files' rows into s.
 	Read func(files []string, s Sink) error
 }

@@ -16,6 +16,10 @@ type SynthOptions struct {
 	MeanGapS float64
 	// MeanRunS is the mean time a pod runs, seconds (default 120).
 	MeanRunS float64
+	// Specs are the gpu_spec values a pod's is drawn from, each alike likely
+	// ("" is no constraint); nil: eight in ten none, one "V100M16|V100M32", one
+	// "A100".
+	Specs []string
 }
 
 // WriteSyntheticAlibaba2023 writes a made-up pod list in the schema of Alibaba's
@@ -36,6 +40,9 @@ func WriteSyntheticAlibaba2023(w io.Writer, o SynthOptions) error {
 	fmt.Fprintln(bw, "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time")
 	shares := []int{100, 200, 250, 300, 500, 700}
 	specs := []string{"", "", "", "", "", "", "", "", "V100M16|V100M32", "A100"}
+	if len(o.Specs) > 0 {
+		specs = o.Specs
+	}
 	qos := []string{"BE", "LS", "Burstable", "Guaranteed"}
 	now := 1e6
 	for i := 0; i < o.Rows; i++ {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/salusgo/salus/cluster"
+)
+
+// The node list's fixture becomes a cluster file, the pods are imported onto it
+// and studied: every step from the command line, the cluster's G2 in the table.
+func TestTraceClusterImportAndStudy(t *testing.T) {
+	dir := t.TempDir()
+	yaml := filepath.Join(dir, "c.yaml")
+	if msg, err := run(t, "trace", "cluster", "--format", "alibaba2023-nodes", "../../workload/traceimport/testdata/openb_node_list_gpu_node.csv", "-o", yaml); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	c, err := cluster.Load(yaml)
+	if err != nil || c.GPUCount() != 35 {
+		t.Fatalf("the cluster file: %v, %d GPUs (want 35)", err, c.GPUCount())
+	}
+	pods := filepath.Join(dir, "pods.csv")
+	if msg, err := run(t, "trace", "import", "--format", "alibaba2023", "../../eval/testdata/openb_pod_list_cluster.csv", "--cluster", yaml, "--out", pods); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policies", "pack")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, w := range []string{"8xG2-96c-384g", "exclusive", "pack", "Queueing delay per priority class"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the study lacks %q:\n%s", w, out)
+		}
+	}
+	if _, err := run(t, "trace", "cluster", "--format", "philly-nodes", yaml); err == nil || !strings.Contains(err.Error(), "alibaba2023-nodes") {
+		t.Errorf("an unknown format: %v, want the formats named", err)
+	}
+}
