@@ -41,7 +41,18 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	s.now = now
 	s.requests++
 	js.view = v
+	s.continued(js)
 	return true, nil
+}
+
+// continued notes that js's next iteration started without a trip through its
+// lane's ready queue: under a KeyOrder its key, and the lane's clock (the key of
+// the job started last: floor.go), are what that trip would have set.
+func (s *Scheduler) continued(js *jobState) {
+	if key := js.lane.ready.key; key != nil {
+		js.readyKey = key(js.view)
+		js.lane.clock = js.readyKey
+	}
 }
 
 // Stretchable says how job id's boundaries go for as long as nothing else
@@ -118,6 +129,7 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	js.view.Attained += gpuTime
 	js.view.Iterations += n
 	js.view.RequestSeq = s.requests
+	s.continued(js)
 	return nil
 }
 
