@@ -118,7 +118,8 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands := e.cands[:0]
 	e.turnUsed = 0
-	for gi, g := range e.gpus {
+	for _, gi := range e.busy { // an idle GPU has nothing to stretch
+		g := e.gpus[gi]
 		if g.Running() == 0 {
 			continue
 		}
@@ -268,8 +269,8 @@ func (e *engine) stretch(limit time.Duration) error {
 		w.seq = g.seq
 		e.fastForwarded += c.m
 	}
-	for _, g := range e.gpus {
-		if len(g.works) > 1 {
+	for _, gi := range e.busy {
+		if g := e.gpus[gi]; len(g.works) > 1 {
 			heap.Init(&g.works)
 		}
 	}

@@ -13,6 +13,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/salusgo/salus/cluster"
@@ -137,6 +138,12 @@ type engine struct {
 	o     Options
 	sched *core.Scheduler
 	gpus  []*GPU
+	// busy is the GPUs with work on them (running, delayed or held), in index
+	// order: only they are advanced and scanned at an event, so an idle GPU
+	// costs nothing. A GPU joins when work starts on it (wake) and leaves at the
+	// first nextEnd that finds it empty, its clock settled; isBusy is by GPU.
+	busy   []int
+	isBusy []bool
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
 	// noFastForward runs every iteration through the core (tests compare both);
@@ -245,6 +252,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		}
 		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, dev))
 	}
+	e.isBusy = make([]bool, n)
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
@@ -324,15 +332,15 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		if at == maxTime {
 			return fmt.Errorf("simulation stalled at %ss with %d jobs left: the scheduler admitted none of them", seconds(e.now), e.left)
 		}
-		for _, g := range e.gpus {
-			g.Advance(at - e.now)
+		for _, gi := range e.busy {
+			e.gpus[gi].Advance(at - e.now)
 		}
 		e.now = at
 		// Apply every event of the instant, then let the core decide, until nothing
 		// more happens at this instant.
 		for {
-			for _, g := range e.gpus {
-				for _, it := range g.Finished() {
+			for _, gi := range e.busy { // in index order, as the events of an instant go
+				for _, it := range e.gpus[gi].Finished() {
 					if err := e.partEnded(it); err != nil {
 						return err
 					}
@@ -377,15 +385,35 @@ func gpusField(n int) int {
 	return n
 }
 
-// nextEnd is how long until the next phase end on any GPU.
+// nextEnd is how long until the next phase end on any GPU. A busy GPU found
+// empty leaves busy: NextEnd has settled its clock, and an idle GPU's Advance
+// would only move its now, which wake does when work comes back.
 func (e *engine) nextEnd() (time.Duration, bool) {
 	next, any := time.Duration(math.MaxInt64), false
-	for _, g := range e.gpus {
-		if t, ok := g.NextEnd(); ok {
+	keep := e.busy[:0]
+	for _, gi := range e.busy {
+		if t, ok := e.gpus[gi].NextEnd(); ok {
 			next, any = min(next, t), true
+			keep = append(keep, gi)
+		} else {
+			e.isBusy[gi] = false
 		}
 	}
+	e.busy = keep
 	return next, any
+}
+
+// wake returns GPU gi, made busy: an idle GPU's clock catches up with the
+// engine's first (exactly what advancing it at every event would have done).
+func (e *engine) wake(gi int) *GPU {
+	g := e.gpus[gi]
+	if !e.isBusy[gi] {
+		g.Advance(e.now - g.now)
+		i, _ := slices.BinarySearch(e.busy, gi)
+		e.busy = slices.Insert(e.busy, i, gi)
+		e.isBusy[gi] = true
+	}
+	return g
 }
 
 // partEnded takes a finished part of an iteration: the iteration ends with its
@@ -599,7 +627,7 @@ func (e *engine) apply(ds []core.Decision) error {
 				// next iteration continues from where the last one finished).
 				w := &j.works[i]
 				w.Job, w.Lane, w.Delay, w.Left, w.Demand, w.job = d.Job, d.Lane, delay, left, j.spec.Profile.Demand, j
-				e.gpus[g].Start(w)
+				e.wake(g).Start(w)
 			}
 			if len(d.GPUs) > 1 {
 				if len(j.holds) != len(d.GPUs) {
