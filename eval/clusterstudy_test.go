@@ -70,14 +70,7 @@ func TestTraceOnItsClusterReproducesItsRuns(t *testing.T) {
 	}
 	for _, run := range r.Runs {
 		rr := run.RunRatio
-		// pack packs by memory, not by the pods' shares: it may put a share pod
-		// on a GPU a whole-GPU pod runs on, and demands over 1 slow both (one pod
-		// of ten 1.41x here), which the trace's scheduler did not do. Its median
-		// is still the trace's.
 		p95 := 1.05
-		if run.Run == "pack" {
-			p95 = 1.5
-		}
 		if rr.N != 10 || rr.Median < 0.995 || rr.Median > 1.005 || rr.P95 > p95 {
 			t.Errorf("%s: simulated JCT over the trace's run %+v: want 10 jobs, median 1.00, p95 <= %v", run.Run, rr, p95)
 		}
