@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/salusgo/salus/workload"
 )
 
 // TestMain lets the test binary act as `salus worker` for the live engine's
@@ -58,12 +60,7 @@ func TestReplayPrintsTheSimulatorBeside(t *testing.T) {
 	if sim, _ := strconv.ParseFloat(row[1], 64); sim < 77 || sim > 85 || !strings.Contains(out, "sim makespan (s)") {
 		t.Errorf("simulated makespan %s s, want about 81 (three resnet50/50 of 100 iterations sharing the GPU, after their start-up)", row[1])
 	}
-	for _, k := range []int{2, 4, 6} {
-		d, err := strconv.ParseFloat(strings.TrimSuffix(row[k], "%"), 64)
-		if err != nil || d < -5 || d > 5 {
-			t.Errorf("live vs sim %q (column %d); want within 5%%:\n%s", row[k], k, out[i:])
-		}
-	}
+	withinLag(t, row, out[i:], 0.06)
 	if row[7] != "same" {
 		t.Errorf("completion order %q, want same", row[7])
 	}
@@ -104,10 +101,33 @@ func TestReplayOnTwoGPUs(t *testing.T) {
 	if sim, _ := strconv.ParseFloat(row[1], 64); sim > 180 || !strings.Contains(out, "sim makespan (s)") {
 		t.Errorf("simulated makespan %s s on two GPUs; want well below one GPU's 201", row[1])
 	}
+	withinLag(t, row, out[i:], 0.05)
+}
+
+// withinLag checks the comparison row's live-vs-sim columns: within 5%, plus
+// the share of a resnet50/50 iteration alone at the time scale that the lag
+// the daemon measured per iteration (the row's last column) accounts for. On a
+// quiet machine the lag is well under a millisecond and the bound about 5%; on
+// a loaded one the kernel wakes the daemon late, which says how fast the
+// machine is, not what the daemon decided (the completion order says that).
+func withinLag(t *testing.T, row []string, table string, scale float64) {
+	t.Helper()
+	p, err := workload.Default().Lookup("resnet50", 50, workload.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol := 5.0
+	if len(row) >= 10 {
+		lag, err := strconv.ParseFloat(row[8], 64)
+		unit := map[string]float64{"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1}[row[9]]
+		if err == nil && unit > 0 {
+			tol += 100 * lag * unit / (p.IterS * scale)
+		}
+	}
 	for _, k := range []int{2, 4, 6} {
 		d, err := strconv.ParseFloat(strings.TrimSuffix(row[k], "%"), 64)
-		if err != nil || d < -5 || d > 5 {
-			t.Errorf("live vs sim %q (column %d); want within 5%%:\n%s", row[k], k, out[i:])
+		if err != nil || d < -tol || d > tol {
+			t.Errorf("live vs sim %q (column %d); want within %.1f%%:\n%s", row[k], k, tol, table)
 		}
 	}
 }
