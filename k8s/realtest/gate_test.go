@@ -38,9 +38,8 @@ func TestConsumableCapacityOff(t *testing.T) {
 		return d.logHas("some fields were dropped by the apiserver") && d.logHas("DRAConsumableCapacity"), nil
 	})
 
-	ns := c.namespace(t, "claims", nil)
-	claim := sixGiB("six", ns, 1)
-	got, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{})
+	claim := sixGiB("six", "default", 1)
+	got, err := c.cs.ResourceV1().ResourceClaims("default").Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

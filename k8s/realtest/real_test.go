@@ -330,10 +330,16 @@ func TestReal(t *testing.T) {
 
 	t.Run("fifth-after-one-leaves", func(t *testing.T) {
 		c.forceDelete(t, four[0])
-		out := c.schedule(t, fifth)
-		if out.node != gpuNode {
-			t.Fatalf("the fifth claim, once one of the four is gone: %q, want allocated", out.unschedulable)
-		}
+		// The fifth is still marked unschedulable from before: wait for its binding.
+		claim := c.claimOf(t, fifth)
+		waitFor(t, "the fifth pod bound, its claim allocated, once one of the four is gone", func() (bool, error) {
+			p, err := c.cs.CoreV1().Pods(ns).Get(ctx, fifth.Name, metav1.GetOptions{})
+			if err != nil || p.Spec.NodeName == "" {
+				return false, err
+			}
+			rc, err := c.cs.ResourceV1().ResourceClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			return err == nil && rc.Status.Allocation != nil, err
+		})
 		checkNotOverAllocated(t, c, gpus)
 	})
 }
