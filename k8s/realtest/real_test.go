@@ -143,6 +143,7 @@ func TestReal(t *testing.T) {
 	// The kubelet's side: the registration socket, then the DRA service at
 	// the endpoint it names.
 	var kubelet drapb.DRAPluginClient
+	top := t // the DRA connection outlives the subtest
 	t.Run("registration", func(t *testing.T) {
 		reg := dial(t, filepath.Join(d.registrarDir, dra.DriverName+"-reg.sock"))
 		rc := registerapi.NewRegistrationClient(reg)
@@ -156,7 +157,7 @@ func TestReal(t *testing.T) {
 		if _, err := rc.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
 			t.Fatal(err)
 		}
-		kubelet = drapb.NewDRAPluginClient(dial(t, info.Endpoint))
+		kubelet = drapb.NewDRAPluginClient(dial(top, info.Endpoint))
 	})
 	if kubelet == nil {
 		t.FailNow()
