@@ -33,8 +33,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/retry"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/salusgo/salus/k8s/chart"
@@ -251,14 +251,21 @@ func (c *cluster) node(t *testing.T, name string, labels map[string]string) *cor
 		corev1.ResourceMemory: resource.MustParse("64Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
-	n.Status = corev1.NodeStatus{Capacity: room, Allocatable: room, Conditions: []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "SalusRealTest",
-		Message: "a fake node: no kubelet", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
-	}}}
-	if n, err = c.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	// Controllers annotate a new node meanwhile: retry on conflicts.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if n, err = c.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		n.Status = corev1.NodeStatus{Capacity: room, Allocatable: room, Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "SalusRealTest",
+			Message: "a fake node: no kubelet", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+		}}}
+		_, err = c.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Controllers annotate a new node meanwhile: retry on conflicts.
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err = c.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -368,10 +375,14 @@ func (d *driverProc) logHas(s string) bool {
 }
 
 // slice waits for the driver's ResourceSlice of the node and returns it.
-func (c *cluster) slice(t *testing.T, node string) *resourceapi.ResourceSlice {
+// When failFast, an error in the driver's log ends the wait at once.
+func (c *cluster) slice(t *testing.T, node string, d *driverProc, failFast bool) *resourceapi.ResourceSlice {
 	t.Helper()
 	var got *resourceapi.ResourceSlice
 	waitFor(t, "the ResourceSlice of "+node, func() (bool, error) {
+		if failFast && d.logHas("level=ERROR") {
+			t.Fatalf("the driver logged an error before its slice was seen:\n%s", mustReadBytes(t, d.log))
+		}
 		l, err := c.cs.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node + ",spec.driver=gpu.salus.dev"})
 		if err != nil || len(l.Items) == 0 {
 			return false, err

@@ -25,7 +25,7 @@ func TestConsumableCapacityOff(t *testing.T) {
 	ctx := context.Background()
 	c.node(t, gpuNode, nil)
 	d := startDriver(t, e, filepath.Join(e.work, "driver-gate-off"), gpuNode, e.kubeconfig)
-	slice := c.slice(t, gpuNode)
+	slice := c.slice(t, gpuNode, d, false)
 	for _, dev := range slice.Spec.Devices {
 		if dev.AllowMultipleAllocations != nil {
 			t.Errorf("device %s: allowMultipleAllocations %v stored with the gate off, want dropped", dev.Name, *dev.AllowMultipleAllocations)

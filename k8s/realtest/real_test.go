@@ -58,7 +58,7 @@ func setup(t *testing.T, e env, c *cluster) (*driverProc, *resourceapi.ResourceS
 	kc := filepath.Join(e.work, "driver.kubeconfig")
 	c.kubeconfigFor(t, kc, c.podToken(t, dsPod))
 	d := startDriver(t, e, filepath.Join(e.work, "driver"), gpuNode, kc)
-	return d, c.slice(t, gpuNode)
+	return d, c.slice(t, gpuNode, d, true)
 }
 
 // TestReal checks the chart, the driver's slice and the claims against the
