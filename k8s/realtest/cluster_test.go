@@ -323,6 +323,8 @@ type driverProc struct {
 	cmd                         *exec.Cmd
 	log                         string
 	pluginDir, registrarDir, cd string
+	exited                      chan struct{} // closed when the driver's process has ended
+	err                         error         // its exit, once exited is closed
 }
 
 // startDriver runs the driver binary for the node with the kubeconfig, its
@@ -349,15 +351,15 @@ func startDriver(t *testing.T, e env, dir, node, kubeconfig string) *driverProc 
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	d.exited = make(chan struct{})
+	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
 		d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-d.exited:
 		case <-time.After(20 * time.Second):
 			d.cmd.Process.Kill()
-			<-done
+			<-d.exited
 		}
 		logf.Close()
 		if t.Failed() {

@@ -15,7 +15,7 @@ import (
 // TestConsumableCapacityOff checks what an API server with
 // DRAConsumableCapacity=false does with the driver's slice and a claim's
 // capacity request: it drops the sharing fields, and the driver says so, in
-// its log, naming the feature gate.
+// its log, naming the feature gate, and stops with an error.
 func TestConsumableCapacityOff(t *testing.T) {
 	e := loadEnv(t)
 	if e.gateEnabled {
@@ -34,9 +34,22 @@ func TestConsumableCapacityOff(t *testing.T) {
 			t.Errorf("device %s: requestPolicy %+v stored with the gate off, want dropped", dev.Name, capy.RequestPolicy)
 		}
 	}
+	// The driver fails loudly: it names the feature gate and stops (a driver
+	// that went on would publish shares every claim then takes whole).
 	waitFor(t, "the driver's log naming the dropped fields' feature gate", func() (bool, error) {
-		return d.logHas("some fields were dropped by the apiserver") && d.logHas("DRAConsumableCapacity"), nil
+		return d.logHas("the driver cannot go on") && d.logHas("DRAConsumableCapacity"), nil
 	})
+	waitFor(t, "the driver to stop", func() (bool, error) {
+		select {
+		case <-d.exited:
+			return true, nil
+		default:
+			return false, nil
+		}
+	})
+	if d.err == nil {
+		t.Error("the driver exited with status 0 after the API server dropped the sharing fields; want an error")
+	}
 
 	claim := sixGiB("six", "default", 1)
 	got, err := c.cs.ResourceV1().ResourceClaims("default").Create(ctx, claim, metav1.CreateOptions{})

@@ -310,7 +310,7 @@ func TestReal(t *testing.T) {
 		}
 		// The daemon holds the four: 6 GiB more fits on neither GPU.
 		for _, g := range gpus {
-			if err := daemon.Reserve(ctx, "probe", "realtest/probe", g.Index, 6144, probeSecret); err == nil {
+			if err := daemon.Reserve(ctx, "probe", "realtest/probe", g.Index, 6144, probeSecret, driver.Intent{}); err == nil {
 				daemon.Release(ctx, "probe")
 				t.Errorf("the daemon took a 6 GiB probe on GPU %d, which holds two prepared 6 GiB claims of %g MiB", g.Index, g.MemoryMiB)
 			}
@@ -322,7 +322,7 @@ func TestReal(t *testing.T) {
 			t.Errorf("the unprepared claim's CDI spec: %v, want removed", err)
 		}
 		idx := slices.IndexFunc(gpus, func(g dra.GPU) bool { return dra.DeviceName(g.Index) == gpu })
-		if err := daemon.Reserve(ctx, "probe", "realtest/probe", gpus[idx].Index, 6144, probeSecret); err != nil {
+		if err := daemon.Reserve(ctx, "probe", "realtest/probe", gpus[idx].Index, 6144, probeSecret, driver.Intent{}); err != nil {
 			t.Errorf("after the unprepare, the daemon refused 6 GiB on %s: %v", gpu, err)
 		}
 		daemon.Release(ctx, "probe")
