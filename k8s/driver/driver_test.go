@@ -439,17 +439,7 @@ func TestResyncAfterDaemonRestart(t *testing.T) {
 		t.Fatalf("resync = %d, %v; want 1 claim asserted", n, err)
 	}
 	// As before: with the same secret, the one in the claim's container.
-	spec, err := os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-uid-r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parsed struct {
-		Devices []struct {
-			ContainerEdits struct{ Env []string } `json:"containerEdits"`
-		} `json:"devices"`
-	}
-	json.Unmarshal(spec, &parsed)
-	secret := envValue(parsed.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
+	secret := r.claimSecret(t, "uid-r")
 	if res, err := r.daemon.ReserveClaim("uid-r", "team-a/train-r", 0, 5000, secret); err != nil || !res.Existed {
 		t.Errorf("after resync the daemon should hold the claim as before, with its secret: %+v, %v", res, err)
 	}
@@ -478,17 +468,7 @@ func TestClaimIntentBindsTheSession(t *testing.T) {
 	if held == nil || held.Intent.DeclaredS != 3600 || held.Intent.Priority == nil || *held.Intent.Priority != 1 {
 		t.Fatalf("the daemon holds %+v; want the claim with declared 3600 s and priority 1", held)
 	}
-	spec, err := os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-uid-intent.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parsed struct {
-		Devices []struct {
-			ContainerEdits struct{ Env []string } `json:"containerEdits"`
-		} `json:"devices"`
-	}
-	json.Unmarshal(spec, &parsed)
-	secret := envValue(parsed.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
+	secret := r.claimSecret(t, "uid-intent")
 	sc := salusv1connect.NewSchedulerServiceClient(http.DefaultClient, r.api, bearer(clientToken))
 	if _, err := sc.OpenSession(context.Background(), connect.NewRequest(&salusv1.OpenSessionRequest{Job: "pod-i",
 		PersistentMib: 2000, EphemeralMib: 3000, DeclaredS: 2.5, Claim: "uid-intent", ClaimSecret: secret})); err != nil {
@@ -508,4 +488,22 @@ func TestClaimIntentBindsTheSession(t *testing.T) {
 	if !found {
 		t.Error("no session pod-i on the daemon")
 	}
+}
+
+// claimSecret is the claim's secret as its CDI spec gives it to the container.
+func (r *rig) claimSecret(t *testing.T, uid string) string {
+	t.Helper()
+	spec, err := os.ReadFile(filepath.Join(r.cdiDir, "gpu.salus.dev-"+uid+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Devices []struct {
+			ContainerEdits struct{ Env []string } `json:"containerEdits"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal(spec, &parsed); err != nil || len(parsed.Devices) == 0 {
+		t.Fatalf("CDI spec of %s: %v\n%s", uid, err, spec)
+	}
+	return envValue(parsed.Devices[0].ContainerEdits.Env, "SALUS_CLAIM_SECRET")
 }
