@@ -88,17 +88,19 @@ func TestReal(t *testing.T) {
 		if len(dc.Spec.Selectors) != 1 || dc.Spec.Selectors[0].CEL == nil {
 			t.Fatalf("DeviceClass %s: selectors %+v, want one CEL selector", dc.Name, dc.Spec.Selectors)
 		}
-		waitFor(t, "the admission policy's type check", func() (bool, error) {
+		// The chart's admission policies: the driver's slices' and the claims'.
+		waitFor(t, "the admission policies' type check", func() (bool, error) {
 			l, err := c.cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
-			if err != nil || len(l.Items) != 1 {
+			if err != nil || len(l.Items) != 2 {
 				return false, err
 			}
-			p := l.Items[0]
-			if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
-				return false, nil
-			}
-			if w := p.Status.TypeChecking.ExpressionWarnings; len(w) > 0 {
-				t.Fatalf("policy %s: the API server's type check warns: %+v", p.Name, w)
+			for _, p := range l.Items {
+				if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
+					return false, nil
+				}
+				if w := p.Status.TypeChecking.ExpressionWarnings; len(w) > 0 {
+					t.Fatalf("policy %s: the API server's type check warns: %+v", p.Name, w)
+				}
 			}
 			return true, nil
 		})
@@ -177,23 +179,14 @@ func TestReal(t *testing.T) {
 	c.apply(t, ns, tmpls)
 
 	t.Run("two-devices", func(t *testing.T) {
+		// Refused at admission by the chart's claim policy, before the scheduler
+		// allocates what the driver could only refuse at prepare.
 		claim := sixGiB("two", ns, 2)
 		claim.Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{Requests: []string{"gpu"}, DistinctAttribute: ptr(resourceapi.FullyQualifiedName(dra.AttrIndex))}}
-		mustCreate(t, c, claim)
-		p := c.pod(t, ns, "two", "", "two")
-		out := c.schedule(t, p)
-		if out.node != gpuNode {
-			t.Fatalf("two-device claim: not allocated on %s: %s", gpuNode, out.unschedulable)
+		_, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), "must ask for one device") {
+			t.Errorf("a two-device claim: %v, want the claim policy's refusal", err)
 		}
-		res := out.claim.Status.Allocation.Devices.Results
-		if len(res) != 2 || res[0].Device == res[1].Device {
-			t.Fatalf("two-device claim allocated %+v, want gpu-0 and gpu-1", res)
-		}
-		msg := prepareErr(t, kubelet, out.claim)
-		if !strings.Contains(msg, "allocated 2 GPUs") {
-			t.Errorf("prepare of a two-GPU claim: %q, want the driver's refusal", msg)
-		}
-		c.forceDelete(t, p)
 	})
 
 	t.Run("config-past-capacity", func(t *testing.T) {
@@ -216,9 +209,18 @@ func TestReal(t *testing.T) {
 
 	t.Run("admin-access", func(t *testing.T) {
 		// Refused in a namespace without the admin label, by the API server.
+		// With a capacity request of 1 MiB, as the chart's claim policy asks of
+		// a monitoring claim (without one it would take the whole GPU).
 		admin := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "monitor", Namespace: ns},
 			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu",
-				Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: dra.DriverName, AdminAccess: ptr(true)}}}}}}
+				Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: dra.DriverName, AdminAccess: ptr(true),
+					Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{dra.CapMemory: resource.MustParse("1Mi")}}}}}}}}
+		noCapacity := admin.DeepCopy()
+		noCapacity.Name = "monitor-whole"
+		noCapacity.Spec.Devices.Requests[0].Exactly.Capacity = nil
+		if _, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, noCapacity, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "must ask for capacity") {
+			t.Errorf("admin access without a capacity request: %v, want the claim policy's refusal", err)
+		}
 		if _, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, admin, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), resourceapi.DRAAdminNamespaceLabelKey) {
 			t.Errorf("admin access in an unlabelled namespace: %v, want a refusal naming %s", err, resourceapi.DRAAdminNamespaceLabelKey)
 		}
@@ -307,6 +309,20 @@ func TestReal(t *testing.T) {
 			if again := prepare(t, kubelet, rc); again.CdiDeviceIds[0] != dev.CdiDeviceIds[0] {
 				t.Errorf("claim %d prepared again: %+v, want the same device", i, again)
 			}
+			// The driver wrote the claim's device status, as the chart's RBAC
+			// lets it (1.37 asks for resourceclaims/driver besides the status).
+			waitFor(t, "claim "+rc.Name+"'s status.devices", func() (bool, error) {
+				got, err := c.cs.ResourceV1().ResourceClaims(rc.Namespace).Get(ctx, rc.Name, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				for _, st := range got.Status.Devices {
+					if st.Driver == dra.DriverName && st.Device == dev.DeviceName {
+						return true, nil
+					}
+				}
+				return false, nil
+			})
 		}
 		// The daemon holds the four: 6 GiB more fits on neither GPU.
 		for _, g := range gpus {
