@@ -215,12 +215,7 @@ func TestReal(t *testing.T) {
 			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu",
 				Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: dra.DriverName, AdminAccess: ptr(true),
 					Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{dra.CapMemory: resource.MustParse("1Mi")}}}}}}}}
-		noCapacity := admin.DeepCopy()
-		noCapacity.Name = "monitor-whole"
-		noCapacity.Spec.Devices.Requests[0].Exactly.Capacity = nil
-		if _, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, noCapacity, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "must ask for capacity") {
-			t.Errorf("admin access without a capacity request: %v, want the claim policy's refusal", err)
-		}
+
 		if _, err := c.cs.ResourceV1().ResourceClaims(ns).Create(ctx, admin, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), resourceapi.DRAAdminNamespaceLabelKey) {
 			t.Errorf("admin access in an unlabelled namespace: %v, want a refusal naming %s", err, resourceapi.DRAAdminNamespaceLabelKey)
 		}
@@ -229,6 +224,13 @@ func TestReal(t *testing.T) {
 		// "cannot allocate all claims"; docs/kubernetes.md.)
 		ans := c.namespace(t, "monitoring", map[string]string{resourceapi.DRAAdminNamespaceLabelKey: "true"})
 		admin.Namespace = ans
+		// Without a capacity request, refused by the chart's claim policy.
+		noCapacity := admin.DeepCopy()
+		noCapacity.Name = "monitor-whole"
+		noCapacity.Spec.Devices.Requests[0].Exactly.Capacity = nil
+		if _, err := c.cs.ResourceV1().ResourceClaims(ans).Create(ctx, noCapacity, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "must ask for capacity") {
+			t.Errorf("admin access without a capacity request: %v, want the claim policy's refusal", err)
+		}
 		mustCreate(t, c, admin)
 		p := c.pod(t, ans, "monitor", "", "monitor")
 		out := c.schedule(t, p)
