@@ -57,8 +57,8 @@ func TestOneFormatFlag(t *testing.T) {
 	commands(newRoot(), nil, func(cmd *cobra.Command, path []string) {
 		fs := cmd.LocalFlags()
 		// replay.go registers its own --format (without -o) until it takes outputFlags;
-		// trace import's --format is the format of the trace it reads.
-		if f := fs.Lookup("format"); f != nil && f.Shorthand != "o" && !slices.Contains([]string{"trace gen", "replay", "trace import"}, strings.Join(path, " ")) {
+		// trace import's and trace cluster's --format is the format of the file it reads.
+		if f := fs.Lookup("format"); f != nil && f.Shorthand != "o" && !slices.Contains([]string{"trace gen", "replay", "trace import", "trace cluster"}, strings.Join(path, " ")) {
 			t.Errorf("salus %v: --format has no -o", path)
 		}
 		if f := fs.ShorthandLookup("o"); f != nil && f.Name != "format" && f.Deprecated == "" {
@@ -194,7 +194,7 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "cluster", args: []string{"--cluster", clusterFile}},
 		{flag: "cluster", args: []string{"--cluster", clusterFile, "--gpus", "2"}, refused: "leave out --gpus"},
 		{flag: "cluster", args: []string{"--cluster", filepath.Join(dir, "none.yaml")}, refused: "cluster"},
-		{flag: "node-placement", base: onCluster, args: []string{"--node-placement", "least-loaded"}},
+		{flag: "node-placement", base: onCluster, args: []string{"--node-placement", "first-fit"}},
 		{flag: "node-placement", args: []string{"--node-placement", "fgd"}, refused: "give --cluster FILE"},
 		{flag: "node-placement", base: onCluster, args: []string{"--node-placement", "random"}, refused: "unknown node placement"},
 	})

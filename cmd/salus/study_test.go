@@ -13,7 +13,7 @@ import (
 func TestTraceClusterImportAndStudy(t *testing.T) {
 	dir := t.TempDir()
 	yaml := filepath.Join(dir, "c.yaml")
-	if msg, err := run(t, "trace", "cluster", "--format", "alibaba2023-nodes", "../../workload/traceimport/testdata/openb_node_list_gpu_node.csv", "-o", yaml); err != nil {
+	if msg, err := run(t, "trace", "cluster", "--format", "alibaba2023-nodes", "../../workload/traceimport/testdata/openb_node_list_gpu_node.csv", "--out", yaml); err != nil {
 		t.Fatalf("%v\n%s", err, msg)
 	}
 	c, err := cluster.Load(yaml)

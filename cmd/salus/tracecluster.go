@@ -39,8 +39,8 @@ TYPE=PRESET sets any type's preset. Machines without GPUs are kept as shapes of
 
 Formats:
 ` + strings.Join(formats, "\n"),
-		Example: `  salus trace cluster --format alibaba2023-nodes openb_node_list_gpu_node.csv -o alibaba2023.yaml
-  salus trace cluster --format pai2020-machines pai_machine_spec.csv --like MISC=t4 -o pai2020.yaml`,
+		Example: `  salus trace cluster --format alibaba2023-nodes openb_node_list_gpu_node.csv --out alibaba2023.yaml
+  salus trace cluster --format pai2020-machines pai_machine_spec.csv --like MISC=t4 --out pai2020.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := traceimport.LookupNodes(format)
@@ -68,7 +68,7 @@ Formats:
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", "the node list's format: "+strings.Join(nodeFormatNames(), ", "))
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write the cluster file here (default: standard output)")
+	cmd.Flags().StringVar(&out, "out", "", "write the cluster file here (default: standard output)")
 	cmd.Flags().StringVar(&unknown, "unknown-like", nodelist.DefaultUnknown, "the device preset a GPU type no preset matches is taken like")
 	cmd.Flags().StringToStringVar(&like, "like", nil, "TYPE=PRESET,...: the device preset a GPU type of the trace is taken like (G2=a100)")
 	cmd.MarkFlagRequired("format")
@@ -102,7 +102,7 @@ whole GPUs, each of a QoS class alike likely, its gpu_spec drawn from --specs.
 It is not the trace and says nothing about it: a workload of the trace's shape
 for a study of a cluster when the pod list itself is not at hand. The same
 options give the same file.`,
-		Example: `  salus trace synth --rows 8000 --seed 1 --mean-gap 10 --mean-run 36000 --specs ',,,,,,,V100M16|V100M32,T4,G2' -o pods.csv`,
+		Example: `  salus trace synth --rows 8000 --seed 1 --mean-gap 10 --mean-run 36000 --specs ',,,,,,,V100M16|V100M32,T4,G2' --out pods.csv`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Rows < 1 {
@@ -123,6 +123,6 @@ options give the same file.`,
 	cmd.Flags().Float64Var(&o.MeanGapS, "mean-gap", 0, "mean seconds between pod creations (0: 150)")
 	cmd.Flags().Float64Var(&o.MeanRunS, "mean-run", 0, "mean seconds a pod runs (0: 120)")
 	cmd.Flags().StringSliceVar(&o.Specs, "specs", nil, "gpu_spec values drawn alike (empty: none; default: eight in ten none, V100M16|V100M32, A100)")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write the pod list here (default: standard output)")
+	cmd.Flags().StringVar(&out, "out", "", "write the pod list here (default: standard output)")
 	return cmd
 }
