@@ -118,6 +118,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands := e.cands[:0]
 	e.turnUsed = 0
+	e.stretchGen++
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
 		g := e.gpus[gi]
 		if g.Running() == 0 {
@@ -131,9 +132,13 @@ func (e *engine) stretch(limit time.Duration) error {
 				break
 			}
 			j := w.job
-			ok = j != nil && j.parts == 1 && len(j.works) == 1 && j.spec.Kind != workload.Infer && j.iterS*1e9 >= 1
+			ok = j != nil && !w.held && j.parts == len(j.works) && j.spec.Kind != workload.Infer && j.iterS*1e9 >= 1 &&
+				(len(j.works) == 1 || e.inStep(j))
 			if !ok {
 				break
+			}
+			if len(j.works) > 1 && w != j.lead {
+				continue // a gang is a candidate once, by its lead rank
 			}
 			kind := e.sched.Stretchable(w.Job)
 			if ok = kind != core.Never; !ok {
@@ -261,13 +266,16 @@ func (e *engine) stretch(limit time.Duration) error {
 		if e.log {
 			e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))
 		}
-		w.finish = w.finish.add(int64(j.at(d+c.m+1) - j.at(d+1)))
 		j.done += c.m
-		w.Left = j.iteration(j.done)
 		j.requestedAt = c.last
-		g.seq++
-		w.seq = g.seq
 		e.fastForwarded += c.m
+		if len(j.works) == 1 {
+			e.stretched(g, w, j, d, c.m)
+			continue
+		}
+		for i := range j.works {
+			e.stretched(j.rankGPUs[i], &j.works[i], j, d, c.m)
+		}
 	}
 	for _, gi := range e.busy {
 		if g := e.gpus[gi]; len(g.works) > 1 {
@@ -275,6 +283,48 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// stretched moves w, a part on g of job j's iteration d, on by m iterations:
+// it runs iteration d+m, which starts where iteration d+m-1 ended, as a Start
+// at that boundary would have put it.
+func (e *engine) stretched(g *GPU, w *Work, j *job, d, m int) {
+	w.finish = w.finish.add(int64(j.at(d+m+1) - j.at(d+1)))
+	w.Left = j.iteration(j.done)
+	g.seq++
+	w.seq = g.seq
+}
+
+// inStep says whether gang job j's ranks go on in step while their GPUs'
+// shares stay as they are: every rank is in its work phase on a GPU with no
+// delay, at a share of 1 with the clock's fraction (integer arithmetic, so its
+// next iterations take their standalone times exactly), and all the ranks'
+// parts end at the same instant. Its iterations then end as a one-GPU job's
+// would, and a stretch takes them; otherwise a rank waits for another (a hold),
+// and each iteration is an event. Answered once a stretch (e.stretchGen).
+func (e *engine) inStep(j *job) bool {
+	if j.stepGen == e.stretchGen {
+		return j.stepOK
+	}
+	j.stepGen, j.stepOK = e.stretchGen, false
+	var end time.Duration
+	for i := range j.works {
+		w, g := &j.works[i], j.rankGPUs[i]
+		if w.gpu != g || !w.working || len(g.delays) > 0 {
+			return false
+		}
+		g.settle()
+		if g.share != 1 || w.finish.f != g.v0.f {
+			return false
+		}
+		if at := g.endOf(w); i == 0 {
+			end = at
+		} else if at != end {
+			return false
+		}
+	}
+	j.stepOK = true
+	return true
 }
 
 func cmpDur(a, b time.Duration) int {

@@ -219,3 +219,65 @@ func TestReadersTakeStretches(t *testing.T) {
 		}
 	}
 }
+
+// Gangs take stretches too where their ranks go in step: on several GPUs of
+// one node and on a cluster of two nodes, under every registered scheme, the
+// per-job results with stretches are those of the iteration-by-iteration
+// engine; and under exclusive GPUs, where every rank is alone on its GPU, a
+// gang's iterations are taken in stretches.
+func TestGangsAreExact(t *testing.T) {
+	cl := yamlCluster(t, "shapes:\n  - {count: 1, gpus: 4, model: v100}\n  - {count: 1, gpus: 2, model: t4}\n")
+	for _, ms := range simtest.Schemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := uint64(1); seed <= 4; seed++ {
+			trace := simtest.RandomTrace(seed, 16)
+			for i := range trace.Jobs {
+				trace.Jobs[i].GPUs = 1 + (i+int(seed))%3
+				trace.Jobs[i].Iterations += 20
+			}
+			o := Options{Policy: p, Device: device.DefaultDevice(), GPUs: 4}
+			if seed%2 == 0 {
+				o.GPUs, o.Cluster = 0, cl
+			}
+			resultOf := func(perIteration bool) (metrics.Result, int) {
+				c := metrics.NewCollector()
+				gangStretches := 0
+				o := o
+				o.PerIteration = perIteration
+				o.Sink = eventlog.Sinks{c, sinkFunc(func(e eventlog.Event) {
+					if e.Kind == eventlog.Stretch && len(e.Turns) == 0 && e.Iterations > 0 && gangOf(trace, e.Job) > 1 {
+						gangStretches++
+					}
+				})}
+				if err := Run(trace, o); err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				res, err := c.Result()
+				if err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				return res, gangStretches
+			}
+			slow, _ := resultOf(true)
+			fast, gangs := resultOf(false)
+			if err := sameResults(slow, fast); err != nil {
+				t.Fatalf("%v seed %d: with stretches, %v", ms, seed, err)
+			}
+			if ms[0] == core.ModeExclusive && gangs == 0 {
+				t.Errorf("%v seed %d: no gang took a stretch", ms, seed)
+			}
+		}
+	}
+}
+
+func gangOf(tr *workload.Trace, id string) int {
+	for _, j := range tr.Jobs {
+		if j.ID == id {
+			return j.GPUCount()
+		}
+	}
+	return 0
+}

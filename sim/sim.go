@@ -82,6 +82,13 @@ type job struct {
 	// GPU, by the index of its part in works.
 	holds    []Work
 	rankGPUs []*GPU
+	// lead is, for a gang, the part on its GPU of highest index: the one whose end
+	// ends the iteration when all end at once (GPUs go in index order), by which a
+	// stretch orders the gang's boundaries among the other jobs'.
+	lead *Work
+	// stepGen and stepOK are engine.inStep's answer, valid for stretch stepGen.
+	stepGen uint64
+	stepOK  bool
 }
 
 type timer struct {
@@ -160,11 +167,13 @@ type engine struct {
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
-	now                      time.Duration
-	jobs                     map[string]*job
-	timers                   timers
-	seq                      int
-	left                     int
+	// stretchGen counts the stretches tried (job.stepGen).
+	stretchGen uint64
+	now        time.Duration
+	jobs       map[string]*job
+	timers     timers
+	seq        int
+	left       int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
@@ -635,6 +644,9 @@ func (e *engine) apply(ds []core.Decision) error {
 				}
 				for i, g := range d.GPUs {
 					j.rankGPUs[i] = e.gpus[g]
+					if g == slices.Max(d.GPUs) {
+						j.lead = &j.works[i]
+					}
 				}
 			}
 		}
