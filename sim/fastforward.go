@@ -48,6 +48,8 @@ type turnCand struct {
 	next   int           // whose turn starts at the end
 	used   time.Duration // the turns' time, from e0
 	final  bool          // next's turn is its last iteration
+	// maxDemand is the highest demand of the lane's jobs (fixed point).
+	maxDemand int64
 }
 
 // turnJob is a job taking turns: d is the index of its next iteration, turns
@@ -159,7 +161,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		if !ok {
 			cands = cands[:from]
 			limit = min(limit, at) // this GPU's next end may change what runs
+			continue
 		}
+		e.turnsSideBySide(g, cands[from:])
 	}
 	e.cands = cands
 	// The checked jobs: where the core would say no, at a boundary before limit,
@@ -334,6 +338,29 @@ func cmpDur(a, b time.Duration) int {
 	return 1
 }
 
+// turnsSideBySide keeps the turns of the lanes of g, cands, only while g
+// runs at a share of 1 whichever job each of them runs: turnsOf checked each
+// lane's jobs beside the other lanes' running jobs, but a lane beside it that
+// takes turns may switch to a job of higher demand. Where the highest demands
+// together pass 1, those lanes are probed boundary by boundary instead.
+func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
+	sum, lanes := g.sum, 0
+	for i := range cands {
+		if tc := cands[i].turns; tc != nil {
+			sum += tc.maxDemand - fixed(cands[i].w.Demand)
+			lanes++
+		}
+	}
+	if lanes < 2 || g.shareOf(g.n, sum) == 1 {
+		return
+	}
+	for i := range cands {
+		if c := &cands[i]; c.turns != nil {
+			c.turns, c.checked = nil, true
+		}
+	}
+}
+
 // turnsOf is the turns of running work w's lane on g, when a stretch may take
 // them: the core foresees them (core.Turns), every job of the lane has run
 // before (its first start is an event of its own) and is a one-GPU training
@@ -352,7 +379,7 @@ func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
 		return nil
 	}
 	tc.ids = tc.t.Jobs(tc.ids)
-	tc.jobs = tc.jobs[:0]
+	tc.jobs, tc.maxDemand = tc.jobs[:0], 0
 	base := g.sum - fixed(w.Demand)
 	for i, id := range tc.ids {
 		j := w.job
@@ -371,6 +398,7 @@ func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
 			return nil
 		}
 		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: j.spec.Iterations - d - 1, at: j.at(d)})
+		tc.maxDemand = max(tc.maxDemand, fixed(j.spec.Profile.Demand))
 	}
 	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]
 	tc.e0 = g.endOf(w)

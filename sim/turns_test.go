@@ -159,3 +159,39 @@ func TestReadersTakeTurns(t *testing.T) {
 		}
 	}
 }
+
+// Two lanes side by side on one GPU, each taking turns among jobs of
+// different demands: a lane's turns keep a share of 1 only if they do with
+// every job the other lane may switch to, not only with the one it runs now
+// (0.3 and 0.3 fit, 0.6 and 0.6 do not). The results are the per-iteration
+// engine's.
+func TestTurnsOfLanesSideBySide(t *testing.T) {
+	for _, policy := range []string{"pack", "fcfs", "fair"} {
+		p, err := core.Lookup(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := int64(1); seed <= 3; seed++ {
+			tr := salusTrace(t, seed, 80)
+			for i := range tr.Jobs {
+				prof := *tr.Jobs[i].Profile // shared with the catalog: a copy of its own
+				prof.Demand = 0.3 + 0.3*float64(i%2)
+				tr.Jobs[i].Profile = &prof
+			}
+			resultOf := func(perIteration bool) metrics.Result {
+				c := metrics.NewCollector()
+				if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: perIteration, Sink: c}); err != nil {
+					t.Fatalf("%s seed %d: %v", policy, seed, err)
+				}
+				res, err := c.Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
+				t.Fatalf("%s seed %d: with turns, %v", policy, seed, err)
+			}
+		}
+	}
+}
