@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/metrics"
 	"github.com/spf13/cobra"
 )
 
@@ -103,9 +105,7 @@ policies.`,
 				fmt.Fprintf(w, "JCT bound     %10.1f min   (lower bound on the average JCT: this run is %.2fx it)\nmakespan bound%10.1f min   (lower bound on the makespan: this run is %.2fx it)\n",
 					b.AvgJCTS/60, run.JCTVsBound, b.MakespanS/60, run.MakespanVsBound)
 			}
-			for _, g := range run.PerGPU {
-				fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)
-			}
+			printPerGPU(w, run.PerGPU)
 			if events != "" {
 				grain := "a stretch record per run of back-to-back iterations"
 				if perIteration {
@@ -143,4 +143,27 @@ func writeJobsCSV(path string, rep *eval.Report) error {
 		return err
 	}
 	return f.Close()
+}
+
+// perGPULines is how many GPUs the table lists one by one: a cluster of
+// thousands gets a summary, and every GPU is in --format json.
+const perGPULines = 16
+
+func printPerGPU(w io.Writer, gpus []metrics.GPUResult) {
+	if len(gpus) <= perGPULines {
+		for _, g := range gpus {
+			fmt.Fprintf(w, "GPU %-3d       %10d jobs, busy %.1f %%, peak memory %.0f MiB\n", g.GPU, g.Jobs, g.Busy*100, g.PeakMemoryMiB)
+		}
+		return
+	}
+	used, busiest := 0, gpus[0]
+	for _, g := range gpus {
+		if g.Jobs > 0 {
+			used++
+		}
+		if g.Busy > busiest.Busy {
+			busiest = g
+		}
+	}
+	fmt.Fprintf(w, "GPUs used     %10d of %d   (busiest: GPU %d, busy %.1f %%; every GPU: --format json)\n", used, len(gpus), busiest.GPU, busiest.Busy*100)
 }

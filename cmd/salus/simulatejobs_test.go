@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/eventlog"
@@ -72,5 +73,24 @@ func TestSimulateJobsFile(t *testing.T) {
 	n2, s2 := count(perIter)
 	if s1 == 0 || s2 != 0 || n1 >= n2 {
 		t.Fatalf("%d events with %d stretches against %d per iteration with %d", n1, s1, n2, s2)
+	}
+}
+
+// On many GPUs (a cluster of thousands) the table sums the GPUs up in a line
+// instead of a line each; a few GPUs keep their lines.
+func TestSimulateSumsManyGPUsUp(t *testing.T) {
+	out, err := run(t, "simulate", "--policy", "pack", "--gpus", "32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, " jobs, busy ") || !strings.Contains(out, "GPUs used") || !strings.Contains(out, " of 32 ") {
+		t.Errorf("32 GPUs: want one summary line, no line a GPU:\n%s", out)
+	}
+	out, err = run(t, "simulate", "--policy", "pack", "--gpus", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out, " jobs, busy ") != 4 || strings.Contains(out, "GPUs used") {
+		t.Errorf("4 GPUs: want a line each:\n%s", out)
 	}
 }
