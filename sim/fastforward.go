@@ -274,11 +274,11 @@ func (e *engine) stretch(limit time.Duration) error {
 		j.requestedAt = c.last
 		e.fastForwarded += c.m
 		if len(j.works) == 1 {
-			e.stretched(g, w, j, d, c.m)
+			j.stretched(g, w, d, c.m)
 			continue
 		}
 		for i := range j.works {
-			e.stretched(j.rankGPUs[i], &j.works[i], j, d, c.m)
+			j.stretched(j.rankGPUs[i], &j.works[i], d, c.m)
 		}
 	}
 	for _, gi := range e.busy {
@@ -292,7 +292,7 @@ func (e *engine) stretch(limit time.Duration) error {
 // stretched moves w, a part on g of job j's iteration d, on by m iterations:
 // it runs iteration d+m, which starts where iteration d+m-1 ended, as a Start
 // at that boundary would have put it.
-func (e *engine) stretched(g *GPU, w *Work, j *job, d, m int) {
+func (j *job) stretched(g *GPU, w *Work, d, m int) {
 	w.finish = w.finish.add(int64(j.at(d+m+1) - j.at(d+1)))
 	w.Left = j.iteration(j.done)
 	g.seq++

@@ -642,9 +642,10 @@ func (e *engine) apply(ds []core.Decision) error {
 				if len(j.holds) != len(d.GPUs) {
 					j.holds, j.rankGPUs = make([]Work, len(d.GPUs)), make([]*GPU, len(d.GPUs))
 				}
+				last := slices.Max(d.GPUs)
 				for i, g := range d.GPUs {
 					j.rankGPUs[i] = e.gpus[g]
-					if g == slices.Max(d.GPUs) {
+					if g == last {
 						j.lead = &j.works[i]
 					}
 				}
