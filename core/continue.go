@@ -25,8 +25,8 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	if now < s.now {
 		return false, fmt.Errorf("time went backwards: %v after %v", now, s.now)
 	}
-	// Under defragmentation, any boundary may split or merge lanes.
-	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
+	// Under defragmentation, a boundary may split or merge lanes.
+	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() && !s.defragQuiet(js) {
 		return false, nil
 	}
 	l := js.lane
@@ -68,7 +68,7 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 	if err != nil {
 		return Never
 	}
-	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() {
+	if s.needsAdmit || len(s.dirty) > 0 || s.defragOn() && !s.defragQuiet(js) {
 		return Never
 	}
 	first := js.lane.ready.first()
@@ -80,6 +80,20 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 		return Free
 	}
 	return Checked
+}
+
+// defragQuiet says whether, under defragmentation, running job js's
+// boundaries leave its lane as it is for as long as nothing else happens: no
+// job waits (a merge makes room for one), and its lane holds js alone and is
+// no larger than js needs (a split shrinks such a lane), or spans several GPUs
+// (a gang's lane is never split). Another lane's split at its own idle moment
+// does not depend on js's progress.
+func (s *Scheduler) defragQuiet(js *jobState) bool {
+	l := js.lane
+	if s.nWaiting > 0 || l.live != 1 {
+		return false
+	}
+	return len(l.gpus) > 1 || SalusLanes{}.LaneSize(js.job) >= l.size
 }
 
 // keepsLead says whether, under order o, a running job's standing against the

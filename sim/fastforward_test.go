@@ -281,3 +281,41 @@ func gangOf(tr *workload.Trace, id string) int {
 	}
 	return 0
 }
+
+// Under defragmentation a job alone in a lane that fits it, with no job
+// waiting, takes stretches (no boundary can split or merge its lane); the
+// results are the per-iteration engine's. Jobs that overlap and wait are
+// probed as before.
+func TestDefragStretchesALoneJob(t *testing.T) {
+	for _, name := range []string{"pack-defrag", "pack-merge", "srtf-pack-defrag"} {
+		p, err := core.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, trace := range []*workload.Trace{
+			{Name: "apart", Jobs: []workload.Job{traceJob("a", 0, 400, 0.05, 1, 2000, 1000), traceJob("b", 100, 400, 0.05, 1, 2000, 1000)}},
+			simtest.RandomTrace(3, 20),
+		} {
+			resultOf := func(noFF bool) (metrics.Result, int) {
+				c := metrics.NewCollector()
+				var ff int
+				if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
+					t.Fatal(err)
+				}
+				res, err := c.Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, ff
+			}
+			slow, _ := resultOf(true)
+			fast, ff := resultOf(false)
+			if err := sameResults(slow, fast); err != nil {
+				t.Fatalf("%s, %s: with stretches, %v", name, trace.Name, err)
+			}
+			if trace.Name == "apart" && ff < 700 {
+				t.Errorf("%s: %d of 800 iterations in stretches, want nearly all", name, ff)
+			}
+		}
+	}
+}
