@@ -119,6 +119,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		return nil
 	}
 	cands := e.cands[:0]
+	delayed := false // a GPU waits for a delay's end, which is the next event there
 	e.turnUsed = 0
 	e.stretchGen++
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
@@ -128,6 +129,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		at, _ := g.nextAt()
 		ok := len(g.delays) == 0
+		delayed = delayed || !ok
 		from := len(cands)
 		for _, w := range g.works {
 			if !ok {
@@ -231,6 +233,11 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands = cands[:n]
 	if n == 0 {
+		if delayed {
+			// A switch's copy or cost: once it is over, the GPU's jobs may go on
+			// alone (suspend/resume's next quantum), so try again then.
+			return nil
+		}
 		e.stretchMiss = min(2*e.stretchMiss+1, 63)
 		e.stretchSkip = e.stretchMiss
 		return nil

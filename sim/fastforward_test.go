@@ -319,3 +319,39 @@ func TestDefragStretchesALoneJob(t *testing.T) {
 		}
 	}
 }
+
+// Under suspend/resume a switch copies the next job in (a delay on its first
+// iteration); once the copy is over the job goes on alone for its quantum, and
+// its boundaries from that first iteration's end are a stretch: each quantum
+// costs the switch's iteration and the one the core ends it at, no more.
+func TestSuspendStretchesAfterTheCopy(t *testing.T) {
+	p, err := core.Compose("suspend", "fair", core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two jobs of 20 s of GPU each, together from 1 s on: quanta of 10 s.
+	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{
+		traceJob("a", 0, 400, 0.05, 1, 2000, 1000), traceJob("b", 0.5, 400, 0.05, 0.5, 2000, 1000)}}
+	resultOf := func(noFF bool) (metrics.Result, int) {
+		c := metrics.NewCollector()
+		var ff int
+		if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, ff
+	}
+	slow, _ := resultOf(true)
+	fast, ff := resultOf(false)
+	if err := sameResults(slow, fast); err != nil {
+		t.Fatalf("with stretches, %v", err)
+	}
+	// Four quanta of 10 s, two iterations outside the stretch in each: 792. The
+	// iteration after the copy's was outside too before (787).
+	if ff < 790 {
+		t.Errorf("%d of 800 iterations in stretches, want all but about two a quantum", ff)
+	}
+}
