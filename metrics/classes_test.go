@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -95,5 +97,57 @@ func TestNoClassesByDefault(t *testing.T) {
 	}
 	if r.Classes != nil {
 		t.Errorf("classes %+v without SetClasses", r.Classes)
+	}
+}
+
+// TestWaitsOfAStretchAreNotMade: a stretch's iterations are as many waits of
+// zero, counted, never made into a slice (a long trace has billions), with the
+// mean and p95 those of the waits written out.
+func TestWaitsOfAStretchAreNotMade(t *testing.T) {
+	c := NewCollector()
+	c.SetClasses(map[string]int{"a": 1})
+	feed(t, c, `{"t":0,"ev":"arrive","job":"a","iterations":10000002}
+{"t":0,"ev":"admit","job":"a","lane":0,"lane_mib":100}
+{"t":0,"ev":"iter_start","job":"a","lane":0}
+{"t":1,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}
+{"t":3,"ev":"iter_start","job":"a","lane":0}
+{"t":10000003,"ev":"stretch","job":"a","lane":0,"iterations":10000000,"gpu_s":10000000}
+{"t":10000004,"ev":"iter_end","job":"a","lane":0,"gpu_s":1}
+{"t":10000004,"ev":"finish","job":"a"}
+`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := c.Result()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10,000,000 waits of 8 bytes would be 80 MB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 10<<20 {
+		t.Errorf("the result allocated %d bytes: the stretch's waits were made", alloc)
+	}
+	a := r.Classes[0]
+	if a.Waits != 10000001 || a.WaitMeanS != 2.0/10000001 || a.WaitP95S != 0 {
+		t.Errorf("waits %d, mean %v, p95 %v: want 10000001, 2/10000001, 0", a.Waits, a.WaitMeanS, a.WaitP95S)
+	}
+}
+
+// TestPercentileAfterZerosIsPercentile: the same as Percentile of the values
+// with the zeros written out, whatever the quantile.
+func TestPercentileAfterZerosIsPercentile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		xs := make([]float64, rng.IntN(20))
+		for i := range xs {
+			xs[i] = float64(rng.IntN(5))
+		}
+		zeros, q := rng.IntN(20), rng.Float64()
+		if zeros+len(xs) == 0 {
+			continue
+		}
+		all := append(make([]float64, zeros), xs...)
+		if got, want := percentileAfterZeros(xs, zeros, q), Percentile(all, q); got != want {
+			t.Fatalf("%v after %d zeros, q %v: %v, want %v", xs, zeros, q, got, want)
+		}
 	}
 }

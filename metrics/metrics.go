@@ -308,13 +308,7 @@ func Jain(xs []float64) float64 {
 	return sum * sum / (float64(len(xs)) * sq)
 }
 
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
+func mean(xs []float64) float64 { return sumOf(xs) / float64(len(xs)) }
 
 // Percentile returns the value at index int(q*n) of the sorted values (the paper's
 // definition), clamped to the last one.
