@@ -245,7 +245,13 @@ func (e *engine) stretch(limit time.Duration) error {
 	e.stretchMiss = 0
 	// In the order the iteration-by-iteration engine takes their last boundaries,
 	// which is the order they start their next iteration in.
-	slices.SortFunc(cands, func(a, b stretchCand) int {
+	// Pointers: a candidate is too big to be moved about by the sort.
+	order := e.order[:0]
+	for i := range cands {
+		order = append(order, &cands[i])
+	}
+	e.order = order
+	slices.SortFunc(order, func(a, b *stretchCand) int {
 		switch {
 		case a.last != b.last:
 			return cmpDur(a.last, b.last)
@@ -258,9 +264,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		return 1
 	})
-	for _, c := range cands {
+	for _, c := range order {
 		if c.turns != nil {
-			if err := e.takeTurns(c); err != nil {
+			if err := e.takeTurns(*c); err != nil {
 				return err
 			}
 			continue

@@ -158,6 +158,7 @@ type engine struct {
 	noFastForward bool
 	fastForwarded int
 	cands         []stretchCand // reused by stretch
+	order         []*stretchCand
 	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
 	// their record); turnPool, turnUsed and turnRecs are reused by stretch.
 	turnsOK  bool
