@@ -120,11 +120,7 @@ func (s *Scheduler) track(js *jobState) {
 		return
 	}
 	js.starveAt = starveAt(s.now, s.policy.Admission.StarveFactor, js.job.Declared)
-	heap.Push(&s.deadlines, js)
-	if n := s.deadlines.Len(); n > 64 && n > 2*s.nWaiting {
-		s.deadlines.prune()
-		s.starving.prune()
-	}
+	heap.Push(&s.deadlines, js) // pruned as jobs stop waiting (doneWaiting)
 }
 
 // NextDeadline is the next instant at which the core must decide although no

@@ -241,7 +241,7 @@ func (s *Scheduler) transfer(js *jobState, from, to *lane) {
 // reset makes jobs the lane's jobs, in that order.
 func (l *lane) reset(jobs []*jobState) {
 	clear(l.jobs)
-	l.jobs, l.live, l.dead = l.jobs[:0], 0, 0
+	l.jobs, l.live = l.jobs[:0], 0
 	clear(l.peaks)
 	l.maxPeak = 0
 	for _, js := range jobs {

@@ -7,7 +7,7 @@ import (
 
 // A lane's jobs, kept so that joining and leaving cost O(1) amortized however many
 // jobs a lane holds (suspend/resume keeps every admitted job in one lane): jobs
-// leave lazily (marked, skipped, compacted when the dead outnumber the living),
+// leave lazily (marked, skipped, compacted when the dead pass an eighth of the living),
 // and the job with the largest peak, the one resident under suspend/resume, is
 // found without a scan.
 
@@ -33,7 +33,7 @@ func (l *lane) addPeak(js *jobState) {
 func (l *lane) leave(js *jobState) {
 	js.left = true
 	l.live--
-	if l.dead++; l.dead > l.live+32 {
+	if overdue(len(l.jobs), l.live) {
 		l.compact()
 	}
 }
@@ -49,7 +49,7 @@ func (l *lane) compact() {
 		}
 	}
 	clear(l.jobs[len(kept):])
-	l.jobs, l.dead = kept, 0
+	l.jobs = kept
 }
 
 // each calls fn on the lane's jobs in the order they joined.
@@ -93,7 +93,8 @@ func (l *lane) biggest() *jobState {
 // Arrival order, that is, unless priorities or the policy's order (admission.go)
 // say otherwise: the jobs are a heap in the order of Scheduler.admitLess.
 type waitClass struct {
-	jobHeap // may hold jobs that were admitted or left
+	jobHeap     // may hold jobs that were admitted or left
+	waiting int // how many of them still wait
 	key     classKey
 	blocked bool // refused since memory was last freed
 	queued  bool // among the candidates of the next admission

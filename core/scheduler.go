@@ -109,6 +109,8 @@ type jobState struct {
 	left bool
 	// starveAt: when it starts starving while it waits (admission.go).
 	starveAt time.Duration
+	// class is the waiting class it joined at its arrival (members.go).
+	class *waitClass
 }
 
 type lane struct {
@@ -118,17 +120,17 @@ type lane struct {
 	closed bool // a gang lane: no other job joins
 	// jobs are the admitted jobs in admission order, with some that left (see
 	// members.go); live counts the others. peaks indexes them by peak memory.
-	jobs       []*jobState
-	live, dead int
-	peaks      map[float64][]*jobState
-	maxPeak    float64
-	ready      readyQueue
-	view       LaneInfo      // what compute gives, kept up to date (views.go)
-	holder     *jobState     // running or holding the lane
-	last       *jobState     // the job that ran last
-	since      time.Duration // when last started its turn (for a quantum)
-	clock      int64         // the key of the job started last (a Rejoiner's clock)
-	dirty      bool          // in Scheduler.dirty: may have to start an iteration
+	jobs    []*jobState
+	live    int
+	peaks   map[float64][]*jobState
+	maxPeak float64
+	ready   readyQueue
+	view    LaneInfo      // what compute gives, kept up to date (views.go)
+	holder  *jobState     // running or holding the lane
+	last    *jobState     // the job that ran last
+	since   time.Duration // when last started its turn (for a quantum)
+	clock   int64         // the key of the job started last (a Rejoiner's clock)
+	dirty   bool          // in Scheduler.dirty: may have to start an iteration
 }
 
 // compute is the lane's view, from its jobs. With swapped set (suspend/resume:
@@ -342,6 +344,8 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
 		s.classes[c.key] = c
 	}
+	js.class = c
+	c.waiting++
 	heap.Push(&c.jobHeap, js)
 	s.track(js)
 	s.queue(c)
@@ -451,9 +455,10 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 		s.last = nil
 	}
 	if js.phase == waiting {
-		// Its class and the arrival order drop it lazily. A mode that admits in
-		// order may now admit the job behind it.
+		// Its lists drop it (doneWaiting). A mode that admits in order may now
+		// admit the job behind it.
 		s.nWaiting--
+		s.doneWaiting(js)
 		s.needsAdmit = true
 		return nil
 	}
@@ -720,6 +725,49 @@ func (s *Scheduler) firstWaiting() *jobState {
 	return nil
 }
 
+// doneWaiting drops js, admitted or gone, from the waiting lists: skipped
+// lazily, the jobs that no longer wait would keep their records (and their
+// lanes) alive for the whole run (TestFinishedJobsAreNotHeld). Those at a
+// list's front go now, which is most of them, as jobs are most often admitted
+// in each list's order; a list is compacted once its others pass an eighth of
+// its waiting jobs (a big job at the head, passed over by smaller ones behind
+// it), in O(its length) after at least a ninth of that many stopped waiting:
+// O(1) a job.
+func (s *Scheduler) doneWaiting(js *jobState) {
+	if c := js.class; c != nil {
+		js.class = nil
+		c.front()
+		if c.waiting--; overdue(c.Len(), c.waiting) {
+			c.prune()
+		}
+	}
+	s.firstWaiting()
+	if overdue(len(s.order)-s.orderHead, s.nWaiting) {
+		kept := s.order[:0]
+		for _, w := range s.order[s.orderHead:] {
+			if w.phase == waiting && !w.left {
+				kept = append(kept, w)
+			}
+		}
+		clear(s.order[len(kept):])
+		s.order, s.orderHead = kept, 0
+	} else if s.orderHead > 64 && s.orderHead > len(s.order)/2 {
+		clear(s.order[copy(s.order, s.order[s.orderHead:]):])
+		s.order = s.order[:len(s.order)-s.orderHead]
+		s.orderHead = 0
+	}
+	s.NextDeadline()
+	for _, h := range []*jobHeap{&s.deadlines, &s.starving} {
+		if overdue(h.Len(), s.nWaiting) {
+			h.prune()
+		}
+	}
+}
+
+// overdue says whether a list of n jobs, of which at most waiting still wait,
+// holds enough others to be compacted.
+func overdue(n, waiting int) bool { return n > 64 && n-waiting > waiting/8 }
+
 // admitTo admits js into l (a new lane when isNew).
 func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) []Decision {
 	l.join(js)
@@ -735,10 +783,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 	js.lane = l
 	js.phase = idle
 	s.nWaiting--
-	if s.orderHead > 64 && s.orderHead > len(s.order)/2 {
-		s.order = append(s.order[:0], s.order[s.orderHead:]...)
-		s.orderHead = 0
-	}
+	s.doneWaiting(js)
 	if js.wants {
 		// Its request reaches the lane's queue now: within the lane, requests
 		// are served in the order they joined it.
