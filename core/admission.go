@@ -132,7 +132,7 @@ func (s *Scheduler) track(js *jobState) {
 func (s *Scheduler) NextDeadline() (time.Duration, bool) {
 	for s.deadlines.Len() > 0 {
 		js := s.deadlines.jobs[0]
-		if js.phase == waiting && !js.left {
+		if js.waits() {
 			return js.starveAt, js.starveAt < math.MaxInt64
 		}
 		heap.Pop(&s.deadlines)
@@ -144,13 +144,13 @@ func (s *Scheduler) NextDeadline() (time.Duration, bool) {
 // the first one that does not fit blocks the rest of the admission.
 func (s *Scheduler) admitStarving(out []Decision) ([]Decision, bool) {
 	for s.deadlines.Len() > 0 && s.deadlines.jobs[0].starveAt <= s.now {
-		if js := heap.Pop(&s.deadlines).(*jobState); js.phase == waiting && !js.left {
+		if js := heap.Pop(&s.deadlines).(*jobState); js.waits() {
 			heap.Push(&s.starving, js)
 		}
 	}
 	for s.starving.Len() > 0 {
 		js := s.starving.jobs[0]
-		if js.phase != waiting || js.left {
+		if !js.waits() {
 			heap.Pop(&s.starving)
 			continue
 		}
@@ -178,7 +178,7 @@ func (s *Scheduler) nextAdmitted() *jobState {
 	if s.policy.Admission.ByPolicy {
 		for s.starving.Len() > 0 {
 			js := s.starving.jobs[0]
-			if js.phase == waiting && !js.left {
+			if js.waits() {
 				if max(js.job.GPUs, 1) > 1 {
 					return nil
 				}
@@ -220,15 +220,22 @@ func (h *jobHeap) Pop() any {
 
 // prune drops the jobs that no longer wait.
 func (h *jobHeap) prune() {
-	kept := h.jobs[:0]
-	for _, js := range h.jobs {
-		if js.phase == waiting && !js.left {
+	h.jobs = keepWaiting(h.jobs, 0)
+	heap.Init(h)
+}
+
+// keepWaiting moves the jobs of list[from:] that still wait to its front, in
+// their order, and returns them; the rest of list is cleared, so that it holds
+// no job that stopped waiting.
+func keepWaiting(list []*jobState, from int) []*jobState {
+	kept := list[:0]
+	for _, js := range list[from:] {
+		if js.waits() {
 			kept = append(kept, js)
 		}
 	}
-	clear(h.jobs[len(kept):])
-	h.jobs = kept
-	heap.Init(h)
+	clear(list[len(kept):])
+	return kept
 }
 
 var _ heap.Interface = (*jobHeap)(nil)

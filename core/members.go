@@ -126,7 +126,7 @@ func keyOf(j Job) classKey {
 // has none.
 func (c *waitClass) front() *jobState {
 	for c.Len() > 0 {
-		if js := c.jobs[0]; js.phase == waiting && !js.left {
+		if js := c.jobs[0]; js.waits() {
 			return js
 		}
 		heap.Pop(&c.jobHeap)

@@ -113,6 +113,10 @@ type jobState struct {
 	class *waitClass
 }
 
+// waits says whether js still waits for admission: the waiting lists skip
+// the others.
+func (js *jobState) waits() bool { return js.phase == waiting && !js.left }
+
 type lane struct {
 	id     int
 	size   float64 // on each of its GPUs
@@ -585,7 +589,7 @@ func (s *Scheduler) JobInfo(id string) (view JobView, lane int, admitted bool, o
 func (s *Scheduler) Waiting() []string {
 	out := make([]string, 0, s.nWaiting)
 	for _, js := range s.order[s.orderHead:] {
-		if js.phase == waiting && !js.left {
+		if js.waits() {
 			out = append(out, js.job.ID)
 		}
 	}
@@ -715,7 +719,7 @@ func (s *Scheduler) queue(c *waitClass) {
 // firstWaiting is the earliest waiting job; nil when none waits.
 func (s *Scheduler) firstWaiting() *jobState {
 	for s.orderHead < len(s.order) {
-		if js := s.order[s.orderHead]; js.phase == waiting && !js.left {
+		if js := s.order[s.orderHead]; js.waits() {
 			return js
 		}
 		s.order[s.orderHead] = nil
@@ -743,18 +747,10 @@ func (s *Scheduler) doneWaiting(js *jobState) {
 	}
 	s.firstWaiting()
 	if overdue(len(s.order)-s.orderHead, s.nWaiting) {
-		kept := s.order[:0]
-		for _, w := range s.order[s.orderHead:] {
-			if w.phase == waiting && !w.left {
-				kept = append(kept, w)
-			}
-		}
-		clear(s.order[len(kept):])
-		s.order, s.orderHead = kept, 0
+		s.order, s.orderHead = keepWaiting(s.order, s.orderHead), 0
 	} else if s.orderHead > 64 && s.orderHead > len(s.order)/2 {
 		clear(s.order[copy(s.order, s.order[s.orderHead:]):])
-		s.order = s.order[:len(s.order)-s.orderHead]
-		s.orderHead = 0
+		s.order, s.orderHead = s.order[:len(s.order)-s.orderHead], 0
 	}
 	s.NextDeadline()
 	for _, h := range []*jobHeap{&s.deadlines, &s.starving} {
