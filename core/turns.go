@@ -128,14 +128,7 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 // each job's turns that end and returns the job whose turn starts after them
 // (an index of Jobs) and their GPU time. counts has a slot per job.
 func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (next int, used time.Duration) {
-	t.base = t.base[:0]
-	for i, js := range t.jobs {
-		b := js.view.Attained
-		if i == 0 {
-			b += running
-		}
-		t.base = append(t.base, b)
-	}
+	t.Begin(running)
 	budget = min(budget, 1<<61) // keys stay far from overflow
 	// fits says whether every turn with a key below theta fits, and their time.
 	fits := func(theta int64) (bool, time.Duration) {
@@ -214,6 +207,42 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 	}
 	return next, used
+}
+
+// Begin starts the turns' order from the end of the running job's
+// iteration, whose GPU time is running: Plan does it, NextTurn needs it.
+func (t *Turns) Begin(running time.Duration) {
+	t.base = t.base[:0]
+	for i, js := range t.jobs {
+		b := js.view.Attained
+		if i == 0 {
+			b += running
+		}
+		t.base = append(t.base, b)
+	}
+}
+
+// NextTurn is the job whose turn starts once each job i has taken counts[i]
+// turns, taken in all, in the policy's order (after Begin): a caller that
+// times each turn itself (on a GPU whose share changes from turn to turn)
+// takes them one by one, in O(1) under round-robin and O(jobs) by attained
+// time, and carries them out with Take.
+func (t *Turns) NextTurn(c TurnCost, counts []int, taken int) int {
+	if t.rr {
+		// The keys are 0, 1, 2...: the next is taken's, at place taken mod jobs.
+		pos := taken % len(t.jobs)
+		if pos == len(t.jobs)-1 {
+			return 0
+		}
+		return pos + 1
+	}
+	next := 0
+	for i := 1; i < len(t.jobs); i++ {
+		if t.before(c, i, counts[i], next, counts[next]) {
+			next = i
+		}
+	}
+	return next
 }
 
 // guess is about the key up to which the turns take budget, and how far off

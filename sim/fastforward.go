@@ -34,6 +34,9 @@ type stretchCand struct {
 	ok      int
 	// turns, when set: its lane's jobs take turns (core.Turns), w the running one's.
 	turns *turnCand
+	// side: its GPU's lanes are run boundary by boundary (sideBySide), which
+	// found m, last and prev (and the turns' plan).
+	side bool
 }
 
 // turnCand is a lane whose jobs take turns over a stretch: what the core
@@ -50,15 +53,32 @@ type turnCand struct {
 	final  bool          // next's turn is its last iteration
 	// maxDemand is the highest demand of the lane's jobs (fixed point).
 	maxDemand int64
+	// atOne: the GPU runs at a share of 1 whichever of them runs, so that each
+	// turn takes its standalone time (Plan times them); else only a sideBySide
+	// can take them, and it gives the finish of next's iteration.
+	atOne  bool
+	finish vtime
+	done   []time.Duration // a sideBySide's: where each job's turns so far end alone
 }
 
 // turnJob is a job taking turns: d is the index of its next iteration, turns
 // how many of its next iterations may end within the turns (all but its last).
 type turnJob struct {
-	j     *job
-	d     int
-	turns int
-	at    time.Duration // j.at(d)
+	j      *job
+	d      int
+	turns  int
+	at     time.Duration // j.at(d)
+	demand int64         // fixed point
+	fresh  bool          // it has not run yet
+	// iterS and last are the job's iteration time and last iteration's
+	// index, at hand for a sideBySide.
+	iterS float64
+	last  int
+}
+
+// atN is j.at(n) for the job: the same arithmetic, without the lookups.
+func (m *turnJob) atN(n int) time.Duration {
+	return time.Duration(math.Round(float64(n) * m.iterS * 1e9))
 }
 
 // turnJobs is core.TurnCost for a stretch's jobs taking turns. Their
@@ -122,6 +142,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	delayed := false // a GPU waits for a delay's end, which is the next event there
 	e.turnUsed = 0
 	e.stretchGen++
+	sides := e.sides[:0]
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
 		g := e.gpus[gi]
 		if g.Running() == 0 {
@@ -131,6 +152,12 @@ func (e *engine) stretch(limit time.Duration) error {
 		ok := len(g.delays) == 0
 		delayed = delayed || !ok
 		from := len(cands)
+		lastEnd := limit
+		// side: its lanes may be run boundary by boundary (every job alone on
+		// the GPU, every lane free, taking turns or in its job's last
+		// iteration, ending: its end is where the run stops).
+		side := e.sideBySideOK()
+		ending := e.ending[:0]
 		for _, w := range g.works {
 			if !ok {
 				break
@@ -150,12 +177,16 @@ func (e *engine) stretch(limit time.Duration) error {
 			}
 			// Its last iteration's end changes the share.
 			last := j.spec.Iterations - 1 - j.done
-			limit = min(limit, j.endOf(g, w, last))
-			if last > 0 {
+			lastEnd = min(lastEnd, j.endOf(g, w, last))
+			side = side && len(j.works) == 1
+			if last == 0 {
+				ending = append(ending, w)
+			} else {
 				c := stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last}
 				if c.checked {
-					c.turns = e.turnsOf(g, w)
+					c.turns = e.turnsOf(g, w, side)
 					c.checked = c.turns == nil
+					side = side && !c.checked
 				}
 				cands = append(cands, c)
 			}
@@ -165,9 +196,15 @@ func (e *engine) stretch(limit time.Duration) error {
 			limit = min(limit, at) // this GPU's next end may change what runs
 			continue
 		}
+		e.ending = ending
+		if side && e.needsSide(g, cands[from:]) {
+			sides = e.sideOf(sides, g, cands, from, ending)
+			continue
+		}
+		limit = min(limit, lastEnd)
 		e.turnsSideBySide(g, cands[from:])
 	}
-	e.cands = cands
+	e.cands, e.sides = cands, sides
 	// The checked jobs: where the core would say no, at a boundary before limit,
 	// the lane may switch and its GPU's share change, so the stretch of every job
 	// ends there.
@@ -192,10 +229,18 @@ func (e *engine) stretch(limit time.Duration) error {
 		c.ok = k
 	}
 	limit = e.planTurns(cands, limit)
+	limit = e.runSides(cands, sides, limit)
 	n := 0
 	for i := range cands {
 		c := &cands[i]
 		j, g := c.w.job, e.gpus[c.g]
+		if c.side {
+			if c.m > 0 {
+				cands[n] = *c
+				n++
+			}
+			continue
+		}
 		if c.turns != nil {
 			tc := c.turns
 			if tc.next < 0 {
@@ -285,13 +330,21 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		j.done += c.m
 		j.requestedAt = c.last
-		e.fastForwarded += c.m
+		e.forwarded.iterations += c.m
+		if c.side {
+			e.forwarded.sideBySide += c.m
+		}
 		if len(j.works) == 1 {
 			j.stretched(g, w, d, c.m)
 			continue
 		}
 		for i := range j.works {
 			j.stretched(j.rankGPUs[i], &j.works[i], d, c.m)
+		}
+	}
+	for i := range sides {
+		if err := sides[i].commit(); err != nil {
+			return err
 		}
 	}
 	for _, gi := range e.busy {
@@ -357,6 +410,11 @@ func cmpDur(a, b time.Duration) int {
 // takes turns may switch to a job of higher demand. Where the highest demands
 // together pass 1, those lanes are probed boundary by boundary instead.
 func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
+	for i := range cands {
+		if c := &cands[i]; c.turns != nil && !c.turns.atOne {
+			c.turns, c.checked = nil, true
+		}
+	}
 	sum, lanes := g.sum, 0
 	for i := range cands {
 		if tc := cands[i].turns; tc != nil {
@@ -380,8 +438,9 @@ func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
 // job, nothing delays an iteration (no switch cost, no copy), and the GPU runs
 // at a share of 1 whichever of them runs, so that each turn takes its
 // standalone time. nil otherwise.
-func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
-	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || g.share != 1 || w.finish.f != g.v0.f {
+func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
+	atOne := g.share == 1 && w.finish.f == g.v0.f
+	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || !atOne && !anyShare {
 		return nil
 	}
 	if e.turnUsed == len(e.turnPool) {
@@ -399,22 +458,36 @@ func (e *engine) turnsOf(g *GPU, w *Work) *turnCand {
 		if i > 0 {
 			j = e.jobs[id]
 		}
-		if j == nil || len(j.works) != 1 || j.spec.Kind == workload.Infer || j.iterS*1e9 < 1 ||
-			g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) != 1 {
+		// A job that has not run yet (fresh) has no work: its first start is
+		// an event of its own (its first service), so only a sideBySide, which
+		// stops before it, takes such turns.
+		fresh := i > 0 && j != nil && j.done == 0
+		if j == nil || j.spec.Kind == workload.Infer || j.iterS*1e9 < 1 || j.spec.GPUCount() != 1 ||
+			len(j.works) != 1 && !(fresh && len(j.works) == 0) || fresh && !anyShare {
+			return nil
+		}
+		atOne = atOne && !fresh
+		if atOne = atOne && g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) == 1; !atOne && !anyShare {
 			return nil
 		}
 		d := j.done
 		if i == 0 {
 			d++ // it runs iteration done
 		}
-		if i > 0 && (j.done == 0 || j.works[0].working) {
+		if i > 0 && !fresh && j.works[0].working {
 			return nil
 		}
-		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: j.spec.Iterations - d - 1, at: j.at(d)})
+		turns := j.spec.Iterations - d - 1
+		if fresh {
+			turns = 0 // its first turn ends the turns, before it starts
+		}
+		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: turns, at: j.at(d), demand: fixed(j.spec.Profile.Demand), fresh: fresh,
+			iterS: j.iterS, last: j.spec.Iterations - 1})
 		tc.maxDemand = max(tc.maxDemand, fixed(j.spec.Profile.Demand))
 	}
 	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]
 	tc.e0 = g.endOf(w)
+	tc.atOne = atOne
 	e.turnUsed++
 	return tc
 }
@@ -428,7 +501,7 @@ func (e *engine) planTurns(cands []stretchCand, limit time.Duration) time.Durati
 		changed = false
 		for i := range cands {
 			tc := cands[i].turns
-			if tc == nil {
+			if tc == nil || cands[i].side {
 				continue
 			}
 			tc.next = -1
@@ -497,11 +570,19 @@ func (e *engine) takeTurns(c stretchCand) error {
 		g.enter(w)
 	}
 	w.Left = left
-	w.finish = g.vAt(c.last).add(int64(left))
+	x.parts = 1 // its iteration runs, in one part
+	if c.side {
+		w.finish = tc.finish
+	} else {
+		w.finish = g.vAt(c.last).add(int64(left))
+	}
 	x.requestedAt = c.last
 	g.seq++
 	w.seq = g.seq
-	e.fastForwarded += ended
+	e.forwarded.iterations += ended
+	if c.side {
+		e.forwarded.sideBySide += ended
+	}
 	e.turnRecs = turns
 	if e.log {
 		e.emit(x, eventlog.TurnsEvent(c.last, x.spec.ID, wa.Lane, turns))

@@ -39,7 +39,7 @@ func TestFastForwardIsExact(t *testing.T) {
 				dev.IterOverheadS = float64(seed%4/3) * 0.0005
 				dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
 				dev.StartupIsGPUWork = seed > 2          // the first iteration carries the start-up
-				var e int
+				var e forwarded
 				if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {
 					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
 				}
@@ -47,7 +47,7 @@ func TestFastForwardIsExact(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
 				}
-				return res, e
+				return res, e.iterations
 			}
 			slow, _ := resultOf(true)
 			fast, ff := resultOf(false)
@@ -298,7 +298,7 @@ func TestDefragStretchesALoneJob(t *testing.T) {
 		} {
 			resultOf := func(noFF bool) (metrics.Result, int) {
 				c := metrics.NewCollector()
-				var ff int
+				var ff forwarded
 				if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
 					t.Fatal(err)
 				}
@@ -306,7 +306,7 @@ func TestDefragStretchesALoneJob(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return res, ff
+				return res, ff.iterations
 			}
 			slow, _ := resultOf(true)
 			fast, ff := resultOf(false)
@@ -334,7 +334,7 @@ func TestSuspendStretchesAfterTheCopy(t *testing.T) {
 		traceJob("a", 0, 400, 0.05, 1, 2000, 1000), traceJob("b", 0.5, 400, 0.05, 0.5, 2000, 1000)}}
 	resultOf := func(noFF bool) (metrics.Result, int) {
 		c := metrics.NewCollector()
-		var ff int
+		var ff forwarded
 		if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func TestSuspendStretchesAfterTheCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res, ff
+		return res, ff.iterations
 	}
 	slow, _ := resultOf(true)
 	fast, ff := resultOf(false)

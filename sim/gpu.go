@@ -78,6 +78,46 @@ func fixed(d float64) int64 {
 	return int64(math.Round(math.Min(d, 1<<28) * demandScale))
 }
 
+// clock is a GPU's virtual clock: at real time t0 it read v0, and it runs at
+// 1/share of real time.
+type clock struct {
+	t0    time.Duration
+	v0    vtime
+	share float64
+}
+
+// vAt is the virtual clock at t >= t0, the share unchanged until then. At a
+// share of 1 it is exact integer arithmetic (as floats are, below 2^53 ns: 104
+// days without a change of share), so that an iteration started at t ends at
+// t plus its standalone time however long the GPU has been busy.
+func (c *clock) vAt(t time.Duration) vtime {
+	if t == c.t0 {
+		return c.v0
+	}
+	if c.share == 1 {
+		return c.v0.add(int64(t - c.t0))
+	}
+	return c.v0.addF(float64(t-c.t0) / c.share)
+}
+
+// endAfter is the real time at which a work of virtual finish f ends at the
+// current share, and not before now.
+func (c *clock) endAfter(f vtime, now time.Duration) time.Duration {
+	if c.share == 1 && f.f == c.v0.f && f.i < math.MaxInt64 {
+		// Exact, as vAt: what floats give below 2^53 ns.
+		d := time.Duration(f.i - c.v0.i)
+		if d >= math.MaxInt64-c.t0 {
+			return math.MaxInt64
+		}
+		return max(c.t0+d, now)
+	}
+	t := math.Ceil(f.sub(c.v0) * c.share)
+	if t >= float64(math.MaxInt64-c.t0) {
+		return math.MaxInt64
+	}
+	return max(c.t0+time.Duration(t), now)
+}
+
 // GPU is the compute side of the device model: the iterations in flight and how
 // fast each progresses beside the others. Iterations of concurrent lanes (or MPS
 // clients) share compute by their demands: when those sum to more than one, each
@@ -98,10 +138,7 @@ type GPU struct {
 	timeslice  bool
 	efficiency float64 // time-slicing: the share of slices that do work
 	now        time.Duration
-	// The virtual clock: at real time t0 it read v0, and it runs at 1/share.
-	t0    time.Duration
-	v0    vtime
-	share float64
+	clock
 	// sum and n are the demands (fixed point) and the count of works in their
 	// work phase; dirty says they changed since the share was computed.
 	sum   int64
@@ -118,26 +155,12 @@ type GPU struct {
 // NewGPU returns the device model of d, its iterations sharing compute as the
 // sharing mode says (a policy's Compute).
 func NewGPU(compute core.ComputeSharing, d device.Device) *GPU {
-	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency(), share: 1}
+	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency(), clock: clock{share: 1}}
 }
 
 // vnow is the virtual clock now, at the share it ran at until now.
 func (g *GPU) vnow() vtime {
 	return g.vAt(g.now)
-}
-
-// vAt is the virtual clock at t >= t0, the share unchanged until then. At a
-// share of 1 it is exact integer arithmetic (as floats are, below 2^53 ns: 104
-// days without a change of share), so that an iteration started at t ends at
-// t plus its standalone time however long the GPU has been busy.
-func (g *GPU) vAt(t time.Duration) vtime {
-	if t == g.t0 {
-		return g.v0
-	}
-	if g.share == 1 {
-		return g.v0.add(int64(t - g.t0))
-	}
-	return g.v0.addF(float64(t-g.t0) / g.share)
 }
 
 // Start puts w on the GPU. Left must be at least one nanosecond. A work that
@@ -272,21 +295,7 @@ func (g *GPU) settle() {
 // endOf is the real time at which w, in its work phase, ends at the current share.
 func (g *GPU) endOf(w *Work) time.Duration { return g.endAt(w.finish) }
 
-func (g *GPU) endAt(f vtime) time.Duration {
-	if g.share == 1 && f.f == g.v0.f && f.i < math.MaxInt64 {
-		// Exact, as vAt: what floats give below 2^53 ns.
-		d := time.Duration(f.i - g.v0.i)
-		if d >= math.MaxInt64-g.t0 {
-			return math.MaxInt64
-		}
-		return max(g.t0+d, g.now)
-	}
-	t := math.Ceil(f.sub(g.v0) * g.share)
-	if t >= float64(math.MaxInt64-g.t0) {
-		return math.MaxInt64
-	}
-	return max(g.t0+time.Duration(t), g.now)
-}
+func (g *GPU) endAt(f vtime) time.Duration { return g.clock.endAfter(f, g.now) }
 
 // nextAt is when the next phase ends (a delay or a work), absolute.
 func (g *GPU) nextAt() (time.Duration, bool) {

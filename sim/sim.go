@@ -154,9 +154,9 @@ type engine struct {
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
 	// noFastForward runs every iteration through the core (tests compare both);
-	// fastForwarded counts the iterations that did not.
+	// forwarded counts the iterations that did not.
 	noFastForward bool
-	fastForwarded int
+	forwarded     forwarded
 	cands         []stretchCand // reused by stretch
 	order         []*stretchCand
 	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
@@ -165,6 +165,10 @@ type engine struct {
 	turnPool []*turnCand
 	turnUsed int
 	turnRecs []eventlog.Turn
+	// sides are the GPUs whose lanes a stretch runs boundary by boundary
+	// (sideBySide), reused.
+	sides  []sideBySide
+	ending []*Work
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
@@ -207,15 +211,19 @@ func RunStream(s *workload.Stream, o Options) error {
 	return runStream(nil, s, o, o.PerIteration, nil)
 }
 
+// forwarded is what a run took without the core at every boundary: the
+// iterations in stretches, and those of them a sideBySide timed.
+type forwarded struct{ iterations, sideBySide int }
+
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
-// when not nil, receives how many iterations ran fast-forwarded.
-func run(t *workload.Trace, o Options, noFF bool, ff *int) error {
+// when not nil, receives what ran fast-forwarded.
+func run(t *workload.Trace, o Options, noFF bool, ff *forwarded) error {
 	return runStream(t, t.Stream(), o, noFF, ff)
 }
 
 // runStream runs the jobs of s; whole, when not nil, is the trace s streams,
 // whose jobs are all checked first.
-func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, ff *int) error {
+func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, ff *forwarded) error {
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
@@ -253,7 +261,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
 		turnsOK: discard || eventlog.TakesTurns(o.Sink)}
 	if ff != nil {
-		defer func() { *ff = e.fastForwarded }()
+		defer func() { *ff = e.forwarded }()
 	}
 	for g := range n {
 		dev := o.Device
