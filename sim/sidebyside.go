@@ -46,9 +46,11 @@ type sbsLane struct {
 	demand int64
 	end    time.Duration
 	done   time.Duration
-	next   int // tc: whose turn starts at the lane's boundary now
-	taken  int // tc: the turns ended
-	// ending: the iteration in flight is its job's last, whose end stops the run.
+	next   int // tc: whose turn starts at the lane's next boundary
+	taken  int // tc: the turns started (tc.counts: each job's)
+	// stop: the lane's next boundary stops the run, before it: the iteration in
+	// flight is its job's last (ending), or the next is a job's first.
+	stop   bool
 	ending bool
 	m      int // the boundaries taken
 	last   time.Duration
@@ -85,7 +87,9 @@ func (s *sideBySide) run(limit time.Duration) time.Duration {
 				tc.done = append(tc.done, x.at)
 			}
 			tc.t.Begin(l.j.iteration(l.j.done))
+			l.next = tc.t.NextTurn(&tc.jobs, tc.counts, 0)
 		}
+		l.stop = l.ending || l.tc != nil && l.tc.jobs[l.next].fresh
 	}
 	// The clock in a local: the loop is the cost of pack's stretches.
 	c, lanes := s.clock, s.lanes
@@ -101,7 +105,7 @@ func (s *sideBySide) run(limit time.Duration) time.Duration {
 		// Whose iteration starts at each boundary now: none may be a job's
 		// first, nor may a job end, or the run stops before the instant.
 		for i := range lanes {
-			if l := &lanes[i]; l.end == at && s.stops(l) {
+			if l := &lanes[i]; l.end == at && l.stop {
 				s.stop, s.final = at, true
 				return at
 			}
@@ -132,27 +136,6 @@ func (s *sideBySide) run(limit time.Duration) time.Duration {
 	}
 }
 
-// stops says whether l's boundary now ends the run: its job ends (its last
-// iteration), or the iteration that starts is a job's first (an event of its
-// own). It notes whose turn starts.
-func (s *sideBySide) stops(l *sbsLane) bool {
-	tc := l.tc
-	if l.ending || tc == nil {
-		return l.ending
-	}
-	taken := l.taken
-	if !l.first {
-		tc.counts[l.cur]++
-		taken++
-	}
-	l.next = tc.t.NextTurn(&tc.jobs, tc.counts, taken)
-	stop := tc.jobs[l.next].fresh
-	if !l.first {
-		tc.counts[l.cur]--
-	}
-	return stop
-}
-
 // instant is the instant of boundaries a run takes, and the GPU's clock then
 // once a boundary needs it (v, when ok).
 type instant struct {
@@ -175,20 +158,22 @@ func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
 		l.finish = l.finish.add(int64(next - l.done))
 		l.done = next
 		l.ending = l.d == l.j.spec.Iterations-1
+		l.stop = l.ending
 		return false
-	}
-	if !l.first {
-		tc.counts[l.cur]++
-		l.taken++
 	}
 	l.first = false
 	i := l.next
 	x := &tc.jobs[i]
 	d := x.d + tc.counts[i]
+	tc.counts[i]++
+	l.taken++
 	done := x.atN(d + 1)
 	left := int64(done - tc.done[i])
 	tc.done[i] = done
 	l.ending = d == x.last
+	// Whose turn follows this one, once it ends.
+	l.next = tc.t.NextTurn(&tc.jobs, tc.counts, l.taken)
+	l.stop = l.ending || tc.jobs[l.next].fresh
 	changed := false
 	if i == l.cur {
 		l.finish = l.finish.add(left)
@@ -218,6 +203,7 @@ func (s *sideBySide) result(cands []stretchCand) {
 			tc.next, tc.finish = -1, l.finish
 			if l.m > 0 {
 				tc.next = l.cur
+				tc.counts[l.cur]-- // its turn runs: counts are the turns that ended
 			}
 		}
 	}
