@@ -415,14 +415,7 @@ func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
 			c.turns, c.checked = nil, true
 		}
 	}
-	sum, lanes := g.sum, 0
-	for i := range cands {
-		if tc := cands[i].turns; tc != nil {
-			sum += tc.maxDemand - fixed(cands[i].w.Demand)
-			lanes++
-		}
-	}
-	if lanes < 2 || g.shareOf(g.n, sum) == 1 {
+	if !turnsPassOne(g, cands) {
 		return
 	}
 	for i := range cands {
@@ -466,8 +459,7 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 			len(j.works) != 1 && !(fresh && len(j.works) == 0) || fresh && !anyShare {
 			return nil
 		}
-		atOne = atOne && !fresh
-		if atOne = atOne && g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) == 1; !atOne && !anyShare {
+		if atOne = atOne && !fresh && g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) == 1; !atOne && !anyShare {
 			return nil
 		}
 		d := j.done

@@ -218,12 +218,20 @@ func (e *engine) sideBySideOK() bool {
 // needsSide says whether the lanes of g, cands, need a sideBySide: some take
 // turns that Plan cannot time, the share of 1 not held whichever job runs.
 func (e *engine) needsSide(g *GPU, cands []stretchCand) bool {
+	for i := range cands {
+		if tc := cands[i].turns; tc != nil && !tc.atOne {
+			return true
+		}
+	}
+	return turnsPassOne(g, cands)
+}
+
+// turnsPassOne says whether the lanes of g, cands, that take turns (two or
+// more) could together pass a share of 1, each at its highest demand.
+func turnsPassOne(g *GPU, cands []stretchCand) bool {
 	sum, lanes := g.sum, 0
 	for i := range cands {
 		if tc := cands[i].turns; tc != nil {
-			if !tc.atOne {
-				return true
-			}
 			sum += tc.maxDemand - fixed(cands[i].w.Demand)
 			lanes++
 		}
