@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -20,15 +21,24 @@ import (
 // sideBySide is a GPU whose lanes a stretch runs boundary by boundary.
 type sideBySide struct {
 	g     *GPU
+	ran   *int // the engine's count of the boundaries run (forwarded.sideRun)
 	lanes []sbsLane
 	// The last run: its limit, and whether it stopped before it, at stop, where
 	// a job's first or last iteration starts or its last ends (each an event).
 	ranTo time.Duration
 	stop  time.Duration
 	final bool
-	// The GPU's clock and demands where the run stopped.
+	// The GPU's clock and demands where the run stands.
 	clock clock
 	sum   int64
+	// The run in progress: the instant it took last (at first the GPU's now),
+	// its next instant, the least virtual finish of its lanes, which ends
+	// then, and the lanes that end then (ends).
+	cur    time.Duration
+	next   time.Duration
+	least  vtime
+	ending []int
+	alone  int // the one lane that ends then, or -1: maybe several
 }
 
 // sbsLane is a lane of a sideBySide: its candidate and where its run stands.
@@ -36,7 +46,7 @@ type sbsLane struct {
 	w  *Work     // the work running in the lane when the stretch began
 	c  int       // its candidate, an index of the stretch's cands; -1: ending
 	tc *turnCand // its turns; nil: its job goes on alone (or ends)
-	// The iteration in flight: its job, index, virtual finish, demand, end, and
+	// The iteration in flight: its job, index, virtual finish, demand, and
 	// where the job's iterations so far end alone (j.at(d+1)).
 	j      *job
 	d      int
@@ -44,7 +54,6 @@ type sbsLane struct {
 	first  bool // tc: it is the running job's iteration, no turn of the plan
 	finish vtime
 	demand int64
-	end    time.Duration
 	done   time.Duration
 	next   int // tc: whose turn starts at the lane's next boundary
 	taken  int // tc: the turns started (tc.counts: each job's)
@@ -63,21 +72,15 @@ func (s *sideBySide) valid(limit time.Duration) bool {
 	return s.ranTo == limit || s.final && s.stop <= limit && limit <= s.ranTo
 }
 
-// run takes every boundary of the GPU's lanes before limit and returns where
-// it stopped: limit, or the instant a job's first or last iteration would
-// start, or its last ends.
-func (s *sideBySide) run(limit time.Duration) time.Duration {
-	if s.valid(limit) {
-		return s.stop
-	}
+// begin starts a run from the GPU as it is, to limit at most.
+func (s *sideBySide) begin(limit time.Duration) {
 	g := s.g
-	s.clock, s.sum, s.ranTo, s.stop, s.final = g.clock, g.sum, limit, limit, false
+	s.clock, s.sum, s.ranTo, s.stop, s.final, s.cur = g.clock, g.sum, limit, limit, false, g.now
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		w := l.w
 		l.j, l.d, l.finish, l.demand = w.job, w.job.done, w.finish, fixed(w.Demand)
 		l.done = l.j.at(l.d + 1)
-		l.end = s.clock.endAfter(l.finish, g.now)
 		l.m, l.last, l.prev, l.ending = 0, -1, -1, l.c < 0
 		if tc := l.tc; tc != nil {
 			l.cur, l.first, l.taken = 0, true, 0
@@ -91,49 +94,198 @@ func (s *sideBySide) run(limit time.Duration) time.Duration {
 		}
 		l.stop = l.ending || l.tc != nil && l.tc.jobs[l.next].fresh
 	}
-	// The clock in a local: the loop is the cost of pack's stretches.
-	c, lanes := s.clock, s.lanes
-	defer func() { s.clock = c }()
-	for {
-		at := lanes[0].end
-		for i := 1; i < len(lanes); i++ {
-			at = min(at, lanes[i].end)
-		}
-		if at >= limit {
-			return limit
-		}
-		// Whose iteration starts at each boundary now: none may be a job's
-		// first, nor may a job end, or the run stops before the instant.
-		for i := range lanes {
-			if l := &lanes[i]; l.end == at && l.stop {
-				s.stop, s.final = at, true
-				return at
-			}
-		}
-		now := instant{at: at}
-		changed := false
-		for i := range lanes {
-			if l := &lanes[i]; l.end == at {
-				changed = s.boundary(l, &c, &now) || changed
-			}
-		}
-		if changed {
-			vnow := now.v
-			if sh := g.shareOf(g.n, s.sum); sh != c.share {
-				c = clock{t0: at, v0: vnow, share: sh}
-				for i := range lanes {
-					l := &lanes[i]
-					l.end = c.endAfter(l.finish, at)
-				}
-				continue
-			}
-		}
-		for i := range lanes {
-			if l := &lanes[i]; l.last == at {
-				l.end = c.endAfter(l.finish, at)
-			}
+	s.peek()
+}
+
+// peek finds the run's next instant. Every lane runs on the GPU's one clock,
+// so the lane of least virtual finish ends first: a change of share moves
+// every end, but not their order, and only the first is timed.
+func (s *sideBySide) peek() {
+	lanes := s.lanes
+	least, second := 0, int64(math.MaxInt64) // the least finish, and the next integer part
+	for i := 1; i < len(lanes); i++ {
+		if f := lanes[i].finish; f.less(lanes[least].finish) {
+			second = min(second, lanes[least].finish.i)
+			least = i
+		} else {
+			second = min(second, f.i)
 		}
 	}
+	f := lanes[least].finish
+	s.least, s.next = f, s.clock.endAfter(f, s.cur)
+	s.alone = -1
+	if second > f.i+1 {
+		s.alone = least // no other lane can end at the same nanosecond
+	}
+}
+
+// ends finds the lanes whose iterations end at the next instant, and says
+// whether one of them stops the run there. A finish a nanosecond or more past
+// the least ends a nanosecond later at least (the share is 1 or more).
+func (s *sideBySide) ends() (stops bool) {
+	s.ending = s.ending[:0]
+	if i := s.alone; i >= 0 {
+		s.ending = append(s.ending, i)
+		return s.lanes[i].stop
+	}
+	for i := range s.lanes {
+		l := &s.lanes[i]
+		if l.finish.i <= s.least.i+1 && s.clock.endAfter(l.finish, s.cur) == s.next {
+			s.ending = append(s.ending, i)
+			stops = stops || l.stop
+		}
+	}
+	return stops
+}
+
+// take takes the boundaries of the next instant (ends found them), re-bases
+// the clock where the share changed, and peeks at the instant after.
+func (s *sideBySide) take() {
+	at := s.next
+	now := instant{at: at}
+	changed := false
+	for _, i := range s.ending {
+		changed = s.boundary(&s.lanes[i], &s.clock, &now) || changed
+	}
+	if changed {
+		if sh := s.g.shareOf(s.g.n, s.sum); sh != s.clock.share {
+			s.clock = clock{t0: at, v0: now.v, share: sh}
+		}
+	}
+	s.cur = at
+	s.peek()
+}
+
+// advance takes every instant before bound, and says whether the run stopped
+// before one (a stop: s.next is where).
+func (s *sideBySide) advance(bound time.Duration) (stopped bool) {
+	for s.next < bound {
+		if s.ends() {
+			return true
+		}
+		s.take()
+	}
+	return false
+}
+
+// runTogether runs the GPUs' sides up to limit, in time order, so that none
+// runs past the first instant where one stops (a run's boundaries past it
+// would be thrown away), and returns that instant, or limit. Each GPU's lanes
+// run apart from the others', a GPU at a time while it is behind the rest. A
+// GPU whose last run holds for limit is not run again.
+func (e *engine) runTogether(sides []sideBySide, limit time.Duration) time.Duration {
+	low := limit
+	h := e.sideHeap[:0]
+	for i := range sides {
+		if s := &sides[i]; s.valid(limit) {
+			low = min(low, s.stop)
+		} else {
+			h = append(h, s)
+		}
+	}
+	for _, s := range h {
+		s.begin(low)
+	}
+	h.init()
+	var stopped *sideBySide
+	for len(h) > 0 && h[0].next < low {
+		s := h[0]
+		second := low // the next instant of the other GPUs
+		for i := 1; i <= 2 && i < len(h); i++ {
+			second = min(second, h[i].next)
+		}
+		if second > s.next {
+			// Alone ahead of the others: on to their next instant.
+			if s.ends() {
+				stopped = s
+				break
+			}
+			s.take()
+			if s.advance(second) {
+				stopped = s
+				break
+			}
+			h.down(0)
+			continue
+		}
+		// The GPUs whose next instant is s's: if one stops there, none takes it.
+		ties := e.sideTies[:0]
+		for len(h) > 0 && h[0].next == s.next {
+			ties = append(ties, h.pop())
+		}
+		e.sideTies = ties
+		for _, t := range ties {
+			if t.ends() {
+				stopped = t
+			}
+		}
+		for _, t := range ties {
+			if stopped == nil {
+				t.take()
+			}
+			h.push(t)
+		}
+	}
+	if stopped != nil {
+		low = stopped.next
+		stopped.stop, stopped.final = low, true
+	}
+	for _, s := range h {
+		if s != stopped && s.ranTo > low {
+			s.ranTo, s.stop = low, low // it took every instant before low
+		}
+	}
+	e.sideHeap = h[:0]
+	return low
+}
+
+// sideHeap is the GPUs of runTogether, a min-heap by their next instant.
+type sideHeap []*sideBySide
+
+func (h sideHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves h[i] down to its place.
+func (h sideHeap) down(i int) {
+	for {
+		m := 2*i + 1
+		if m >= len(h) {
+			return
+		}
+		if r := m + 1; r < len(h) && h[r].next < h[m].next {
+			m = r
+		}
+		if h[m].next >= h[i].next {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h *sideHeap) push(s *sideBySide) {
+	*h = append(*h, s)
+	x := *h
+	for i := len(x) - 1; i > 0; {
+		p := (i - 1) / 2
+		if x[p].next <= x[i].next {
+			break
+		}
+		x[i], x[p] = x[p], x[i]
+		i = p
+	}
+}
+
+func (h *sideHeap) pop() *sideBySide {
+	x := *h
+	top, n := x[0], len(x)-1
+	x[0] = x[n]
+	*h = x[:n]
+	h.down(0)
+	return top
 }
 
 // instant is the instant of boundaries a run takes, and the GPU's clock then
@@ -149,6 +301,7 @@ type instant struct {
 // GPU.Start chains it) or another's (from the clock). It says whether the
 // lane's demand changed.
 func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
+	*s.ran++
 	l.m++
 	l.prev, l.last = l.last, now.at
 	tc := l.tc
@@ -248,7 +401,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 		sides = sides[:len(sides)+1]
 	}
 	s := &sides[len(sides)-1]
-	s.g, s.ranTo, s.final = g, -1, false
+	s.g, s.ranTo, s.final, s.ran = g, -1, false, &e.forwarded.sideRun
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ {
 		cands[i].side = true
@@ -265,10 +418,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 // plans the other turns and runs the others again.
 func (e *engine) runSides(cands []stretchCand, sides []sideBySide, limit time.Duration) time.Duration {
 	for len(sides) > 0 {
-		low := limit
-		for i := range sides {
-			low = min(low, sides[i].run(limit))
-		}
+		low := e.runTogether(sides, limit)
 		if low == limit {
 			break
 		}

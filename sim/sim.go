@@ -167,8 +167,11 @@ type engine struct {
 	turnRecs []eventlog.Turn
 	// sides are the GPUs whose lanes a stretch runs boundary by boundary
 	// (sideBySide), reused.
-	sides  []sideBySide
-	ending []*Work
+	sides []sideBySide
+	// sideHeap and sideTies are runTogether's, reused.
+	sideHeap sideHeap
+	sideTies []*sideBySide
+	ending   []*Work
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
@@ -212,8 +215,10 @@ func RunStream(s *workload.Stream, o Options) error {
 }
 
 // forwarded is what a run took without the core at every boundary: the
-// iterations in stretches, and those of them a sideBySide timed.
-type forwarded struct{ iterations, sideBySide int }
+// iterations in stretches, and those of them a sideBySide timed; sideRun is
+// the boundaries the sideBySides ran, those a stretch took and those it threw
+// away (a run past where another GPU's stopped).
+type forwarded struct{ iterations, sideBySide, sideRun int }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
 // when not nil, receives what ran fast-forwarded.
