@@ -184,3 +184,29 @@ func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
 	p.v, p.req = v, p.req+1
 	return true
 }
+
+// KeptBefore is the instant before which the probe's job keeps its lane at
+// every boundary, whatever its standing: the policy's quantum holds the lane
+// for it and no ready job is of a more urgent priority. Next says yes to every
+// boundary before then, and Skip takes them at once. false when no quantum
+// keeps it.
+func (p *ContinueProbe) KeptBefore() (time.Duration, bool) {
+	s, js := p.s, p.js
+	l := js.lane
+	if s.policy.Quantum <= 0 || l.last != js {
+		return 0, false
+	}
+	if first := l.ready.first(); first != nil && first.view.Priority < p.v.Priority {
+		return 0, false
+	}
+	return l.since + s.policy.Quantum, true
+}
+
+// Skip takes n boundaries that Next would say yes to (KeptBefore's), after
+// gpuTime of GPU service in all, as n calls of Next would.
+func (p *ContinueProbe) Skip(n int, gpuTime time.Duration) {
+	p.v.Attained += gpuTime
+	p.v.Iterations += n
+	p.req += uint64(n)
+	p.v.RequestSeq = p.req
+}

@@ -117,6 +117,32 @@ func (j *job) endOf(g *GPU, w *Work, k int) time.Duration {
 	return g.endAt(w.finish.add(int64(j.at(j.done+k+1) - j.at(j.done+1))))
 }
 
+// boundariesBefore is how many of the next boundaries of w's job j, at most
+// n, come before limit on g, its share unchanged: the largest m with
+// iteration done+m-1 ending before it (a binary search over their ends).
+func (j *job) boundariesBefore(g *GPU, w *Work, limit time.Duration, n int) int {
+	lo, hi := 0, n // lo fit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if j.endOf(g, w, mid-1) < limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// serviceOf is the GPU time of j's next m iterations, from iteration done:
+// the sum of their iteration times.
+func (j *job) serviceOf(m int) time.Duration {
+	gpu := j.at(j.done+m) - j.at(j.done)
+	if j.done == 0 {
+		gpu += j.firstExtra
+	}
+	return gpu
+}
+
 // stretch takes every boundary that nothing can change before limit (the next
 // arrival), the next timer or the next instant a waiting job starts starving
 // (the core decides admission then: NextDeadline).
@@ -216,6 +242,13 @@ func (e *engine) stretch(limit time.Duration) error {
 		j, g := c.w.job, e.gpus[c.g]
 		p, _ := e.sched.Probe(c.w.Job)
 		k := 0
+		if until, ok := p.KeptBefore(); ok {
+			// A quantum keeps the lane: every boundary before its end is a yes.
+			k = j.boundariesBefore(g, c.w, min(limit, until), c.ok)
+			if k > 0 {
+				p.Skip(k, j.serviceOf(k))
+			}
+		}
 		for ; k < c.ok; k++ {
 			end := j.endOf(g, c.w, k)
 			if end >= limit {
@@ -256,17 +289,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		if c.ok == 0 || g.endOf(c.w) >= limit {
 			continue
 		}
-		// The boundaries before limit: the largest m with iteration done+m-1 ending
-		// before it, short of the last iteration (or of the core's no).
-		lo, hi := 1, c.ok // lo fits
-		for lo < hi {
-			mid := lo + (hi-lo+1)/2
-			if j.endOf(g, c.w, mid-1) < limit {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
+		// The boundaries before limit, short of the last iteration (or of the
+		// core's no): at least one, the first ends before it.
+		lo := j.boundariesBefore(g, c.w, limit, c.ok)
 		c.m = lo
 		c.last = j.endOf(g, c.w, lo-1)
 		c.prev = -1
@@ -318,10 +343,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		w, j, g := c.w, c.w.job, e.gpus[c.g]
 		d := j.done
-		gpu := j.at(d+c.m) - j.at(d)
-		if d == 0 {
-			gpu += j.firstExtra
-		}
+		gpu := j.serviceOf(c.m)
 		if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
 			return err
 		}
