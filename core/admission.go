@@ -119,7 +119,7 @@ func (s *Scheduler) track(js *jobState) {
 	if !s.policy.Admission.ByPolicy {
 		return
 	}
-	js.starveAt = starveAt(s.now, s.policy.Admission.StarveFactor, js.job.Declared)
+	js.starveAt = starveAt(s.now, s.policy.Admission.StarveFactor, js.view.Declared)
 	heap.Push(&s.deadlines, js) // pruned as jobs stop waiting (doneWaiting)
 }
 
@@ -154,11 +154,11 @@ func (s *Scheduler) admitStarving(out []Decision) ([]Decision, bool) {
 			heap.Pop(&s.starving)
 			continue
 		}
-		c := s.classes[keyOf(js.job)]
+		c := s.classes[keyOf(js.job())]
 		if c.blocked {
 			return out, true
 		}
-		l, isNew := s.place(js.job)
+		l, isNew := s.place(js.job())
 		if l == nil {
 			c.blocked = true
 			return out, true
@@ -179,7 +179,7 @@ func (s *Scheduler) nextAdmitted() *jobState {
 		for s.starving.Len() > 0 {
 			js := s.starving.jobs[0]
 			if js.waits() {
-				if max(js.job.GPUs, 1) > 1 {
+				if max(js.need.gpus, 1) > 1 {
 					return nil
 				}
 				return js

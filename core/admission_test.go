@@ -136,7 +136,7 @@ func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64, vary f
 			}
 		}
 		for _, id := range check {
-			if l, _ := s.place(s.jobs[id].job); l != nil {
+			if l, _ := s.place(s.jobs[id].job()); l != nil {
 				t.Fatalf("%s, step %d: job %s waits, but fits (waiting: %v)", name, step, id, s.Waiting())
 			}
 			if s.policy.AdmitInOrder {

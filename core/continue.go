@@ -93,7 +93,7 @@ func (s *Scheduler) defragQuiet(js *jobState) bool {
 	if s.nWaiting > 0 || l.live != 1 {
 		return false
 	}
-	return len(l.gpus) > 1 || SalusLanes{}.LaneSize(js.job) >= l.size
+	return len(l.gpus) > 1 || SalusLanes{}.LaneSize(js.job()) >= l.size
 }
 
 // keepsLead says whether, under order o, a running job's standing against the

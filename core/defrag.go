@@ -111,7 +111,7 @@ func (s *Scheduler) split(out []Decision) []Decision {
 		var need float64
 		l.each(func(js *jobState) {
 			jobs = append(jobs, js)
-			need += sizer.LaneSize(js.job)
+			need += sizer.LaneSize(js.job())
 		})
 		avail := l.size
 		if s.nWaiting == 0 {
@@ -121,18 +121,18 @@ func (s *Scheduler) split(out []Decision) []Decision {
 			continue
 		}
 		d := Decision{Action: Defrag, Lane: l.id, GPUs: l.gpus, Regroup: &Regroup{Kind: "split", Changed: []int{l.id}}}
-		l.size = sizer.LaneSize(jobs[0].job)
+		l.size = sizer.LaneSize(jobs[0].job())
 		l.reset(jobs[:1])
 		s.refresh(l)
 		for _, js := range jobs[1:] {
-			n := s.newLane(sizer.LaneSize(js.job), l.gpus)
+			n := s.newLane(sizer.LaneSize(js.job()), l.gpus)
 			n.id = s.nextLane
 			s.nextLane++
 			s.lanes = append(s.lanes, n)
 			s.laneByID[n.id] = n
 			s.transfer(js, l, n)
 			s.opened(n)
-			d.Regroup.Jobs = append(d.Regroup.Jobs, js.job.ID)
+			d.Regroup.Jobs = append(d.Regroup.Jobs, js.id())
 			d.Regroup.Lanes = append(d.Regroup.Lanes, n.id)
 			d.Regroup.Changed = append(d.Regroup.Changed, n.id)
 		}
@@ -152,7 +152,7 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 		if w == nil {
 			return out
 		}
-		a, b, grow, ok := s.bestMerge(w.job)
+		a, b, grow, ok := s.bestMerge(w.job())
 		if !ok {
 			return out
 		}
@@ -162,7 +162,7 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 			b.each(func(js *jobState) { moved = append(moved, js) })
 			for _, js := range moved {
 				s.transfer(js, b, a)
-				d.Regroup.Jobs = append(d.Regroup.Jobs, js.job.ID)
+				d.Regroup.Jobs = append(d.Regroup.Jobs, js.id())
 			}
 			b.reset(nil)
 			a.size += b.size

@@ -31,11 +31,11 @@ func (q *readyQueue) Less(i, j int) bool {
 }
 func (q *readyQueue) Swap(i, j int) {
 	q.jobs[i], q.jobs[j] = q.jobs[j], q.jobs[i]
-	q.jobs[i].readyAt, q.jobs[j].readyAt = i, j
+	q.jobs[i].readyAt, q.jobs[j].readyAt = int32(i), int32(j)
 }
 func (q *readyQueue) Push(x any) {
 	js := x.(*jobState)
-	js.readyAt = len(q.jobs)
+	js.readyAt = int32(len(q.jobs))
 	q.jobs = append(q.jobs, js)
 }
 func (q *readyQueue) Pop() any {
@@ -56,11 +56,11 @@ func (q *readyQueue) add(js *jobState) {
 }
 
 // take removes js, which must be queued.
-func (q *readyQueue) take(js *jobState) { heap.Remove(q, js.readyAt) }
+func (q *readyQueue) take(js *jobState) { heap.Remove(q, int(js.readyAt)) }
 
 // drop removes js when it is queued.
 func (q *readyQueue) drop(js *jobState) {
-	if js.readyAt >= 0 && js.readyAt < len(q.jobs) && q.jobs[js.readyAt] == js {
+	if js.readyAt >= 0 && int(js.readyAt) < len(q.jobs) && q.jobs[js.readyAt] == js {
 		q.take(js)
 	}
 }

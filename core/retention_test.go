@@ -64,9 +64,15 @@ func TestFinishedJobsAreNotHeld(t *testing.T) {
 				if w := s.nWaiting; left < jobs/2 && s.held() > 8*w+6*64 {
 					t.Fatalf("%d jobs waiting, %d left, but the waiting lists hold %d records", w, left, s.held())
 				}
+				if n := len(s.needs); n > 3 {
+					t.Fatalf("%d needs for jobs of three", n) // shared, not one a job
+				}
 			}
 			if h := s.held(); h > 6*64 {
 				t.Errorf("every job left, but the waiting lists hold %d records", h)
+			}
+			if n := len(s.needs); n != 0 {
+				t.Errorf("every job left, but %d needs are kept", n)
 			}
 		})
 	}

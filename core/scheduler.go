@@ -79,7 +79,7 @@ type Decision struct {
 	Regroup *Regroup
 }
 
-type jobPhase int
+type jobPhase uint8
 
 const (
 	waiting jobPhase = iota // not admitted yet
@@ -93,24 +93,35 @@ func (p jobPhase) String() string {
 	return [...]string{"waiting for admission", "idle", "ready", "running an iteration", "between iterations"}[p]
 }
 
+// jobState is a job in the scheduler. It holds no copy of its Job: the
+// fields of Job that its view does not have are its need's, shared by the
+// jobs of the same need (need.go), since at a million jobs most of them wait
+// and their state is most of the memory. Small fields go last, together.
 type jobState struct {
-	view  JobView
-	job   Job
-	phase jobPhase
-	lane  *lane
+	view JobView
+	need *need
+	lane *lane
+	// readyKey is its key in its lane's ready queue, under a KeyOrder.
+	readyKey int64
+	// starveAt: when it starts starving while it waits (admission.go).
+	starveAt time.Duration
+	// readyAt is its index in its lane's ready queue; -1 when not queued.
+	readyAt int32
+	phase   jobPhase
 	// wants is set on a waiting job that already asked for its first iteration (its
 	// start-up ended before it was admitted): admission makes it ready at once.
 	wants bool
-	// readyAt is its index in its lane's ready queue; -1 when not queued.
-	// readyKey is its key there, under a KeyOrder.
-	readyAt  int
-	readyKey int64
 	// left: it left (its lane's and its class's lists drop it lazily).
 	left bool
-	// starveAt: when it starts starving while it waits (admission.go).
-	starveAt time.Duration
-	// class is the waiting class it joined at its arrival (members.go).
-	class *waitClass
+}
+
+// id is the job's name.
+func (js *jobState) id() string { return js.view.ID }
+
+// job is the job as it arrived, rebuilt from its view and its need; its
+// Share is the one it is scheduled with (ShareOf).
+func (js *jobState) job() Job {
+	return js.need.job(js.view)
 }
 
 // waits says whether js still waits for admission: the waiting lists skip
@@ -147,16 +158,16 @@ func (l *lane) compute(swapped bool) LaneInfo {
 	if len(l.gpus) > 1 {
 		li.GPUs = l.gpus
 	}
-	if b := l.biggest(); b != nil && b.job.Persistent+b.job.Ephemeral > 0 {
-		li.BiggestPersistent, li.BiggestEphemeral = b.job.Persistent, b.job.Ephemeral
+	if b := l.biggest(); b != nil && b.need.persistent+b.need.ephemeral > 0 {
+		li.BiggestPersistent, li.BiggestEphemeral = b.need.persistent, b.need.ephemeral
 	}
 	if swapped {
 		li.Persistent, li.MaxEphemeral = li.BiggestPersistent, li.BiggestEphemeral
 		return li
 	}
 	l.each(func(j *jobState) {
-		li.Persistent += j.job.Persistent
-		li.MaxEphemeral = max(li.MaxEphemeral, j.job.Ephemeral)
+		li.Persistent += j.need.persistent
+		li.MaxEphemeral = max(li.MaxEphemeral, j.need.ephemeral)
 	})
 	return li
 }
@@ -181,6 +192,7 @@ type Scheduler struct {
 	gpus     []float64 // usable memory of each GPU, MiB
 	placeGPU GPUPlacement
 	jobs     map[string]*jobState
+	needs    map[needKey]*need // the needs shared (need.go)
 	// The waiting jobs: in arrival order (order, from orderHead, with some that
 	// were admitted or left since), and by class of memory need (members.go);
 	// candidates are the classes the next admission tries.
@@ -247,7 +259,7 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 	for g, c := range d.Capacities {
 		gv[g] = gpuView{prefix: []float64{c}, valid: 1}
 	}
-	s := &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{},
+	s := &Scheduler{policy: p, gpus: slices.Clone(d.Capacities), placeGPU: d.Placement, jobs: map[string]*jobState{}, needs: map[needKey]*need{},
 		classes: map[classKey]*waitClass{}, laneByID: map[int]*lane{}, gv: gv,
 		deadlines: jobHeap{less: byStarveAt}, starving: jobHeap{less: bySeq},
 		placeNode: d.NodePlacement, nodeOf: make([]int32, len(d.Capacities))}
@@ -329,7 +341,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	if err := s.tick(now); err != nil {
 		return err
 	}
-	js := &jobState{job: j, phase: waiting, readyAt: -1, view: JobView{
+	js := &jobState{need: s.needOf(j), phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
 		Attained: attained, Iterations: iterations, Share: ShareOf(j),
 	}}
@@ -348,7 +360,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
 		s.classes[c.key] = c
 	}
-	js.class = c
+	js.need.class = c
 	c.waiting++
 	heap.Push(&c.jobHeap, js)
 	s.track(js)
@@ -454,6 +466,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 		return err
 	}
 	delete(s.jobs, id)
+	s.dropNeed(js)
 	js.left = true
 	if s.last == js {
 		s.last = nil
@@ -590,7 +603,7 @@ func (s *Scheduler) Waiting() []string {
 	out := make([]string, 0, s.nWaiting)
 	for _, js := range s.order[s.orderHead:] {
 		if js.waits() {
-			out = append(out, js.job.ID)
+			out = append(out, js.id())
 		}
 	}
 	return out
@@ -622,7 +635,7 @@ func (s *Scheduler) find(id string, phases ...jobPhase) (*jobState, error) {
 	// The job of the last call comes back most (an iteration's end, then its
 	// request): compared by name, it costs no hashing.
 	js := s.last
-	if js == nil || js.job.ID != id {
+	if js == nil || js.id() != id {
 		var ok bool
 		if js, ok = s.jobs[id]; !ok {
 			return nil, fmt.Errorf("unknown job %q", id)
@@ -666,11 +679,11 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		}
 		s.candidates = s.candidates[:0]
 		for js := s.firstWaiting(); js != nil; js = s.firstWaiting() {
-			c := s.classes[keyOf(js.job)]
+			c := s.classes[keyOf(js.job())]
 			if c.blocked {
 				break
 			}
-			l, isNew := s.place(js.job)
+			l, isNew := s.place(js.job())
 			if l == nil {
 				c.blocked = true
 				break
@@ -691,7 +704,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 	for h.Len() > 0 {
 		c := h.cs[0]
 		js := c.front()
-		l, isNew := s.place(js.job)
+		l, isNew := s.place(js.job())
 		if l == nil {
 			c.blocked = true
 		} else {
@@ -738,12 +751,13 @@ func (s *Scheduler) firstWaiting() *jobState {
 // it), in O(its length) after at least a ninth of that many stopped waiting:
 // O(1) a job.
 func (s *Scheduler) doneWaiting(js *jobState) {
-	if c := js.class; c != nil {
-		js.class = nil
-		c.front()
-		if c.waiting--; overdue(c.Len(), c.waiting) {
-			c.prune()
-		}
+	// Called once a job, when it stops waiting. Its need's class is its own:
+	// a class with a job waiting is never dropped, so every job of the need
+	// that arrived since found it.
+	c := js.need.class
+	c.front()
+	if c.waiting--; overdue(c.Len(), c.waiting) {
+		c.prune()
 	}
 	s.firstWaiting()
 	if overdue(len(s.order)-s.orderHead, s.nWaiting) {
@@ -791,7 +805,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 		l.ready.add(js)
 		s.markDirty(l)
 	}
-	return append(out, Decision{Action: Admit, Job: js.job.ID, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
+	return append(out, Decision{Action: Admit, Job: js.id(), Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 }
 
 // place finds where j goes now: an existing lane, or a new one (not yet
@@ -1049,9 +1063,9 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 		js = l.last
 	}
 	l.ready.take(js)
-	d := Decision{Action: Start, Job: js.job.ID, Lane: l.id, GPUs: l.gpus}
+	d := Decision{Action: Start, Job: js.id(), Lane: l.id, GPUs: l.gpus}
 	if l.last != nil && l.last != js {
-		d.Previous = l.last.job.ID
+		d.Previous = l.last.id()
 	}
 	if l.last != js {
 		l.since = s.now

@@ -249,17 +249,17 @@ func formatState(s *Scheduler) string {
 	for _, l := range s.lanes {
 		var jobs, ready []string
 		l.each(func(j *jobState) {
-			jobs = append(jobs, fmt.Sprintf("%s(%s, attained %v, remaining %v)", j.job.ID, j.phase, j.view.Attained, j.view.Remaining()))
+			jobs = append(jobs, fmt.Sprintf("%s(%s, attained %v, remaining %v)", j.id(), j.phase, j.view.Attained, j.view.Remaining()))
 		})
 		// In the order they joined the queue (a request's order), not the heap's.
 		queued := slices.Clone(l.ready.jobs)
 		slices.SortFunc(queued, func(a, b *jobState) int { return cmp.Compare(a.view.RequestSeq, b.view.RequestSeq) })
 		for _, j := range queued {
-			ready = append(ready, j.job.ID)
+			ready = append(ready, j.id())
 		}
 		holder := "-"
 		if l.holder != nil {
-			holder = l.holder.job.ID
+			holder = l.holder.id()
 		}
 		fmt.Fprintf(&b, "lane %d size=%g holder=%s ready=[%s]%s\n", l.id, l.size, holder, strings.Join(ready, " "), formatGPUs(l.gpus))
 		for _, j := range jobs {

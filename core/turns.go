@@ -80,7 +80,7 @@ func (s *Scheduler) Turns(id string, t *Turns) bool {
 func (t *Turns) Jobs(out []string) []string {
 	out = out[:0]
 	for _, js := range t.jobs {
-		out = append(out, js.job.ID)
+		out = append(out, js.id())
 	}
 	return out
 }
