@@ -6,7 +6,9 @@ import (
 	"sort"
 )
 
-// JobState is one job as its log tells it so far.
+// JobState is one job as its log tells it so far. A tracker holds one for every
+// job that arrived, to the end of the log (a million at a million jobs): its
+// flags go together, after the other fields, so that they take one word.
 type JobState struct {
 	ID, Model string
 	// Index is its place among the arrivals, from 0.
@@ -16,31 +18,43 @@ type JobState struct {
 	StartupS float64
 	// AloneS is how long it takes alone on the device (0: not known).
 	AloneS float64
+	// ServiceS: when it got the GPU (Started).
+	ServiceS float64
+	// Lane and GPUs: where it was admitted (its lane's GPUs: one, or a gang's).
+	// GPUs may be shared with other jobs: do not modify.
+	Lane int
+	GPUs []int
+	// GPUS is the GPU time of its iterations that ended, seconds.
+	GPUS float64
+	EndS float64
 	// Admitted: it got a lane; HoldsGPU: it holds the whole GPU through start-up.
 	Admitted, HoldsGPU bool
 	// Started: it got the GPU, at ServiceS: when it took the whole GPU (exclusive
 	// runs), otherwise its first iteration's start less its start-up (not before it
 	// arrived); when it ended, if it never got it.
-	Started  bool
-	ServiceS float64
+	Started bool
 	// Running: an iteration of it is running.
 	Running bool
-	// Lane and GPUs: where it was admitted (its lane's GPUs: one, or a gang's).
-	Lane int
-	GPUs []int
-	// GPUS is the GPU time of its iterations that ended, seconds.
-	GPUS float64
 	// Ended: it finished (or, with Lost, left without finishing) at EndS.
 	Ended, Lost bool
-	EndS        float64
 }
+
+// oneGPU[g] is GPU g alone, the GPUs of every one-GPU job admitted on it: a
+// slice of this table, not one of its own a job.
+var oneGPU = func() []int {
+	gs := make([]int, maxGPUs)
+	for g := range gs {
+		gs[g] = g
+	}
+	return gs
+}()
 
 // Tracker follows the jobs of a log event by event: their arrival, admission,
 // iterations and end, and how long at least one iteration ran. It is the one place
 // this bookkeeping is done; the metrics and the pictures both build on it. It
 // computes no metric.
 type Tracker struct {
-	jobs map[string]*JobState
+	jobs names // by name (names.go)
 	// byHandle finds a job by its events' Handle, without hashing its name: the
 	// lookup of every event of a simulated run.
 	byHandle []*JobState
@@ -64,7 +78,7 @@ type Tracker struct {
 
 // NewTracker returns an empty tracker.
 func NewTracker() *Tracker {
-	t := &Tracker{jobs: map[string]*JobState{}}
+	t := &Tracker{}
 	t.growGPUs(1)
 	return t
 }
@@ -99,22 +113,22 @@ func (t *Tracker) findBy(job string, handle int) (*JobState, bool) {
 	if handle > 0 && handle < len(t.byHandle) && t.byHandle[handle] != nil {
 		return t.byHandle[handle], true
 	}
-	j, ok := t.jobs[job]
-	return j, ok
+	j := t.jobs.get(job)
+	return j, j != nil
 }
 
 // Job returns the state of the job named id (the latest to arrive under that
 // name), or nil.
-func (t *Tracker) Job(id string) *JobState { return t.jobs[id] }
+func (t *Tracker) Job(id string) *JobState { return t.jobs.get(id) }
 
 // Unended returns the names of the jobs that arrived and never ended, sorted.
 func (t *Tracker) Unended() []string {
 	var out []string
-	for id, j := range t.jobs {
+	t.jobs.each(func(j *JobState) {
 		if !j.Ended {
-			out = append(out, id)
+			out = append(out, j.ID)
 		}
-	}
+	})
 	sort.Strings(out)
 	return out
 }
@@ -134,9 +148,7 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		}
 		t.growGPUs(max(e.GPUs, 1))
 		if t.Runs++; t.Runs > 1 {
-			for _, j := range t.jobs {
-				t.stop(j, e.T)
-			}
+			t.jobs.each(func(j *JobState) { t.stop(j, e.T) })
 		}
 		return nil, false, nil
 	case Memory, Defrag:
@@ -147,12 +159,12 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 	case Arrive:
 		// A name may come again once its job ended (a daemon's log runs on across
 		// restarts): that is a new job.
-		if j, dup := t.jobs[e.Job]; dup && !j.Ended {
+		if j := t.jobs.get(e.Job); j != nil && !j.Ended {
 			return nil, false, fmt.Errorf("job %q arrives twice", e.Job)
 		}
 		j := &JobState{ID: e.Job, Model: e.Model, Index: t.Arrivals, Kind: e.JobKind, ArrivalS: e.T, StartupS: e.StartupS, AloneS: e.AloneS}
 		t.Arrivals++
-		t.jobs[e.Job] = j
+		t.jobs.put(j)
 		if h := e.Handle; h > 0 && h <= maxHandle {
 			if h >= len(t.byHandle) {
 				t.byHandle = append(t.byHandle, make([]*JobState, h+1-len(t.byHandle))...)
@@ -174,7 +186,11 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		j.Admitted, j.HoldsGPU, j.Lane = true, e.HoldsGPU, e.Lane
 		j.GPUs = e.Gang
 		if len(j.GPUs) == 0 {
-			j.GPUs = []int{e.GPUIndex}
+			if g := e.GPUIndex; g >= 0 && g < maxGPUs {
+				j.GPUs = oneGPU[g : g+1 : g+1]
+			} else {
+				j.GPUs = []int{g} // out of range: refused below
+			}
 		}
 		for _, g := range j.GPUs {
 			if g < 0 || g >= maxGPUs {
@@ -249,13 +265,13 @@ func (t *Tracker) JobBy(id string, handle int) *JobState {
 // (arrived, admitted, their GPU time), so that a reader can start at any segment.
 func (t *Tracker) snapshot(e Event) {
 	for _, o := range e.Open {
-		if j, ok := t.jobs[o.Job]; ok && !j.Ended {
+		if j := t.jobs.get(o.Job); j != nil && !j.Ended {
 			continue
 		}
 		j := &JobState{ID: o.Job, Model: o.Model, Index: t.Arrivals, Kind: o.Kind, ArrivalS: o.ArrivalS, StartupS: o.StartupS,
 			AloneS: o.AloneS, GPUS: o.AttainedS}
 		t.Arrivals++
-		t.jobs[o.Job] = j
+		t.jobs.put(j)
 		for _, g := range o.OnGPUs {
 			if g >= 0 && g < maxGPUs {
 				j.GPUs = append(j.GPUs, g)
