@@ -185,6 +185,13 @@ func (c *Collector) Emit(e eventlog.Event) {
 			c.gpuMem[g] += delta
 			c.gpuPeak[g] = math.Max(c.gpuPeak[g], c.gpuMem[g])
 		}
+		if e.LaneMiB == 0 && e.Jobs == 0 {
+			// The lane closed: its entries go, or a run of a lane a job
+			// (exclusive) would keep them for every job. An event of its id
+			// after this is a new lane's, which names its GPUs again.
+			delete(c.lanes, e.Lane)
+			delete(c.laneGPUs, e.Lane)
+		}
 	case eventlog.Defrag:
 		c.defrags++
 	case eventlog.Served:
