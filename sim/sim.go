@@ -52,27 +52,68 @@ type Options struct {
 // maxTime is where the clock stops: a run that would pass it fails rather than wrap.
 const maxTime = time.Duration(math.MaxInt64)
 
+// job is a job's record in the run, from its arrival to its end. At a million
+// jobs most of them wait at once (the GPU falls behind), so it holds what a
+// waiting job needs and no more: of its trace record, only what the run reads
+// after the arrival (spec; the record itself is dropped at the arrival), and
+// what only a job in a lane needs behind a pointer (onLane) made at its
+// admission.
 type job struct {
-	spec *workload.Job // in the trace: not copied
+	spec jobSpec
 	// handle is its events' Handle: its place in the trace, from 1.
-	handle  int
-	arrival time.Duration
-	iterS   float64       // one iteration alone on this device, seconds
-	iter    time.Duration // the same, rounded to the clock
-	startup time.Duration
-	// firstExtra is start-up carried by the first iteration as GPU work
-	// (Device.StartupIsGPUWork); startup is then zero.
+	handle int
+	done   int // iterations completed
+	// requestedAt is when the pending iteration (inference: request) was asked
+	// for; a job may ask before its admission.
+	requestedAt time.Duration
+	*onLane     // nil until it is admitted
+}
+
+// jobSpec is what the run reads of a job's trace record after its arrival:
+// its name and length, and the rest, which the jobs of one model share
+// (shape).
+type jobSpec struct {
+	ID         string
+	Iterations int
+	*shape
+}
+
+// shape is what the jobs of one kind, profile, GPU count and pause share, on
+// this device (engine.shapes): one copy, not one a job. jobs counts the jobs
+// that hold it, so that it goes with the last.
+type shape struct {
+	Kind    string
+	Profile *workload.Profile
+	gpus    int
+	iterS   float64 // one iteration alone on the device, seconds
+	// startup is the start-up, off the GPU; firstExtra is start-up carried by
+	// the first iteration as GPU work (Device.StartupIsGPUWork), startup then
+	// zero.
+	startup, firstExtra time.Duration
+	pause               time.Duration
+	jobs                int
+}
+
+// shapeKey is a shape's key in engine.shapes: what its times derive from.
+type shapeKey struct {
+	kind    string
+	profile *workload.Profile
+	gpus    int
+	pause   time.Duration
+}
+
+// GPUCount is how many GPUs the job needs, at least one (workload.Job.GPUCount).
+func (s *shape) GPUCount() int { return max(s.gpus, 1) }
+
+// onLane is what a job needs once it is admitted: where its iteration runs.
+type onLane struct {
+	// iterS is one iteration alone on the GPU it was admitted on, seconds;
+	// firstExtra is its shape's.
+	iterS      float64
 	firstExtra time.Duration
-	pause      time.Duration
-	declared   time.Duration
-	done       int  // iterations completed
-	admitted   bool // has a lane
-	lane       int
 	// parts is how many GPUs still run the parts of its iteration (a gang job's
 	// iteration ends when its part on each GPU has).
 	parts int
-	// requestedAt is when the pending iteration (inference: request) was asked for.
-	requestedAt time.Duration
 	// works are its iteration's parts on the device model, one per GPU of its lane,
 	// reused by every iteration: a job has one iteration in flight at a time, so
 	// the simulator's loop allocates nothing per iteration.
@@ -89,6 +130,15 @@ type job struct {
 	// stepGen and stepOK are engine.inStep's answer, valid for stretch stepGen.
 	stepGen uint64
 	stepOK  bool
+}
+
+// arrival is a job read from the trace that has not arrived yet: its record
+// and the times its arrival needs, which the job does not keep.
+type arrival struct {
+	j            *job
+	rec          *workload.Job
+	shape        shape // its figures, before it is shared
+	at, declared time.Duration
 }
 
 type timer struct {
@@ -179,6 +229,7 @@ type engine struct {
 	stretchGen uint64
 	now        time.Duration
 	jobs       map[string]*job
+	shapes     map[shapeKey]*shape // the jobs' shapes, shared
 	timers     timers
 	seq        int
 	left       int
@@ -263,7 +314,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
-	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
+	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, shapes: map[shapeKey]*shape{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
 		turnsOK: discard || eventlog.TakesTurns(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.forwarded }()
@@ -292,7 +343,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	// A job's record is made when it is read, the next to arrive, and dropped at
 	// its end: memory follows the jobs alive, not the trace. e.left counts the jobs
 	// read and not ended, the next included.
-	var next *job
+	var next *arrival
 	handles := 0
 	pull := func() error {
 		next = nil
@@ -305,16 +356,16 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 				return fmt.Errorf("trace %s: %w", s.Name, err)
 			}
 		}
-		j, err := e.newJob(spec)
+		a, err := e.newJob(spec)
 		if err != nil {
 			return fmt.Errorf("trace %s: job %s: %w", s.Name, spec.ID, err)
 		}
-		if handles > 0 && j.arrival < e.now {
-			return fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", s.Name, spec.ID, seconds(j.arrival))
+		if handles > 0 && a.at < e.now {
+			return fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", s.Name, spec.ID, seconds(a.at))
 		}
 		handles++
-		j.handle = handles
-		next = j
+		a.j.handle = handles
+		next = &a
 		e.left++
 		return nil
 	}
@@ -330,7 +381,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	for e.left > 0 {
 		nextArrival := maxTime
 		if next != nil {
-			nextArrival = next.arrival
+			nextArrival = next.at
 		}
 		if err := e.stretch(nextArrival); err != nil {
 			return err
@@ -369,8 +420,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 					}
 				}
 			}
-			for next != nil && next.arrival <= e.now {
-				if err := e.arrive(next); err != nil {
+			for next != nil && next.at <= e.now {
+				if err := e.arrive(*next); err != nil {
 					return err
 				}
 				if err := pull(); err != nil {
@@ -475,39 +526,61 @@ func (e *engine) check(spec *workload.Job, trace string) error {
 }
 
 // newJob converts a trace job's times to the clock of this device.
-func (e *engine) newJob(s *workload.Job) (*job, error) {
-	j := &job{spec: s}
+func (e *engine) newJob(s *workload.Job) (arrival, error) {
+	a := arrival{j: &job{spec: jobSpec{ID: s.ID, Iterations: s.Iterations}}, rec: s}
+	sh := &a.shape
+	*sh = shape{Kind: s.Kind, Profile: s.Profile, gpus: s.GPUs}
 	p := s.Profile
 	var err error
-	j.iterS = e.o.Device.IterS(p.IterS)
-	if j.iter, err = core.Seconds(j.iterS); err != nil {
-		return nil, fmt.Errorf("iteration time: %w", err)
+	sh.iterS = e.o.Device.IterS(p.IterS)
+	if _, err = core.Seconds(sh.iterS); err != nil {
+		return a, fmt.Errorf("iteration time: %w", err)
 	}
-	j.iter = max(j.iter, 1) // an iteration takes time, however little
-	if j.startup, err = core.Seconds(p.StartupS); err != nil {
-		return nil, fmt.Errorf("start-up time: %w", err)
+	if sh.startup, err = core.Seconds(p.StartupS); err != nil {
+		return a, fmt.Errorf("start-up time: %w", err)
 	}
 	if e.o.Device.StartupIsGPUWork {
-		j.firstExtra, j.startup = j.startup, 0
+		sh.firstExtra, sh.startup = sh.startup, 0
 	}
-	if j.pause, err = core.Seconds(s.PauseS); err != nil {
-		return nil, fmt.Errorf("pause_s: %w", err)
+	if sh.pause, err = core.Seconds(s.PauseS); err != nil {
+		return a, fmt.Errorf("pause_s: %w", err)
 	}
-	if j.arrival, err = core.Seconds(s.ArrivalS); err != nil {
-		return nil, fmt.Errorf("arrival_s: %w", err)
+	if a.at, err = core.Seconds(s.ArrivalS); err != nil {
+		return a, fmt.Errorf("arrival_s: %w", err)
 	}
 	if s.DeclaredS > 0 {
-		if j.declared, err = core.Seconds(s.DeclaredS); err != nil {
-			return nil, fmt.Errorf("declared_s: %w", err)
+		if a.declared, err = core.Seconds(s.DeclaredS); err != nil {
+			return a, fmt.Errorf("declared_s: %w", err)
 		}
 	} else {
 		// Exactly what the iterations add up to (see iteration).
-		total := float64(s.Iterations) * j.iterS
-		if j.declared, err = core.Seconds(total); err != nil {
-			return nil, fmt.Errorf("%d iterations of %g s: %w", s.Iterations, j.iterS, err)
+		total := float64(s.Iterations) * sh.iterS
+		if a.declared, err = core.Seconds(total); err != nil {
+			return a, fmt.Errorf("%d iterations of %g s: %w", s.Iterations, sh.iterS, err)
 		}
 	}
-	return j, nil
+	return a, nil
+}
+
+// share gives a's job its shape, shared with the jobs alive of the same.
+func (e *engine) share(a arrival) {
+	k := shapeKey{a.shape.Kind, a.shape.Profile, a.shape.gpus, a.shape.pause}
+	shared := e.shapes[k]
+	if shared == nil {
+		shared = new(shape)
+		*shared = a.shape
+		e.shapes[k] = shared
+	}
+	shared.jobs++
+	a.j.spec.shape = shared
+}
+
+// unshare drops j's shape when j was the last to hold it.
+func (e *engine) unshare(j *job) {
+	sh := j.spec.shape
+	if sh.jobs--; sh.jobs == 0 {
+		delete(e.shapes, shapeKey{sh.Kind, sh.Profile, sh.gpus, sh.pause})
+	}
 }
 
 // timeOn times j's iterations on the GPUs of device dev, where it was
@@ -515,11 +588,9 @@ func (e *engine) newJob(s *workload.Job) (*job, error) {
 // reference device's.
 func (j *job) timeOn(dev device.Device) error {
 	j.iterS = dev.IterS(j.spec.Profile.IterS)
-	var err error
-	if j.iter, err = core.Seconds(j.iterS); err != nil {
+	if _, err := core.Seconds(j.iterS); err != nil {
 		return fmt.Errorf("iteration time on %s: %w", dev.Name, err)
 	}
-	j.iter = max(j.iter, 1)
 	return nil
 }
 
@@ -538,38 +609,41 @@ func (j *job) iteration(k int) time.Duration {
 // at is when j's first n iterations, run back to back alone, are done.
 func (j *job) at(n int) time.Duration { return time.Duration(math.Round(float64(n) * j.iterS * 1e9)) }
 
-// aloneS is how long j takes alone on this device, arrival to end: its start-up,
-// its iterations and, for an inference job, the pauses between its requests.
-func (j *job) aloneS() float64 {
-	alone := j.spec.Profile.StartupS + float64(j.spec.Iterations)*j.iterS
-	if j.spec.Kind == workload.Infer && j.spec.Iterations > 1 {
-		alone += float64(j.spec.Iterations-1) * j.spec.PauseS
+// aloneS is how long the job of record s, j, takes alone on this device,
+// arrival to end: its start-up, its iterations and, for an inference job, the
+// pauses between its requests.
+func (j *job) aloneS(s *workload.Job) float64 {
+	alone := s.Profile.StartupS + float64(s.Iterations)*j.spec.iterS
+	if s.Kind == workload.Infer && s.Iterations > 1 {
+		alone += float64(s.Iterations-1) * s.PauseS
 	}
 	return alone
 }
 
-func (e *engine) arrive(j *job) error {
-	s := j.spec
+// arrive takes a's job in: its record is read here for the last time.
+func (e *engine) arrive(a arrival) error {
+	j, s := a.j, a.rec
+	e.share(a)
 	e.jobs[s.ID] = j
 	if e.log {
 		p := s.Profile
 		startup := p.StartupS
-		if j.firstExtra > 0 {
+		if j.spec.firstExtra > 0 {
 			startup = 0 // GPU work of the first iteration, not time off the GPU
 		}
 		e.o.Sink.Emit(eventlog.Event{T: e.now.Seconds(), Kind: eventlog.Arrive, Job: s.ID, Handle: j.handle, Model: p.Model, JobKind: s.Kind, Priority: s.Priority,
-			Iterations: s.Iterations, StartupS: startup, DeclaredS: j.declared.Seconds(), AloneS: j.aloneS(),
+			Iterations: s.Iterations, StartupS: startup, DeclaredS: a.declared.Seconds(), AloneS: j.aloneS(s),
 			PersistentMiB: p.PersistentMiB, EphemeralMiB: p.EphemeralMiB, GPUs: gpusField(s.GPUCount()), Share: s.Share})
 	}
 	cj := s.CoreJob()
-	cj.Arrival, cj.Declared = e.now, j.declared
+	cj.Arrival, cj.Declared = e.now, a.declared
 	if err := e.sched.Arrive(e.now, cj); err != nil {
 		return err
 	}
 	if !e.o.Policy.StartupOnGPU {
 		// Start-up runs off the GPU from arrival; the job asks for its first iteration
 		// when it is over, admitted by then or not.
-		e.after(j.startup, j)
+		e.after(j.spec.startup, j)
 	}
 	return nil
 }
@@ -602,7 +676,7 @@ func (e *engine) apply(ds []core.Decision) error {
 		}
 		switch d.Action {
 		case core.Admit:
-			j.admitted, j.lane = true, d.Lane
+			j.onLane = &onLane{iterS: j.spec.iterS, firstExtra: j.spec.firstExtra}
 			if e.devs != nil {
 				if err := j.timeOn(e.devs[d.GPUs[0]]); err != nil {
 					return fmt.Errorf("job %s: %w", d.Job, err)
@@ -613,7 +687,7 @@ func (e *engine) apply(ds []core.Decision) error {
 			}
 			e.memory(d.Lane)
 			if e.o.Policy.StartupOnGPU {
-				e.after(j.startup, j)
+				e.after(j.spec.startup, j)
 			}
 		case core.Defrag:
 			// Lanes split or merged: only the accounting changed, nothing moves on
@@ -708,11 +782,11 @@ func (e *engine) iterationEnded(w *Work) error {
 		e.emit(j, eventlog.ServedEvent(e.now, w.Job, e.now-j.requestedAt))
 	}
 	if j.done < j.spec.Iterations {
-		if j.pause <= 0 {
+		if j.spec.pause <= 0 {
 			return e.request(j)
 		}
 		// An inference job waits for its next request: the lane is free meanwhile.
-		e.after(j.pause, j)
+		e.after(j.spec.pause, j)
 		return e.sched.Yield(e.now, w.Job)
 	}
 	if e.log {
@@ -720,6 +794,7 @@ func (e *engine) iterationEnded(w *Work) error {
 	}
 	e.left--
 	delete(e.jobs, w.Job)
+	e.unshare(j)
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
 	}
