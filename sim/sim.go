@@ -341,8 +341,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		}
 	}
 	// A job's record is made when it is read, the next to arrive, and dropped at
-	// its end: memory follows the jobs alive, not the trace. e.left counts the jobs
-	// read and not ended, the next included.
+	// its end (its trace record at its arrival): memory follows the jobs alive,
+	// not the trace. e.left counts the jobs read and not ended, the next included.
 	var next *arrival
 	handles := 0
 	pull := func() error {
