@@ -98,6 +98,14 @@ func (t *Turns) key(c TurnCost, i, n int) int64 {
 	return int64(t.base[i] + c.Cost(i, n))
 }
 
+// keyAt is key(c, i, n), given Cost(i, n).
+func (t *Turns) keyAt(c TurnCost, i, n int, cost time.Duration) int64 {
+	if t.rr {
+		return t.key(c, i, n)
+	}
+	return int64(t.base[i] + cost)
+}
+
 func (t *Turns) tie(i int) int {
 	if t.rr {
 		return 0 // keys are distinct
@@ -130,20 +138,27 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (next int, used time.Duration) {
 	t.Begin(running)
 	budget = min(budget, 1<<61) // keys stay far from overflow
-	// fits says whether every turn with a key below theta fits, and their time.
-	fits := func(theta int64) (bool, time.Duration) {
-		var sum time.Duration
+	// fits says whether every turn with a key below theta fits, with their
+	// time (-1 where a job's turns run out), and the keys around theta: the
+	// least not below it and the greatest below it (fits is the same from
+	// that one, excluded, to this one, included).
+	fits := func(theta int64) (ok bool, sum time.Duration, above, below int64) {
+		above, below = 1<<62, -1
 		for i := range t.jobs {
 			n := t.count(c, i, theta)
 			if n > c.Turns(i) {
-				return false, 0
+				return false, -1, above, below
 			}
-			sum += c.Cost(i, n)
-			if sum >= budget {
-				return false, 0
+			cost := c.Cost(i, n)
+			sum += cost
+			if n < c.Turns(i)+1 {
+				above = min(above, t.keyAt(c, i, n, cost))
+			}
+			if n > 0 {
+				below = max(below, t.key(c, i, n-1))
 			}
 		}
-		return true, sum
+		return sum < budget, sum, above, below
 	}
 	lo, hi := int64(1<<62), int64(0)
 	for i := range t.jobs {
@@ -160,25 +175,56 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	} else {
 		hi += int64(budget) + 1
 	}
-	// A first guess narrows the search: where the turns' time alone reaches the
-	// budget (fair: the attained times filled up to one level; round-robin:
-	// whole rounds), within a turn of each job.
-	if g, w := t.guess(c, budget); g-w > lo && g+w < hi {
-		if ok, _ := fits(g - w); ok {
-			if ok, _ := fits(g + w); !ok {
-				lo, hi = g-w, g+w
+	// No job's turns may run out: below the key of each job's last turn (its
+	// count would pass Turns above it), whatever the budget.
+	for i := range t.jobs {
+		if n := c.Turns(i); n >= 0 {
+			hi = min(hi, t.key(c, i, n)+1)
+		} else {
+			hi = lo + 1 // none fits: the turns' count is 0, past its Turns
+		}
+	}
+	hi = max(hi, lo+1)
+	// fits(lo) and not fits(hi). The largest key that fits is unique (fits is
+	// monotone in the key), so any way of narrowing finds it: each try moves
+	// lo up to the next key or hi down to the key before (fits holds between
+	// keys), and aims where the turns' time, which grows about linearly with
+	// the key, meets the budget, every other try halving. A few tries, where
+	// halving alone took some 35. The first tries: the key below which a job's
+	// last turn, not the budget, ends the turns; then the guess where the
+	// turns' time alone reaches the budget (fair: the attained times filled up
+	// to one level; round-robin: whole rounds), within a turn of each job.
+	loSum, hiSum := time.Duration(0), time.Duration(-1) // none below the first key
+	try := func(theta int64) {
+		if ok, sum, above, below := fits(theta); ok {
+			lo, loSum = min(above, hi-1), sum
+		} else {
+			hi, hiSum = theta, sum
+			if sum >= 0 {
+				hi = max(below+1, lo+1)
 			}
 		}
 	}
-	for lo+1 < hi { // fits(lo) and not fits(hi)
-		mid := lo + (hi-lo)/2
-		if ok, _ := fits(mid); ok {
-			lo = mid
-		} else {
-			hi = mid
+	if lo+1 < hi {
+		try(hi - 1)
+	}
+	if g, w := t.guess(c, budget); lo+1 < hi && g-w > lo && g+w < hi {
+		try(g - w)
+		if lo+1 < hi && g+w > lo && g+w < hi {
+			try(g + w)
 		}
 	}
-	_, used = fits(lo)
+	for aim := true; lo+1 < hi; aim = !aim {
+		mid := lo + (hi-lo)/2
+		if aim && hiSum > loSum {
+			x := lo + int64(float64(hi-lo)*float64(budget-loSum)/float64(hiSum-loSum))
+			mid = min(max(x, lo+1), hi-1)
+		}
+		try(mid)
+	}
+	if ok, sum, _, _ := fits(lo); ok {
+		used = sum
+	}
 	for i := range t.jobs {
 		counts[i] = t.count(c, i, lo)
 	}

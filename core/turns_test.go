@@ -1,6 +1,9 @@
 package core
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -99,5 +102,83 @@ func TestTurnsGoByAttained(t *testing.T) {
 	next, used := tu.Plan(c, 10, 45, counts)
 	if used != 40 || counts[0] != 2 || counts[1] != 2 || next != 1 {
 		t.Fatalf("plan: next %d, %v, counts %v; want b next after 40 ns, 2 turns each", next, used, counts)
+	}
+}
+
+// prefixCost is a TurnCost of given iteration lengths, job by job.
+type prefixCost struct{ sums [][]time.Duration } // sums[i][n]: job i's next n
+
+func (c prefixCost) Cost(i, n int) time.Duration { return c.sums[i][n] }
+func (c prefixCost) Turns(i int) int             { return len(c.sums[i]) - 2 }
+func (c prefixCost) Within(i int, d time.Duration) int {
+	n := 0
+	for n < len(c.sums[i]) && n <= c.Turns(i) && c.sums[i][n] < d {
+		n++
+	}
+	return n
+}
+
+// Plan gives what taking the turns one by one gives (NextTurn, while each
+// ends within the budget and none is its job's last), under round-robin and
+// by attained time, over lanes of 2 to 40 jobs of iterations of their own
+// lengths, attained times and budgets drawn from a seed.
+func TestPlanIsTurnByTurn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for _, policy := range []string{"fcfs", "fair"} {
+		p, _ := Lookup(policy)
+		for trial := range 300 {
+			s := New(p, 1e9)
+			n := 2 + rng.IntN(39)
+			for i := range n {
+				id := fmt.Sprint("j", i)
+				if err := s.Arrive(time.Duration(i), Job{ID: id, Persistent: 1, Ephemeral: 1}); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Request(time.Duration(i), id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Decide(time.Duration(n)); err != nil {
+				t.Fatal(err)
+			}
+			var tu Turns
+			if !s.Turns("j0", &tu) {
+				t.Fatal("the lane does not take turns")
+			}
+			c := prefixCost{}
+			for _, js := range tu.jobs {
+				js.view.Attained = time.Duration(rng.IntN(5000))
+				iter := time.Duration(1 + rng.IntN(300))
+				sums := []time.Duration{0}
+				for k := range 1 + rng.IntN(60) {
+					sums = append(sums, sums[k]+iter+time.Duration(rng.IntN(3)))
+				}
+				c.sums = append(c.sums, sums)
+			}
+			running, budget := time.Duration(1+rng.IntN(300)), time.Duration(rng.IntN(40000))
+			counts := make([]int, n)
+			next, used := tu.Plan(c, running, budget, counts)
+			// One by one.
+			tu.Begin(running)
+			want, wantUsed, taken := make([]int, n), time.Duration(0), 0
+			for {
+				i := tu.NextTurn(c, want, taken)
+				if want[i] == c.Turns(i) {
+					break
+				}
+				d := c.Cost(i, want[i]+1) - c.Cost(i, want[i])
+				if wantUsed+d >= budget {
+					break
+				}
+				wantUsed += d
+				want[i]++
+				taken++
+			}
+			wantNext := tu.NextTurn(c, want, taken)
+			if next != wantNext || used != wantUsed || !slices.Equal(counts, want) {
+				t.Fatalf("%s trial %d (%d jobs, budget %v): plan next %d, %v, counts %v; one by one next %d, %v, counts %v",
+					policy, trial, n, budget, next, used, counts, wantNext, wantUsed, want)
+			}
+		}
 	}
 }
