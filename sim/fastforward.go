@@ -119,18 +119,24 @@ func (j *job) endOf(g *GPU, w *Work, k int) time.Duration {
 
 // boundariesBefore is how many of the next boundaries of w's job j, at most
 // n, come before limit on g, its share unchanged: the largest m with
-// iteration done+m-1 ending before it (a binary search over their ends).
+// iteration done+m-1 ending before it. The closed form of the ends (the
+// clock's rate and the iterations' length) gives it to within a boundary or
+// two, and their ends, which only grow, set it right.
 func (j *job) boundariesBefore(g *GPU, w *Work, limit time.Duration, n int) int {
-	lo, hi := 0, n // lo fit
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if j.endOf(g, w, mid-1) < limit {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+	c := &g.clock
+	// Iteration done+k ends before limit when j.at(done+k+1) is below x.
+	x := float64(limit-c.t0)/c.share + c.v0.sub(w.finish) + float64(j.at(j.done+1))
+	m := n
+	if per := j.iterS * 1e9; x < float64(n+j.done)*per {
+		m = min(max(int(x/per)-j.done, 0), n)
 	}
-	return lo
+	for m > 0 && j.endOf(g, w, m-1) >= limit {
+		m--
+	}
+	for m < n && j.endOf(g, w, m) < limit {
+		m++
+	}
+	return m
 }
 
 // serviceOf is the GPU time of j's next m iterations, from iteration done:
