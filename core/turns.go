@@ -10,18 +10,24 @@ import (
 // Turns is a lane whose running job and ready jobs take turns at its iteration
 // boundaries while nothing else happens, each asking for its next iteration as
 // its last one ends: under an order by request (pack, fcfs) they go round-robin,
-// under least attained time first (fair) by the GPU time each has had. The core
+// under least attained time first (fair) by the GPU time each has had, and
+// under wfair and floor by that time per unit of share. The core
 // says who goes when (Plan), so that a simulator takes many turns at once, in
 // O(jobs in the lane), with the result of taking them boundary by boundary, and
 // then carries them out (Take).
 type Turns struct {
-	s      *Scheduler
-	l      *lane
-	jobs   []*jobState // the running job first, then the ready ones by their order
-	rr     bool        // round-robin (by request), else by attained time
-	base   []time.Duration
-	sorted []time.Duration
-	order  []int
+	s    *Scheduler
+	l    *lane
+	jobs []*jobState // the running job first, then the ready ones by their order
+	rr   bool        // round-robin (by request), else by attained time
+	// perShare: the key is the attained time plus a credit, per unit of share
+	// (wfair, floor: perShare), each job's credit and share below, by index.
+	perShare bool
+	credit   []time.Duration
+	share    []float64
+	base     []time.Duration
+	sorted   []time.Duration
+	order    []int
 }
 
 // TurnCost is what the caller knows of the jobs taking turns, by their index
@@ -40,7 +46,8 @@ type TurnCost interface {
 // Turns fills t with the turns of the lane of running job id, and says whether
 // the core can foresee them: the lane has ready jobs, all of the running job's
 // priority, no quantum holds the lane, nothing is pending, and the policy's
-// order is by request or by attained time. A Turns may be reused.
+// order is by request or by attained time (per unit of share or not). A Turns
+// may be reused.
 func (s *Scheduler) Turns(id string, t *Turns) bool {
 	js, err := s.find(id, running)
 	if err != nil || s.needsAdmit || len(s.dirty) > 0 || s.defragOn() || s.policy.Quantum > 0 {
@@ -50,11 +57,13 @@ func (s *Scheduler) Turns(id string, t *Turns) bool {
 	if l.ready.Len() == 0 {
 		return false
 	}
+	t.rr, t.perShare = false, false
 	switch s.policy.Order.(type) {
 	case ByRequest:
 		t.rr = true
 	case ByAttained:
-		t.rr = false
+	case ByWeightedAttained, ByFloor:
+		t.perShare = true
 	default:
 		return false
 	}
@@ -72,6 +81,17 @@ func (s *Scheduler) Turns(id string, t *Turns) bool {
 		}
 		return a.view.Seq - b.view.Seq
 	})
+	t.credit, t.share = t.credit[:0], t.share[:0]
+	if t.perShare {
+		_, floor := s.policy.Order.(ByFloor)
+		for _, js := range t.jobs {
+			credit := time.Duration(0)
+			if floor {
+				credit = js.view.Credit // a job asking again at once keeps it
+			}
+			t.credit, t.share = append(t.credit, credit), append(t.share, js.view.Share)
+		}
+	}
 	return true
 }
 
@@ -95,13 +115,17 @@ func (t *Turns) key(c TurnCost, i, n int) int64 {
 		}
 		return int64(n)*int64(len(t.jobs)) + int64(pos)
 	}
-	return int64(t.base[i] + c.Cost(i, n))
+	return t.keyAt(c, i, n, c.Cost(i, n))
 }
 
-// keyAt is key(c, i, n), given Cost(i, n).
+// keyAt is key(c, i, n), given Cost(i, n): the policy's Key of the job's
+// view with that attained time (ByAttained, ByWeightedAttained, ByFloor).
 func (t *Turns) keyAt(c TurnCost, i, n int, cost time.Duration) int64 {
-	if t.rr {
+	switch {
+	case t.rr:
 		return t.key(c, i, n)
+	case t.perShare:
+		return perShare(t.base[i]+cost+t.credit[i], t.share[i])
 	}
 	return int64(t.base[i] + cost)
 }
@@ -122,6 +146,27 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 		}
 		k := int64(len(t.jobs))
 		return int(min((theta-pos+k-1)/k, int64(c.Turns(i))+1))
+	}
+	if t.perShare {
+		// Below theta per unit of share: about theta x share of time, within
+		// the rounding of a division, which the keys themselves set right.
+		limit := c.Turns(i) + 1
+		share := t.share[i]
+		if share <= 0 {
+			share = 1 // as perShare
+		}
+		d := float64(theta)*share - float64(t.base[i]+t.credit[i])
+		n := 0
+		if d > 0 {
+			n = c.Within(i, time.Duration(min(d, 1<<62)))
+		}
+		for n > 0 && t.key(c, i, n-1) >= theta {
+			n--
+		}
+		for n < limit && t.key(c, i, n) < theta {
+			n++
+		}
+		return n
 	}
 	if theta <= int64(t.base[i]) {
 		return 0
@@ -172,19 +217,29 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 			least = min(least, c.Turns(i))
 		}
 		hi += int64(len(t.jobs)) * (int64(least) + 2)
+	} else if t.perShare {
+		// The job of the largest share gains the least key per unit of time.
+		hi = int64(min(float64(hi)+float64(budget)/slices.Max(t.share)+2, 1<<62))
 	} else {
 		hi += int64(budget) + 1
 	}
 	// No job's turns may run out: below the key of each job's last turn (its
 	// count would pass Turns above it), whatever the budget.
+	last := int64(1 << 62)
 	for i := range t.jobs {
 		if n := c.Turns(i); n >= 0 {
-			hi = min(hi, t.key(c, i, n)+1)
+			last = min(last, t.key(c, i, n)+1)
 		} else {
-			hi = lo + 1 // none fits: the turns' count is 0, past its Turns
+			last = lo + 1 // none fits: the turns' count is 0, past its Turns
 		}
 	}
-	hi = max(hi, lo+1)
+	if t.perShare && hi < last {
+		// Keys per unit of share are rounded: make sure the budget is passed.
+		if ok, _, _, _ := fits(hi); ok {
+			hi = last
+		}
+	}
+	hi = max(min(hi, last), lo+1)
 	// fits(lo) and not fits(hi). The largest key that fits is unique (fits is
 	// monotone in the key), so any way of narrowing finds it: each try moves
 	// lo up to the next key or hi down to the key before (fits holds between
@@ -208,7 +263,7 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	if lo+1 < hi {
 		try(hi - 1)
 	}
-	if g, w := t.guess(c, budget); lo+1 < hi && g-w > lo && g+w < hi {
+	if g, w := t.guess(c, budget); !t.perShare && lo+1 < hi && g-w > lo && g+w < hi {
 		try(g - w)
 		if lo+1 < hi && g+w > lo && g+w < hi {
 			try(g + w)
@@ -390,6 +445,10 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		l.since = now
 	}
 	l.holder, l.last = x, x
+	if ko, ok := s.policy.Order.(KeyOrder); ok {
+		// The key it asked with, as dispatch sets the clock (a Rejoiner's).
+		l.clock = ko.Key(x.view)
+	}
 	heap.Init(&l.ready)
 	t.jobs = t.jobs[:0]
 	return nil

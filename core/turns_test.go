@@ -119,12 +119,13 @@ func (c prefixCost) Within(i int, d time.Duration) int {
 }
 
 // Plan gives what taking the turns one by one gives (NextTurn, while each
-// ends within the budget and none is its job's last), under round-robin and
-// by attained time, over lanes of 2 to 40 jobs of iterations of their own
-// lengths, attained times and budgets drawn from a seed.
+// ends within the budget and none is its job's last), under round-robin, by
+// attained time and by attained time per unit of share (wfair; floor, with
+// credits), over lanes of 2 to 40 jobs of iterations of their own lengths,
+// attained times, shares and budgets drawn from a seed.
 func TestPlanIsTurnByTurn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
-	for _, policy := range []string{"fcfs", "fair"} {
+	for _, policy := range []string{"fcfs", "fair", "wfair", "floor"} {
 		p, _ := Lookup(policy)
 		for trial := range 300 {
 			s := New(p, 1e9)
@@ -145,9 +146,20 @@ func TestPlanIsTurnByTurn(t *testing.T) {
 			if !s.Turns("j0", &tu) {
 				t.Fatal("the lane does not take turns")
 			}
-			c := prefixCost{}
 			for _, js := range tu.jobs {
 				js.view.Attained = time.Duration(rng.IntN(5000))
+				if policy == "wfair" || policy == "floor" {
+					js.view.Share = 0.25 + 3.75*rng.Float64()
+				}
+				if policy == "floor" {
+					js.view.Credit = time.Duration(rng.IntN(3000))
+				}
+			}
+			if !s.Turns("j0", &tu) { // with the views drawn
+				t.Fatal("the lane does not take turns")
+			}
+			c := prefixCost{}
+			for range tu.jobs {
 				iter := time.Duration(1 + rng.IntN(300))
 				sums := []time.Duration{0}
 				for k := range 1 + rng.IntN(60) {
