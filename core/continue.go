@@ -83,17 +83,23 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 }
 
 // defragQuiet says whether, under defragmentation, running job js's
-// boundaries leave its lane as it is for as long as nothing else happens: no
-// job waits (a merge makes room for one), and its lane holds js alone and is
-// no larger than js needs (a split shrinks such a lane), or spans several GPUs
-// (a gang's lane is never split). Another lane's split at its own idle moment
-// does not depend on js's progress.
+// boundaries leave its lane as it is for as long as nothing else happens. At
+// each boundary the lane is idle for an instant, the only time it may be split
+// (rule 1) or merged (rule 2: defrag.go); what decides either is the lane's
+// jobs and size, its GPU's free memory and the waiting jobs, which its
+// boundaries do not change. So they are quiet when the lane, idle, would not
+// be split, and no merge with it (grown into its GPU's free memory, or with
+// another lane of the GPU) would let the first waiting job in. A gang's lane
+// is never split or merged.
 func (s *Scheduler) defragQuiet(js *jobState) bool {
 	l := js.lane
-	if s.nWaiting > 0 || l.live != 1 {
+	if len(l.gpus) > 1 || l.closed {
+		return true
+	}
+	if s.policy.Defrag.Split && s.splits(l) {
 		return false
 	}
-	return len(l.gpus) > 1 || SalusLanes{}.LaneSize(js.job()) >= l.size
+	return !(s.policy.Defrag.Merge && s.nWaiting > 0 && s.couldMerge(l))
 }
 
 // keepsLead says whether, under order o, a running job's standing against the

@@ -107,19 +107,11 @@ func (s *Scheduler) split(out []Decision) []Decision {
 		if !idleLane(l) {
 			continue
 		}
-		var jobs []*jobState
-		var need float64
-		l.each(func(js *jobState) {
-			jobs = append(jobs, js)
-			need += sizer.LaneSize(js.job())
-		})
-		avail := l.size
-		if s.nWaiting == 0 {
-			avail += s.freeOn(l.gpus[0])
-		}
-		if len(jobs) == 1 && need >= l.size || need > avail {
+		if !s.splits(l) {
 			continue
 		}
+		var jobs []*jobState
+		l.each(func(js *jobState) { jobs = append(jobs, js) })
 		d := Decision{Action: Defrag, Lane: l.id, GPUs: l.gpus, Regroup: &Regroup{Kind: "split", Changed: []int{l.id}}}
 		l.size = sizer.LaneSize(jobs[0].job())
 		l.reset(jobs[:1])
@@ -141,6 +133,43 @@ func (s *Scheduler) split(out []Decision) []Decision {
 		out = append(out, d)
 	}
 	return out
+}
+
+// splits says whether rule 1 splits lane l, idle: its jobs could each have
+// a lane of their own within its size (and, while no job waits, its GPU's
+// unallocated memory), or its one job's lane is larger than it needs.
+func (s *Scheduler) splits(l *lane) bool {
+	var sizer SalusLanes
+	var need float64
+	l.each(func(js *jobState) { need += sizer.LaneSize(js.job()) })
+	avail := l.size
+	if s.nWaiting == 0 {
+		avail += s.freeOn(l.gpus[0])
+	}
+	return !(l.live == 1 && need >= l.size) && need <= avail
+}
+
+// couldMerge says whether a merge with lane l, idle, could let the first
+// waiting job in (rule 2, as bestMerge weighs it): l grown into its GPU's
+// unallocated memory, or l and another lane of its GPU, idle or not.
+func (s *Scheduler) couldMerge(l *lane) bool {
+	w := s.nextAdmitted()
+	if w == nil {
+		return false
+	}
+	j, x := w.job(), l.view
+	if need := x.Persistent + j.Persistent + max(x.MaxEphemeral, j.Ephemeral) - x.Size; need > 0 && need <= s.freeOn(l.gpus[0]) {
+		return true
+	}
+	for _, y := range s.lanes {
+		if y != l && len(y.gpus) == 1 && y.gpus[0] == l.gpus[0] && !y.closed && y.live > 0 {
+			merged := LaneInfo{Size: x.Size + y.view.Size, Persistent: x.Persistent + y.view.Persistent, MaxEphemeral: max(x.MaxEphemeral, y.view.MaxEphemeral)}
+			if merged.Fits(j) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // merge applies rule 2: while a job waits and a merge lets it in, merge and admit.

@@ -50,7 +50,7 @@ type TurnCost interface {
 // may be reused.
 func (s *Scheduler) Turns(id string, t *Turns) bool {
 	js, err := s.find(id, running)
-	if err != nil || s.needsAdmit || len(s.dirty) > 0 || s.defragOn() || s.policy.Quantum > 0 {
+	if err != nil || s.needsAdmit || len(s.dirty) > 0 || s.policy.Quantum > 0 || s.defragOn() && !s.defragQuiet(js) {
 		return false
 	}
 	l := js.lane
