@@ -28,6 +28,7 @@ type Turns struct {
 	base     []time.Duration
 	sorted   []time.Duration
 	order    []int
+	keys     []int64 // Take's, by job
 }
 
 // TurnCost is what the caller knows of the jobs taking turns, by their index
@@ -416,11 +417,16 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 			order = append(order, i)
 		}
 	}
+	// Their keys once each, not at each comparison (a key may cost a division).
+	t.keys = slices.Grow(t.keys[:0], len(t.jobs))[:len(t.jobs)]
+	for _, i := range order {
+		t.keys[i] = t.key(c, i, counts[i])
+	}
 	slices.SortFunc(order, func(a, b int) int {
-		if t.before(c, a, counts[a], b, counts[b]) {
-			return -1
+		if ka, kb := t.keys[a], t.keys[b]; ka != kb {
+			return cmpInt64(ka, kb)
 		}
-		return 1
+		return t.tie(a) - t.tie(b)
 	})
 	t.order = order
 	for _, i := range order {
