@@ -59,6 +59,3 @@ func (n *need) job(v JobView) Job {
 	return Job{ID: v.ID, Arrival: v.Arrival, Persistent: n.persistent, Ephemeral: n.ephemeral, Declared: v.Declared,
 		Priority: v.Priority, GPUs: n.gpus, Pinned: n.pinned, LaneCap: n.laneCap, Share: v.Share, GPUModels: n.models}
 }
-
-// peak is the memory of a job of need n at its peak.
-func (n *need) peak() float64 { return n.persistent + n.ephemeral }
