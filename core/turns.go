@@ -156,15 +156,26 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 		if share <= 0 {
 			share = 1 // as perShare
 		}
-		d := float64(theta)*share - float64(t.base[i]+t.credit[i])
+		b := t.base[i] + t.credit[i]
+		x := float64(theta) * share // a key is below theta about where its time is below x
 		n := 0
-		if d > 0 {
+		if d := x - float64(b); d > 0 {
 			n = c.Within(i, time.Duration(min(d, 1<<62)))
 		}
-		for n > 0 && t.key(c, i, n-1) >= theta {
+		// A time clear of x by far more than a division's rounding needs no key.
+		slack := x*1e-12 + 2
+		for n > 0 {
+			cost := c.Cost(i, n-1)
+			if float64(b+cost) < x-slack || t.keyAt(c, i, n-1, cost) < theta {
+				break
+			}
 			n--
 		}
-		for n < limit && t.key(c, i, n) < theta {
+		for n < limit {
+			cost := c.Cost(i, n)
+			if float64(b+cost) > x+slack || t.keyAt(c, i, n, cost) >= theta {
+				break
+			}
 			n++
 		}
 		return n
@@ -185,26 +196,37 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	t.Begin(running)
 	budget = min(budget, 1<<61) // keys stay far from overflow
 	// fits says whether every turn with a key below theta fits, with their
-	// time (-1 where a job's turns run out), and the keys around theta: the
-	// least not below it and the greatest below it (fits is the same from
-	// that one, excluded, to this one, included).
-	fits := func(theta int64) (ok bool, sum time.Duration, above, below int64) {
-		above, below = 1<<62, -1
+	// time (-1 where a job's turns run out); each job's count is left in
+	// counts, for the keys around theta (around).
+	fits := func(theta int64) (ok bool, sum time.Duration) {
 		for i := range t.jobs {
 			n := t.count(c, i, theta)
 			if n > c.Turns(i) {
-				return false, -1, above, below
+				return false, -1
 			}
-			cost := c.Cost(i, n)
-			sum += cost
-			if n < c.Turns(i)+1 {
-				above = min(above, t.keyAt(c, i, n, cost))
-			}
+			counts[i] = n
+			sum += c.Cost(i, n)
+		}
+		return sum < budget, sum
+	}
+	// above is the least key not below the last theta fits tried, below the
+	// greatest key below it: fits is the same from below, excluded, to above,
+	// included.
+	above := func() int64 {
+		k := int64(1 << 62)
+		for i := range t.jobs {
+			k = min(k, t.key(c, i, counts[i]))
+		}
+		return k
+	}
+	below := func() int64 {
+		k := int64(-1)
+		for i, n := range counts[:len(t.jobs)] {
 			if n > 0 {
-				below = max(below, t.key(c, i, n-1))
+				k = max(k, t.key(c, i, n-1))
 			}
 		}
-		return sum < budget, sum, above, below
+		return k
 	}
 	lo, hi := int64(1<<62), int64(0)
 	for i := range t.jobs {
@@ -236,7 +258,7 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	}
 	if t.perShare && hi < last {
 		// Keys per unit of share are rounded: make sure the budget is passed.
-		if ok, _, _, _ := fits(hi); ok {
+		if ok, _ := fits(hi); ok {
 			hi = last
 		}
 	}
@@ -252,12 +274,12 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	// to one level; round-robin: whole rounds), within a turn of each job.
 	loSum, hiSum := time.Duration(0), time.Duration(-1) // none below the first key
 	try := func(theta int64) {
-		if ok, sum, above, below := fits(theta); ok {
-			lo, loSum = min(above, hi-1), sum
+		if ok, sum := fits(theta); ok {
+			lo, loSum = min(above(), hi-1), sum
 		} else {
 			hi, hiSum = theta, sum
 			if sum >= 0 {
-				hi = max(below+1, lo+1)
+				hi = max(below()+1, lo+1)
 			}
 		}
 	}
@@ -278,7 +300,7 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 		try(mid)
 	}
-	if ok, sum, _, _ := fits(lo); ok {
+	if ok, sum := fits(lo); ok {
 		used = sum
 	}
 	for i := range t.jobs {
