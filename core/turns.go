@@ -106,6 +106,17 @@ func (t *Turns) Jobs(out []string) []string {
 	return out
 }
 
+// Seqs are the jobs' arrival numbers (JobView.Seq: the order they arrived
+// at the scheduler, from 0), in the order of Jobs: an engine that keeps its
+// jobs by the order it called Arrive finds them without their names.
+func (t *Turns) Seqs(out []int) []int {
+	out = out[:0]
+	for _, js := range t.jobs {
+		out = append(out, js.view.Seq)
+	}
+	return out
+}
+
 // key is the policy's key of job i's turn n (from 0), before it: the smallest
 // goes first, ties to tie.
 func (t *Turns) key(c TurnCost, i, n int) int64 {

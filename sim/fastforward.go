@@ -44,6 +44,7 @@ type stretchCand struct {
 type turnCand struct {
 	t      core.Turns
 	ids    []string
+	seqs   []int // the jobs' arrival numbers (engine.jobOf)
 	jobs   turnJobs
 	counts []int
 	gpus   []time.Duration
@@ -471,13 +472,13 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 	if !e.sched.Turns(w.Job, &tc.t) {
 		return nil
 	}
-	tc.ids = tc.t.Jobs(tc.ids)
+	tc.ids, tc.seqs = tc.t.Jobs(tc.ids), tc.t.Seqs(tc.seqs)
 	tc.jobs, tc.maxDemand = tc.jobs[:0], 0
 	base := g.sum - fixed(w.Demand)
 	for i, id := range tc.ids {
 		j := w.job
 		if i > 0 {
-			j = e.jobs[id]
+			j = e.jobOf(tc.seqs[i], id)
 		}
 		// A job that has not run yet (fresh) has no work: its first start is
 		// an event of its own (its first service), so only a sideBySide, which

@@ -229,10 +229,14 @@ type engine struct {
 	stretchGen uint64
 	now        time.Duration
 	jobs       map[string]*job
-	shapes     map[shapeKey]*shape // the jobs' shapes, shared
-	timers     timers
-	seq        int
-	left       int
+	// bySeq is the jobs by the order they arrived at the core (its JobView.Seq,
+	// their handle less one), nil once ended: a stretch's turns find their jobs
+	// by it, where the map hashes each name (jobOf).
+	bySeq  []*job
+	shapes map[shapeKey]*shape // the jobs' shapes, shared
+	timers timers
+	seq    int
+	left   int
 	// Per-iteration costs of the device, converted once.
 	iterOverhead, switchCost time.Duration
 	// resident is, under suspend/resume, the job whose persistent memory is on the
@@ -625,6 +629,7 @@ func (e *engine) arrive(a arrival) error {
 	j, s := a.j, a.rec
 	e.share(a)
 	e.jobs[s.ID] = j
+	e.bySeq = append(e.bySeq, j)
 	if e.log {
 		p := s.Profile
 		startup := p.StartupS
@@ -794,6 +799,9 @@ func (e *engine) iterationEnded(w *Work) error {
 	}
 	e.left--
 	delete(e.jobs, w.Job)
+	if k := j.handle - 1; k < len(e.bySeq) && e.bySeq[k] == j {
+		e.bySeq[k] = nil
+	}
 	e.unshare(j)
 	if e.resident[w.Lane] == j {
 		delete(e.resident, w.Lane) // a finished job's memory is freed, not copied out
@@ -803,6 +811,17 @@ func (e *engine) iterationEnded(w *Work) error {
 	}
 	e.memory(w.Lane)
 	return nil
+}
+
+// jobOf is job id, whose arrival number at the core is seq (bySeq), or by
+// its name where the numbers do not match it.
+func (e *engine) jobOf(seq int, id string) *job {
+	if seq >= 0 && seq < len(e.bySeq) {
+		if j := e.bySeq[seq]; j != nil && j.spec.ID == id {
+			return j
+		}
+	}
+	return e.jobs[id]
 }
 
 // seconds formats a time for an error message.
