@@ -55,6 +55,14 @@ func (q *readyQueue) add(js *jobState) {
 	heap.Push(q, js)
 }
 
+// put queues js out of order, with its key: heap.Init must follow.
+func (q *readyQueue) put(js *jobState) {
+	if q.key != nil {
+		js.readyKey = q.key(js.view)
+	}
+	q.Push(js)
+}
+
 // take removes js, which must be queued.
 func (q *readyQueue) take(js *jobState) { heap.Remove(q, int(js.readyAt)) }
 

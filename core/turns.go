@@ -476,7 +476,7 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 			continue
 		}
 		js.phase = ready
-		l.ready.add(js)
+		l.ready.put(js)
 	}
 	x := t.jobs[next]
 	x.phase = running

@@ -75,6 +75,9 @@ type turnJob struct {
 	// index, at hand for a sideBySide.
 	iterS float64
 	last  int
+	// costN and cost are the last Cost asked of it (the zero value is Cost(0)).
+	costN int
+	cost  time.Duration
 }
 
 // atN is j.at(n) for the job: the same arithmetic, without the lookups.
@@ -90,7 +93,10 @@ type turnJobs []turnJob
 // Cost is the GPU time of job i's next n iterations (none the first: d >= 1).
 func (t *turnJobs) Cost(i, n int) time.Duration {
 	m := &(*t)[i]
-	return m.j.at(m.d+n) - m.at
+	if n != m.costN { // a plan asks for the same n again and again (Within, then the sum)
+		m.costN, m.cost = n, m.atN(m.d+n)-m.at
+	}
+	return m.cost
 }
 
 // Turns is how many of job i's next iterations may end within the turns.
@@ -488,7 +494,8 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 			len(j.works) != 1 && !(fresh && len(j.works) == 0) || fresh && !anyShare {
 			return nil
 		}
-		if atOne = atOne && !fresh && g.shareOf(g.n, base+fixed(j.spec.Profile.Demand)) == 1; !atOne && !anyShare {
+		demand := fixed(j.spec.Profile.Demand)
+		if atOne = atOne && !fresh && g.shareOf(g.n, base+demand) == 1; !atOne && !anyShare {
 			return nil
 		}
 		d := j.done
@@ -502,9 +509,9 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 		if fresh {
 			turns = 0 // its first turn ends the turns, before it starts
 		}
-		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: turns, at: j.at(d), demand: fixed(j.spec.Profile.Demand), fresh: fresh,
+		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: turns, at: j.at(d), demand: demand, fresh: fresh,
 			iterS: j.iterS, last: j.spec.Iterations - 1})
-		tc.maxDemand = max(tc.maxDemand, fixed(j.spec.Profile.Demand))
+		tc.maxDemand = max(tc.maxDemand, demand)
 	}
 	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]
 	tc.e0 = g.endOf(w)
