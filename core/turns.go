@@ -311,17 +311,26 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 		try(mid)
 	}
-	if ok, sum := fits(lo); ok {
+	ok, sum := fits(lo) // and counts, unless a job's turns ran out
+	if ok {
 		used = sum
 	}
-	for i := range t.jobs {
-		counts[i] = t.count(c, i, lo)
+	if sum < 0 {
+		for i := range t.jobs {
+			counts[i] = t.count(c, i, lo)
+		}
 	}
+	// Each job's next key, once.
+	keys := slices.Grow(t.keys[:0], len(t.jobs))[:len(t.jobs)]
+	for i := range t.jobs {
+		keys[i] = t.key(c, i, counts[i])
+	}
+	t.keys = keys
 	// The turns whose key is lo itself, in the order of their ties, while they fit.
 	for {
 		best := -1
 		for i := range t.jobs {
-			if counts[i] <= c.Turns(i) && t.key(c, i, counts[i]) == lo && (best < 0 || t.tie(i) < t.tie(best)) {
+			if counts[i] <= c.Turns(i) && keys[i] == lo && (best < 0 || t.tie(i) < t.tie(best)) {
 				best = i
 			}
 		}
@@ -334,10 +343,11 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 		used += d
 		counts[best]++
+		keys[best] = t.key(c, best, counts[best])
 	}
-	next = -1
-	for i := range t.jobs {
-		if next < 0 || t.before(c, i, counts[i], next, counts[next]) {
+	next = 0
+	for i := 1; i < len(t.jobs); i++ {
+		if keys[i] < keys[next] || keys[i] == keys[next] && t.tie(i) < t.tie(next) {
 			next = i
 		}
 	}
