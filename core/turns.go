@@ -28,7 +28,7 @@ type Turns struct {
 	base     []time.Duration
 	sorted   []time.Duration
 	order    []int
-	keys     []int64 // Take's, by job
+	keys     []int64 // each job's next key (Plan, Take), by job
 }
 
 // TurnCost is what the caller knows of the jobs taking turns, by their index
@@ -127,16 +127,14 @@ func (t *Turns) key(c TurnCost, i, n int) int64 {
 		}
 		return int64(n)*int64(len(t.jobs)) + int64(pos)
 	}
-	return t.keyAt(c, i, n, c.Cost(i, n))
+	return t.keyAt(i, c.Cost(i, n))
 }
 
-// keyAt is key(c, i, n), given Cost(i, n): the policy's Key of the job's
-// view with that attained time (ByAttained, ByWeightedAttained, ByFloor).
-func (t *Turns) keyAt(c TurnCost, i, n int, cost time.Duration) int64 {
-	switch {
-	case t.rr:
-		return t.key(c, i, n)
-	case t.perShare:
+// keyAt is the key of job i's turn after cost more of GPU time, by attained
+// time: the policy's Key of the job's view with that attained time
+// (ByAttained, ByWeightedAttained, ByFloor).
+func (t *Turns) keyAt(i int, cost time.Duration) int64 {
+	if t.perShare {
 		return perShare(t.base[i]+cost+t.credit[i], t.share[i])
 	}
 	return int64(t.base[i] + cost)
@@ -177,14 +175,14 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 		slack := x*1e-12 + 2
 		for n > 0 {
 			cost := c.Cost(i, n-1)
-			if float64(b+cost) < x-slack || t.keyAt(c, i, n-1, cost) < theta {
+			if float64(b+cost) < x-slack || t.keyAt(i, cost) < theta {
 				break
 			}
 			n--
 		}
 		for n < limit {
 			cost := c.Cost(i, n)
-			if float64(b+cost) > x+slack || t.keyAt(c, i, n, cost) >= theta {
+			if float64(b+cost) > x+slack || t.keyAt(i, cost) >= theta {
 				break
 			}
 			n++
@@ -208,7 +206,7 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	budget = min(budget, 1<<61) // keys stay far from overflow
 	// fits says whether every turn with a key below theta fits, with their
 	// time (-1 where a job's turns run out); each job's count is left in
-	// counts, for the keys around theta (around).
+	// counts, for above and below.
 	fits := func(theta int64) (ok bool, sum time.Duration) {
 		for i := range t.jobs {
 			n := t.count(c, i, theta)
@@ -347,7 +345,7 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	}
 	next = 0
 	for i := 1; i < len(t.jobs); i++ {
-		if keys[i] < keys[next] || keys[i] == keys[next] && t.tie(i) < t.tie(next) {
+		if t.keyBefore(keys[i], i, keys[next], next) {
 			next = i
 		}
 	}
@@ -419,7 +417,12 @@ func (t *Turns) guess(c TurnCost, budget time.Duration) (g, w int64) {
 
 // before says whether job i's turn n goes before job j's turn m.
 func (t *Turns) before(c TurnCost, i, n, j, m int) bool {
-	a, b := t.key(c, i, n), t.key(c, j, m)
+	return t.keyBefore(t.key(c, i, n), i, t.key(c, j, m), j)
+}
+
+// keyBefore says whether job i's turn of key a goes before job j's of key b:
+// the smaller key first, ties to tie.
+func (t *Turns) keyBefore(a int64, i int, b int64, j int) bool {
 	return a < b || a == b && t.tie(i) < t.tie(j)
 }
 
@@ -466,10 +469,10 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		t.keys[i] = t.key(c, i, counts[i])
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		if ka, kb := t.keys[a], t.keys[b]; ka != kb {
-			return cmpInt64(ka, kb)
+		if t.keyBefore(t.keys[a], a, t.keys[b], b) {
+			return -1
 		}
-		return t.tie(a) - t.tie(b)
+		return 1
 	})
 	t.order = order
 	for _, i := range order {
