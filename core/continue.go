@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -80,6 +81,57 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 		return Free
 	}
 	return Checked
+}
+
+// SealsLanes says whether every lane stays as it is for as long as its job
+// runs in it, whatever happens elsewhere: the placement seals its lanes
+// (Sealing) and nothing regroups them (no defragmentation). A job alone in
+// such a lane, Free, is Free until its last iteration, so a simulator may take
+// all its boundaries at once, at the last, whatever arrives meanwhile.
+func (s *Scheduler) SealsLanes() bool {
+	p, ok := s.policy.Placement.(Sealing)
+	return ok && p.Seals() && !s.policy.Defrag.Split && !s.policy.Defrag.Merge
+}
+
+// Untouched bounds what admissions can do to the lanes open now: the jobs
+// that arrive from now on may take this many GPUs, at least, before an
+// admission reaches a GPU that holds a lane, to join its lane or open one
+// beside it. math.MaxInt under a placement that seals its lanes (none ever
+// does). Otherwise the bound holds on one node of GPUs of one size, under the
+// least-loaded GPU placement (a GPU without jobs, so without lanes, comes
+// before any with) and a built-in lane placement (each opens a lane on an
+// empty GPU for any job that can run), with no job pinned to GPUs (the
+// daemon's claims) and no defragmentation: admissions fill the GPUs without a
+// lane first, and the waiting jobs may take as many as they need first. 0
+// where no bound holds or none is left.
+func (s *Scheduler) Untouched() int {
+	if s.SealsLanes() {
+		return math.MaxInt
+	}
+	if len(s.nodes) != 1 || len(s.nodes[0].caps) != 1 || s.pinned || s.defragOn() {
+		return 0
+	}
+	if _, ok := s.placeGPU.(LeastLoaded); !ok {
+		return 0
+	}
+	switch s.policy.Placement.(type) {
+	case OneLane, SalusLanes, PerProcess, Swapped:
+	default:
+		return 0
+	}
+	return max(s.nodes[0].idle-s.nWaiting*s.widest, 0)
+}
+
+// Alone says whether running job id is the only job of its lane, and its lane
+// the only one on its GPU: nothing but an admission to that GPU can change
+// what runs there until the job leaves.
+func (s *Scheduler) Alone(id string) bool {
+	js, err := s.find(id, running)
+	if err != nil {
+		return false
+	}
+	l := js.lane
+	return l.live == 1 && len(l.gpus) == 1 && len(s.gv[l.gpus[0]].lanes) == 1
 }
 
 // defragQuiet says whether, under defragmentation, running job js's

@@ -78,6 +78,17 @@ func (Exclusive) Place(j Job, lanes []LaneInfo, free, capacity float64) (Where, 
 // Feasible checks that the job fits the device alone.
 func (Exclusive) Feasible(j Job, capacity float64) error { return needsAtMost(j, capacity) }
 
+// Seals is true: a lane holds the whole GPU, so no job joins it and no lane
+// opens beside it while it is open.
+func (Exclusive) Seals() bool { return true }
+
+// Sealing is a Placement that seals its lanes: while a lane is open, no other
+// job joins it and no other lane opens on its GPUs (Exclusive). What goes on in
+// such a lane depends on its own job alone.
+type Sealing interface {
+	Seals() bool
+}
+
 // OneLane keeps every admitted job in a single lane the size of the device, as the
 // paper evaluated SRTF and FAIR.
 type OneLane struct{}

@@ -220,7 +220,11 @@ type Scheduler struct {
 	nextLane   int
 	arrivals   int
 	requests   uint64
-	now        time.Duration
+	// widest is the most GPUs a job has asked for; pinned: a job was pinned
+	// to GPUs (Untouched).
+	widest int
+	pinned bool
+	now    time.Duration
 	// deadlines and starving: the waiting jobs by when they start starving, and
 	// those starving, by arrival (policy-ordered admission only; admission.go).
 	deadlines, starving jobHeap
@@ -346,6 +350,8 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 		Attained: attained, Iterations: iterations, Share: ShareOf(j),
 	}}
 	s.arrivals++
+	s.widest = max(s.widest, j.GPUs, 1)
+	s.pinned = s.pinned || len(j.Pinned) > 0
 	if k := max(j.GPUs, 1); len(s.nodes) > 1 {
 		for len(s.sizes) <= k {
 			s.sizes = append(s.sizes, 0)

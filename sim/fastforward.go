@@ -182,11 +182,13 @@ func (e *engine) stretch(limit time.Duration) error {
 	e.turnUsed = 0
 	e.stretchGen++
 	sides := e.sides[:0]
+	parks := 0
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
 		g := e.gpus[gi]
 		if g.Running() == 0 {
 			continue
 		}
+		e.forwarded.scanned++
 		at, _ := g.nextAt()
 		ok := len(g.delays) == 0
 		delayed = delayed || !ok
@@ -236,6 +238,18 @@ func (e *engine) stretch(limit time.Duration) error {
 			continue
 		}
 		e.ending = ending
+		if len(g.works) == 1 && len(cands) == from+1 {
+			parked, err := e.park(&cands[from])
+			if err != nil {
+				return err
+			}
+			if parked {
+				cands = cands[:from]
+				parks++
+				e.forwarded.parked++
+				continue
+			}
+		}
 		if side && e.needsSide(g, cands[from:]) {
 			sides = e.sideOf(sides, g, cands, from, ending)
 			continue
@@ -244,6 +258,13 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.turnsSideBySide(g, cands[from:])
 	}
 	e.cands, e.sides = cands, sides
+	if parks > 0 {
+		e.leaveBusy()
+		e.stretchMiss = 0
+	}
+	// A parked job's stretch is written when its last boundary comes: no
+	// other stretch may pass it.
+	limit = min(limit, e.nextWake())
 	// The checked jobs: where the core would say no, at a boundary before limit,
 	// the lane may switch and its GPU's share change, so the stretch of every job
 	// ends there.
@@ -316,7 +337,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands = cands[:n]
 	if n == 0 {
-		if delayed {
+		if delayed || parks > 0 {
 			// A switch's copy or cost: once it is over, the GPU's jobs may go on
 			// alone (suspend/resume's next quantum), so try again then.
 			return nil
@@ -334,19 +355,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		order = append(order, &cands[i])
 	}
 	e.order = order
-	slices.SortFunc(order, func(a, b *stretchCand) int {
-		switch {
-		case a.last != b.last:
-			return cmpDur(a.last, b.last)
-		case a.prev != b.prev:
-			return cmpDur(a.prev, b.prev)
-		case a.g != b.g:
-			return a.g - b.g
-		case a.w.seq < b.w.seq:
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(order, inTakingOrder)
 	for _, c := range order {
 		if c.turns != nil {
 			if err := e.takeTurns(*c); err != nil {
@@ -354,27 +363,8 @@ func (e *engine) stretch(limit time.Duration) error {
 			}
 			continue
 		}
-		w, j, g := c.w, c.w.job, e.gpus[c.g]
-		d := j.done
-		gpu := j.serviceOf(c.m)
-		if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
+		if err := e.take(c); err != nil {
 			return err
-		}
-		if e.log {
-			e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))
-		}
-		j.done += c.m
-		j.requestedAt = c.last
-		e.forwarded.iterations += c.m
-		if c.side {
-			e.forwarded.sideBySide += c.m
-		}
-		if len(j.works) == 1 {
-			j.stretched(g, w, d, c.m)
-			continue
-		}
-		for i := range j.works {
-			j.stretched(j.rankGPUs[i], &j.works[i], d, c.m)
 		}
 	}
 	for i := range sides {
@@ -388,6 +378,53 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// take carries out c, a job's stretch of c.m boundaries, the last at c.last:
+// the core takes them at once, the log has one record, and the job's parts
+// run its next iteration.
+func (e *engine) take(c *stretchCand) error {
+	w, j, g := c.w, c.w.job, e.gpus[c.g]
+	d := j.done
+	gpu := j.serviceOf(c.m)
+	if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
+		return err
+	}
+	if e.log {
+		e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))
+	}
+	j.done += c.m
+	j.requestedAt = c.last
+	e.forwarded.iterations += c.m
+	if c.side {
+		e.forwarded.sideBySide += c.m
+	}
+	if len(j.works) == 1 {
+		j.stretched(g, w, d, c.m)
+		return nil
+	}
+	for i := range j.works {
+		j.stretched(j.rankGPUs[i], &j.works[i], d, c.m)
+	}
+	return nil
+}
+
+// inTakingOrder orders stretches as the iteration-by-iteration engine takes
+// their last boundaries: by time, then the boundary before (the order the
+// iterations ending then started in), then GPU, then the order they started
+// on it.
+func inTakingOrder(a, b *stretchCand) int {
+	switch {
+	case a.last != b.last:
+		return cmpDur(a.last, b.last)
+	case a.prev != b.prev:
+		return cmpDur(a.prev, b.prev)
+	case a.g != b.g:
+		return a.g - b.g
+	case a.w.seq < b.w.seq:
+		return -1
+	}
+	return 1
 }
 
 // stretched moves w, a part on g of job j's iteration d, on by m iterations:

@@ -225,6 +225,9 @@ func (e *engine) runTogether(sides []sideBySide, limit time.Duration) time.Durat
 			}
 			h.push(t)
 		}
+		if stopped != nil {
+			break // none took the instant: it is where the run stops
+		}
 	}
 	if stopped != nil {
 		low = stopped.next

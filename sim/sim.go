@@ -139,6 +139,7 @@ type arrival struct {
 	rec          *workload.Job
 	shape        shape // its figures, before it is shared
 	at, declared time.Duration
+	gpusRead     int // the GPUs the jobs read up to it ask for (arrivals.readGPUs)
 }
 
 type timer struct {
@@ -201,6 +202,14 @@ type engine struct {
 	// first nextEnd that finds it empty, its clock settled; isBusy is by GPU.
 	busy   []int
 	isBusy []bool
+	// sealed: the policy seals its lanes, and a job alone on its GPU is parked
+	// until its last iteration (sealed.go); parked is those jobs, isParked by
+	// GPU (a parked GPU is not busy), waking unpark's buffer.
+	sealed   bool
+	arrivals arrivals
+	parked   parkHeap
+	isParked []bool
+	waking   []stretchCand
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
 	// noFastForward runs every iteration through the core (tests compare both);
@@ -273,7 +282,11 @@ func RunStream(s *workload.Stream, o Options) error {
 // iterations in stretches, and those of them a sideBySide timed; sideRun is
 // the boundaries the sideBySides ran, those a stretch took and those it threw
 // away (a run past where another GPU's stopped).
-type forwarded struct{ iterations, sideBySide, sideRun int }
+type forwarded struct {
+	iterations, sideBySide, sideRun int
+	// scanned counts the GPUs the stretches looked at, parked the jobs parked.
+	scanned, parked int
+}
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
 // when not nil, receives what ran fast-forwarded.
@@ -331,6 +344,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, dev))
 	}
 	e.isBusy = make([]bool, n)
+	e.isParked = make([]bool, n)
+	e.sealed = sched.SealsLanes()
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
@@ -344,36 +359,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 			}
 		}
 	}
-	// A job's record is made when it is read, the next to arrive, and dropped at
-	// its end (its trace record at its arrival): memory follows the jobs alive,
-	// not the trace. e.left counts the jobs read and not ended, the next included.
-	var next *arrival
-	handles := 0
-	pull := func() error {
-		next = nil
-		spec, ok := s.Next()
-		if !ok {
-			return s.Err()
-		}
-		if whole == nil { // else checked above
-			if err := e.sched.Feasible(spec.CoreJob()); err != nil {
-				return fmt.Errorf("trace %s: %w", s.Name, err)
-			}
-		}
-		a, err := e.newJob(spec)
-		if err != nil {
-			return fmt.Errorf("trace %s: job %s: %w", s.Name, spec.ID, err)
-		}
-		if handles > 0 && a.at < e.now {
-			return fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", s.Name, spec.ID, seconds(a.at))
-		}
-		handles++
-		a.j.handle = handles
-		next = &a
-		e.left++
-		return nil
-	}
-	if err := pull(); err != nil {
+	e.arrivals = arrivals{s: s, checked: whole != nil}
+	next, err := e.nextArrival()
+	if err != nil {
 		return err
 	}
 	run := eventlog.Event{Kind: eventlog.Run, Policy: o.Policy.Name, Engine: "sim", Mode: o.Policy.Mode,
@@ -390,6 +378,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		if err := e.stretch(nextArrival); err != nil {
 			return err
 		}
+		if next, err = e.nextArrival(); err != nil { // the stretch may have read ahead
+			return err
+		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
 		at, ok := e.nextEnd()
 		if ok {
@@ -400,7 +391,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		} else {
 			at = maxTime
 		}
-		at = min(at, nextArrival)
+		at = min(at, nextArrival, e.nextWake())
 		if len(e.timers) > 0 {
 			at = min(at, e.timers[0].at)
 		}
@@ -414,6 +405,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 			e.gpus[gi].Advance(at - e.now)
 		}
 		e.now = at
+		if err := e.unpark(); err != nil {
+			return err
+		}
 		// Apply every event of the instant, then let the core decide, until nothing
 		// more happens at this instant.
 		for {
@@ -428,7 +422,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 				if err := e.arrive(*next); err != nil {
 					return err
 				}
-				if err := pull(); err != nil {
+				e.arrived()
+				if next, err = e.nextArrival(); err != nil {
 					return err
 				}
 			}
@@ -678,6 +673,11 @@ func (e *engine) apply(ds []core.Decision) error {
 		j := e.asked
 		if j == nil || j.spec.ID != d.Job {
 			j = e.jobs[d.Job]
+		}
+		for _, g := range d.GPUs {
+			if e.isParked[g] {
+				return fmt.Errorf("job %s: %s on GPU %d, whose lane was sealed", d.Job, d.Action, g)
+			}
 		}
 		switch d.Action {
 		case core.Admit:

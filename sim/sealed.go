@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Sealed lanes. Where the placement seals its lanes (core.Scheduler.SealsLanes:
+// exclusive GPUs), a job alone on its GPU goes on at every boundary until its
+// last iteration whatever happens elsewhere: no job can join its lane and no
+// lane can open beside it. A stretch then parks it: its GPU leaves the busy
+// GPUs, so that the events of other GPUs (arrivals, starts, ends) cost nothing
+// on it, and when the simulation reaches the boundary that starts the job's
+// last iteration, all its boundaries up to that one are taken at once, one
+// stretch record at that instant, before its other events. Its last iteration
+// then ends as any other does. The run's cost then follows its decisions, not
+// how many jobs run at once (the same work on 64 or 8,192 GPUs), and a job's
+// log is one stretch record from its first iteration to its last, where an
+// arrival anywhere used to end every running job's stretch.
+//
+// Taking the boundary at that instant before the instant's other events (the
+// iteration-by-iteration engine takes it among the other GPUs' iteration ends,
+// by GPU) changes nothing but the order of the log: the job's lane and GPU are
+// its own, and the order of requests the core keeps is only compared within a
+// lane (TestSealedLanesAreExact).
+
+// parkedJob is a parked job's stretch: m boundaries of w's job, the last at
+// last, the one before at prev (-1: none), on GPU g.
+type parkedJob struct {
+	w          *Work
+	g          int
+	m          int
+	last, prev time.Duration
+}
+
+// parkHeap is the parked jobs by their last boundary.
+type parkHeap []parkedJob
+
+func (h parkHeap) Len() int           { return len(h) }
+func (h parkHeap) Less(i, j int) bool { return h[i].last < h[j].last }
+func (h parkHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *parkHeap) Push(x any)        { *h = append(*h, x.(parkedJob)) }
+func (h *parkHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return p
+}
+
+// park parks c, the one job on its GPU, with nothing else pending (Free),
+// until the boundary that starts its last iteration in a sealed lane, or
+// else until the last before the horizon (the first instant an admission may
+// reach its GPU: core.Scheduler.Untouched) in a lane of its own on its GPU.
+// false where it cannot be parked (a lane of several jobs, a gang, no such
+// boundary, one past the end of time).
+func (e *engine) park(c *stretchCand) (bool, error) {
+	j, g := c.w.job, e.gpus[c.g]
+	if c.checked || c.turns != nil || len(j.works) != 1 || c.ok < 1 {
+		return false, nil
+	}
+	m := c.ok
+	if !e.sealed {
+		k := e.sched.Untouched()
+		if k == 0 || !e.sched.Alone(c.w.Job) {
+			return false, nil
+		}
+		h, err := e.horizon(k)
+		if err != nil {
+			return false, err
+		}
+		if m = j.boundariesBefore(g, c.w, h, m); m == 0 {
+			return false, nil
+		}
+	}
+	last := j.endOf(g, c.w, m-1)
+	if last >= maxTime {
+		return false, nil
+	}
+	prev := time.Duration(-1)
+	if m > 1 {
+		prev = j.endOf(g, c.w, m-2)
+	}
+	heap.Push(&e.parked, parkedJob{w: c.w, g: c.g, m: m, last: last, prev: prev})
+	e.isParked[c.g] = true
+	return true, nil
+}
+
+// leaveBusy takes the GPUs just parked out of the busy GPUs.
+func (e *engine) leaveBusy() {
+	e.busy = slices.DeleteFunc(e.busy, func(gi int) bool {
+		if e.isParked[gi] {
+			e.isBusy[gi] = false
+			return true
+		}
+		return false
+	})
+}
+
+// nextWake is the next parked job's last boundary; maxTime when none.
+func (e *engine) nextWake() time.Duration {
+	if len(e.parked) == 0 {
+		return maxTime
+	}
+	return e.parked[0].last
+}
+
+// unpark takes the stretches of the parked jobs whose last boundary is now,
+// in the order the iteration-by-iteration engine takes those boundaries, and
+// puts their GPUs back among the busy ones, each job in its last iteration.
+func (e *engine) unpark() error {
+	if e.nextWake() > e.now {
+		return nil
+	}
+	waking := e.waking[:0]
+	for len(e.parked) > 0 && e.parked[0].last <= e.now {
+		p := heap.Pop(&e.parked).(parkedJob)
+		if p.last < e.now {
+			return fmt.Errorf("job %s: its stretch ended at %ss, passed at %ss", p.w.Job, seconds(p.last), seconds(e.now))
+		}
+		waking = append(waking, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev})
+	}
+	e.waking = waking
+	order := e.order[:0]
+	for i := range waking {
+		order = append(order, &waking[i])
+	}
+	e.order = order
+	slices.SortFunc(order, inTakingOrder)
+	for _, c := range order {
+		if err := e.take(c); err != nil {
+			return err
+		}
+		e.isParked[c.g] = false
+		e.wake(c.g)
+	}
+	return nil
+}
