@@ -40,7 +40,8 @@ const (
 	// Stretch is Iterations boundaries of a job, back to back in its lane, the
 	// last at T: as many iter_end events, each followed at once by an iter_start,
 	// GPU the GPU time of the iterations that ended (seconds). The simulator
-	// writes one where nothing else happened between them. With Turns, it is a
+	// writes one where nothing else happened between them in the job's lane or
+	// on its GPU (events of other GPUs may come between). With Turns, it is a
 	// lane whose jobs took turns: each Turn's iterations ended in it, the first
 	// Turn's job ran before it, and Job runs the iteration that starts at T (the
 	// lane's jobs asked for their next iterations at once, and none waited for
