@@ -238,7 +238,7 @@ func (e *engine) stretch(limit time.Duration) error {
 			continue
 		}
 		e.ending = ending
-		if len(g.works) == 1 && len(cands) == from+1 {
+		if e.mayPark && len(g.works) == 1 && len(cands) == from+1 {
 			parked, err := e.park(&cands[from])
 			if err != nil {
 				return err

@@ -206,6 +206,7 @@ type engine struct {
 	// until its last iteration (sealed.go); parked is those jobs, isParked by
 	// GPU (a parked GPU is not busy), waking unpark's buffer.
 	sealed   bool
+	mayPark  bool
 	arrivals arrivals
 	parked   parkHeap
 	isParked []bool
@@ -346,6 +347,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	e.isBusy = make([]bool, n)
 	e.isParked = make([]bool, n)
 	e.sealed = sched.SealsLanes()
+	// On one GPU a lane of its own is never untouched: an admission needs a GPU
+	// without a lane, and none is while the job runs.
+	e.mayPark = e.sealed || n > 1
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
