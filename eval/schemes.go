@@ -35,6 +35,18 @@ func defaultSchemes() []Scheme {
 	return out
 }
 
+// AllSchemes is every registered scheme: each mode with each policy it
+// accepts, in the registry's order.
+func AllSchemes() []Scheme {
+	var out []Scheme
+	for _, m := range core.ModeNames() {
+		for _, p := range core.Accepts(m) {
+			out = append(out, Scheme{m, p})
+		}
+	}
+	return out
+}
+
 // ResolveSchemes turns --policy and --mode flags into schemes. No flags: all of
 // TrainingSchemes. Policies alone: each in its own mode (fifo exclusive, the others
 // in Salus lanes). Modes alone: each mode with its usual policies. Both: every pair,

@@ -31,6 +31,7 @@ type benchFlags struct {
 	preset  string
 	timeout time.Duration
 	out     string
+	all     bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -50,7 +51,8 @@ hanging, and so that the max RSS is that run's alone. A scheme that times out is
 not run at the larger sizes (reported "skipped").
 
 Default schemes: fifo, srtf, pack, fair, suspend-fair and timeslice; --policy and
---mode choose others as in salus eval. -o markdown prints a table to paste into
+--mode choose others as in salus eval, and --all runs every registered scheme
+(each mode with each policy it accepts). -o markdown prints a table to paste into
 docs/evaluation.md; --out DIR also writes bench.json and the chart of µs per job against
 jobs (log-log, a line per scheme: flat is linear growth, rising is worse).`,
 		Args: cobra.NoArgs,
@@ -58,6 +60,7 @@ jobs (log-log, a line per scheme: flat is linear growth, rising is worse).`,
 	}
 	f := cmd.Flags()
 	bf.schemeFlags.register(cmd, nil, nil, "; default: fifo, srtf, pack, fair, then suspend-fair and timeslice", "")
+	f.BoolVar(&bf.all, "all", false, "run every registered scheme (each mode with each policy it accepts) instead of the default ones")
 	f.IntSliceVar(&bf.jobs, "jobs", bench.DefaultSizes, "trace sizes (jobs), comma-separated or repeated, run in this order")
 	f.Float64Var(&bf.load, "load", 4, "arrival-rate multiplier of the generated traces (4: four times salus100's rate)")
 	f.Int64Var(&bf.seed, "seed", 1, "seed of the generated traces")
@@ -91,7 +94,12 @@ func (bf *benchFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	schemes := bench.DefaultSchemes
-	if len(bf.policies) > 0 || len(bf.modes) > 0 {
+	if bf.all {
+		if len(bf.policies) > 0 || len(bf.modes) > 0 {
+			return fmt.Errorf("--all runs every registered scheme: give it without --policy and --mode")
+		}
+		schemes = eval.AllSchemes()
+	} else if len(bf.policies) > 0 || len(bf.modes) > 0 {
 		var err error
 		if schemes, err = eval.ResolveSchemes(bf.policies, bf.modes, core.DefaultModeParams()); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/bench"
+	"github.com/salusgo/salus/core"
 )
 
 // benchRun runs salus bench with its measuring children being this test binary
@@ -116,9 +117,32 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{[]string{"--policy", "nope"}, "nope"},
 		{[]string{"-o", "yaml"}, "choose table, json, csv, markdown"},
 		{[]string{"--device", "nope"}, "nope"},
+		{[]string{"--all", "--policy", "fifo"}, "without --policy"},
 	} {
 		if _, err := run(t, append([]string{"bench"}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("salus bench %v: got %v, want an error saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestBenchAllRunsEveryScheme: --all runs each mode with each policy it
+// accepts, a row each.
+func TestBenchAllRunsEveryScheme(t *testing.T) {
+	out, err := benchRun(t, "--jobs", "10", "--all", "-o", "csv")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := 0
+	for _, m := range core.ModeNames() {
+		want += len(core.Accepts(m))
+	}
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "10,") {
+			rows++
+		}
+	}
+	if want < 17 || rows != want {
+		t.Errorf("%d rows of 10 jobs for %d registered schemes (want at least 17):\n%s", rows, want, out)
 	}
 }
