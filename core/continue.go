@@ -93,22 +93,24 @@ func (s *Scheduler) SealsLanes() bool {
 	return ok && p.Seals() && !s.policy.Defrag.Split && !s.policy.Defrag.Merge
 }
 
-// Untouched bounds what admissions can do to the lanes open now: the jobs
-// that arrive from now on may take this many GPUs, at least, before an
-// admission reaches a GPU that holds a lane, to join its lane or open one
-// beside it. math.MaxInt under a placement that seals its lanes (none ever
-// does). Otherwise the bound holds on one node of GPUs of one size, under the
-// least-loaded GPU placement (a GPU without jobs, so without lanes, comes
-// before any with) and a built-in lane placement (each opens a lane on an
-// empty GPU for any job that can run), with no job pinned to GPUs (the
-// daemon's claims) and no defragmentation: admissions fill the GPUs without a
-// lane first, and the waiting jobs may take as many as they need first. 0
-// where no bound holds or none is left.
-func (s *Scheduler) Untouched() int {
+// Untouched bounds what admissions can do to GPU g, which holds a lane: the
+// jobs that arrive from now on may take this many GPUs, at least, before an
+// admission reaches g, to join its lane or open one beside it. math.MaxInt
+// under a placement that seals its lanes (none ever does). Otherwise the
+// bound holds where g's node has GPUs of one size, under the least-loaded GPU
+// placement (on a node, a GPU without jobs, so without lanes, comes before any
+// with) and a built-in lane placement (each opens a lane on an empty GPU for
+// any job the node can take), with no job pinned to GPUs (the daemon's
+// claims) and no defragmentation: admissions to g's node fill its GPUs
+// without a lane first, and only admissions take them, whichever node each
+// goes to; the waiting jobs may take as many as they need first. 0 where no
+// bound holds or none is left.
+func (s *Scheduler) Untouched(g int) int {
 	if s.SealsLanes() {
 		return math.MaxInt
 	}
-	if len(s.nodes) != 1 || len(s.nodes[0].caps) != 1 || s.pinned || s.defragOn() {
+	n := &s.nodes[s.nodeOf[g]]
+	if len(n.caps) != 1 || s.pinned || s.defragOn() {
 		return 0
 	}
 	if _, ok := s.placeGPU.(LeastLoaded); !ok {
@@ -119,7 +121,7 @@ func (s *Scheduler) Untouched() int {
 	default:
 		return 0
 	}
-	return max(s.nodes[0].idle-s.nWaiting*s.widest, 0)
+	return max(n.idle-s.nWaiting*s.widest, 0)
 }
 
 // Alone says whether running job id is the only job of its lane, and its lane

@@ -39,9 +39,12 @@ func gridTrace(seed uint64, jobs int) *workload.Trace {
 // iteration-by-iteration engine, on traces whose boundaries meet arrivals,
 // ends and each other at the same instants, on 2 to 40 GPUs (the GPUs without
 // a lane running out, or not), with gangs beside, start-up as GPU work or not,
-// and admission by arrival or by the policy.
+// on clusters of nodes of several sizes and models, and admission by arrival
+// or by the policy.
 func TestParkedJobsAreExact(t *testing.T) {
-	parked, runs := 0, 0
+	defer func(n int) { minParkArrivals = n }(minParkArrivals)
+	minParkArrivals = 0 // park to every horizon, however near
+	parked, runs, onClusters := 0, 0, 0
 	for _, ms := range simtest.Schemes() {
 		for _, admission := range []string{"arrival", "policy"} {
 			params := core.DefaultModeParams()
@@ -58,16 +61,33 @@ func TestParkedJobsAreExact(t *testing.T) {
 				gpus := []int{12, 3, 8, 40}[seed%4]
 				dev := device.DefaultDevice()
 				dev.StartupIsGPUWork = seed%3 == 0
+				o := Options{Policy: p, Device: dev, GPUs: gpus}
+				if seed%3 == 1 {
+					// A cluster: nodes of 4, 3 and 2 GPUs of two models, their jobs
+					// placed on the first node that takes them, or the least loaded.
+					o.Cluster = yamlCluster(t, "shapes:\n  - {count: 1, gpus: 4, model: p100}\n  - {count: 1, gpus: 3, model: v100}\n  - {count: 1, gpus: 2, model: p100}\n")
+					if seed > 4 {
+						o.NodePlacement = core.LeastLoadedNode{}
+					}
+				}
 				if testing.Verbose() {
 					t.Logf("%s/%s %s seed %d", ms[0], ms[1], admission, seed)
 				}
 				resultOf := func(noFF bool) metrics.Result {
 					c := metrics.NewCollector()
 					var f forwarded
-					if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &f); err != nil {
+					o := o
+					o.Sink = eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
+					if o.Cluster != nil {
+						o.Sink = c // the checker knows one size of GPU
+					}
+					if err := run(trace, o, noFF, &f); err != nil {
 						t.Fatalf("%s/%s %s seed %d: %v", ms[0], ms[1], admission, seed, err)
 					}
 					parked += f.parked
+					if o.Cluster != nil && p.Mode != core.ModeExclusive {
+						onClusters += f.parked
+					}
 					runs++
 					r, err := c.Result()
 					if err != nil {
@@ -81,10 +101,10 @@ func TestParkedJobsAreExact(t *testing.T) {
 			}
 		}
 	}
-	if parked == 0 {
-		t.Fatal("no job was parked")
+	if parked == 0 || onClusters == 0 {
+		t.Fatalf("%d jobs parked, %d on clusters under the schemes that share GPUs: want some of each", parked, onClusters)
 	}
-	t.Logf("%d runs, %d jobs parked", runs, parked)
+	t.Logf("%d runs, %d jobs parked, %d on clusters under the schemes that share GPUs", runs, parked, onClusters)
 }
 
 // A parked job's stretch outlives the events of other GPUs: with a GPU for

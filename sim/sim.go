@@ -347,9 +347,15 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	e.isBusy = make([]bool, n)
 	e.isParked = make([]bool, n)
 	e.sealed = sched.SealsLanes()
-	// On one GPU a lane of its own is never untouched: an admission needs a GPU
-	// without a lane, and none is while the job runs.
-	e.mayPark = e.sealed || n > 1
+	// Where lanes are not sealed, a job is parked only to a horizon at least
+	// minParkArrivals arrivals away, which needs more GPUs than that on its
+	// node (core.Scheduler.Untouched counts its node's GPUs without a lane).
+	e.mayPark = e.sealed || n > minParkArrivals && o.Cluster == nil
+	if c := o.Cluster; c != nil && !e.sealed {
+		for _, node := range c.Nodes {
+			e.mayPark = e.mayPark || node.GPUs() > minParkArrivals
+		}
+	}
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
