@@ -64,8 +64,11 @@ func (a Action) String() string {
 
 // Decision is one thing the caller must do.
 type Decision struct {
-	Action   Action
-	Job      string
+	Action Action
+	Job    string
+	// Seq is the job's arrival number at the scheduler (JobView.Seq), on Admit
+	// and Start: a caller finds its job by it without hashing Job.
+	Seq      int
 	Lane     int
 	LaneSize float64 // Admit: the lane's size in MiB
 	NewLane  bool    // Admit: the lane was opened for this job
@@ -811,7 +814,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 		l.ready.add(js)
 		s.markDirty(l)
 	}
-	return append(out, Decision{Action: Admit, Job: js.id(), Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
+	return append(out, Decision{Action: Admit, Job: js.id(), Seq: js.view.Seq, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
 }
 
 // place finds where j goes now: an existing lane, or a new one (not yet
@@ -1069,7 +1072,7 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 		js = l.last
 	}
 	l.ready.take(js)
-	d := Decision{Action: Start, Job: js.id(), Lane: l.id, GPUs: l.gpus}
+	d := Decision{Action: Start, Job: js.id(), Seq: js.view.Seq, Lane: l.id, GPUs: l.gpus}
 	if l.last != nil && l.last != js {
 		d.Previous = l.last.id()
 	}

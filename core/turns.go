@@ -1,7 +1,6 @@
 package core
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
@@ -480,10 +479,7 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		t.jobs[i].view.RequestSeq = s.requests
 	}
 	// The lane's ready queue anew: every job but next.
-	for _, js := range l.ready.jobs {
-		js.readyAt = -1
-	}
-	l.ready.jobs = l.ready.jobs[:0]
+	l.ready.clear()
 	for i, js := range t.jobs {
 		if i == next {
 			continue
@@ -501,7 +497,7 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		// The key it asked with, as dispatch sets the clock (a Rejoiner's).
 		l.clock = ko.Key(x.view)
 	}
-	heap.Init(&l.ready)
+	l.ready.init()
 	t.jobs = t.jobs[:0]
 	return nil
 }

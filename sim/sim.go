@@ -682,7 +682,7 @@ func (e *engine) apply(ds []core.Decision) error {
 	for _, d := range ds {
 		j := e.asked
 		if j == nil || j.spec.ID != d.Job {
-			j = e.jobs[d.Job]
+			j = e.jobOf(d.Seq, d.Job)
 		}
 		for _, g := range d.GPUs {
 			if e.isParked[g] {
