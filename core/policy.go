@@ -137,6 +137,18 @@ func Accepts(mode string) []string {
 	return out
 }
 
+// Schemes lists every registered scheme, each mode (in ModeNames' order)
+// with each policy it runs (Accepts), as {mode, policy}.
+func Schemes() [][2]string {
+	var out [][2]string
+	for _, m := range ModeNames() {
+		for _, p := range Accepts(m) {
+			out = append(out, [2]string{m, p})
+		}
+	}
+	return out
+}
+
 // Names lists the registered policies in their registry order.
 func Names() []string { return slices.Clone(policyOrder) }
 

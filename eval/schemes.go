@@ -39,10 +39,8 @@ func defaultSchemes() []Scheme {
 // accepts, in the registry's order.
 func AllSchemes() []Scheme {
 	var out []Scheme
-	for _, m := range core.ModeNames() {
-		for _, p := range core.Accepts(m) {
-			out = append(out, Scheme{m, p})
-		}
+	for _, s := range core.Schemes() {
+		out = append(out, Scheme{s[0], s[1]})
 	}
 	return out
 }

@@ -347,16 +347,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		return nil
 	}
 	e.stretchMiss = 0
-	// In the order the iteration-by-iteration engine takes their last boundaries,
-	// which is the order they start their next iteration in.
-	// Pointers: a candidate is too big to be moved about by the sort.
-	order := e.order[:0]
-	for i := range cands {
-		order = append(order, &cands[i])
-	}
-	e.order = order
-	slices.SortFunc(order, inTakingOrder)
-	for _, c := range order {
+	for _, c := range e.inTakingOrder(cands) {
 		if c.turns != nil {
 			if err := e.takeTurns(*c); err != nil {
 				return err
@@ -409,11 +400,24 @@ func (e *engine) take(c *stretchCand) error {
 	return nil
 }
 
-// inTakingOrder orders stretches as the iteration-by-iteration engine takes
-// their last boundaries: by time, then the boundary before (the order the
-// iterations ending then started in), then GPU, then the order they started
-// on it.
-func inTakingOrder(a, b *stretchCand) int {
+// inTakingOrder is cands in the order the iteration-by-iteration engine takes
+// their last boundaries, which is the order they start their next iteration
+// in (takingOrder). Pointers: a candidate is too big to be moved about by the
+// sort. The slice is good until the next call.
+func (e *engine) inTakingOrder(cands []stretchCand) []*stretchCand {
+	order := e.order[:0]
+	for i := range cands {
+		order = append(order, &cands[i])
+	}
+	e.order = order
+	slices.SortFunc(order, takingOrder)
+	return order
+}
+
+// takingOrder orders stretches by their last boundary's time, then the
+// boundary before (the order the iterations ending then started in), then
+// GPU, then the order they started on it.
+func takingOrder(a, b *stretchCand) int {
 	switch {
 	case a.last != b.last:
 		return cmpDur(a.last, b.last)

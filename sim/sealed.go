@@ -132,13 +132,7 @@ func (e *engine) unpark() error {
 		waking = append(waking, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev})
 	}
 	e.waking = waking
-	order := e.order[:0]
-	for i := range waking {
-		order = append(order, &waking[i])
-	}
-	e.order = order
-	slices.SortFunc(order, inTakingOrder)
-	for _, c := range order {
+	for _, c := range e.inTakingOrder(waking) {
 		if err := e.take(c); err != nil {
 			return err
 		}

@@ -350,12 +350,14 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	// Where lanes are not sealed, a job is parked only to a horizon at least
 	// minParkArrivals arrivals away, which needs more GPUs than that on its
 	// node (core.Scheduler.Untouched counts its node's GPUs without a lane).
-	e.mayPark = e.sealed || n > minParkArrivals && o.Cluster == nil
-	if c := o.Cluster; c != nil && !e.sealed {
+	widest := n
+	if c := o.Cluster; c != nil {
+		widest = 0
 		for _, node := range c.Nodes {
-			e.mayPark = e.mayPark || node.GPUs() > minParkArrivals
+			widest = max(widest, node.GPUs())
 		}
 	}
+	e.mayPark = e.sealed || widest > minParkArrivals
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}

@@ -23,15 +23,7 @@ import (
 // Schemes are every registered mode with every registered policy it accepts, as
 // {mode, policy}, in the registries' orders: what a test that covers every
 // scheme ranges over, so that a newly registered one is covered.
-func Schemes() [][2]string {
-	var out [][2]string
-	for _, m := range core.ModeNames() {
-		for _, p := range core.Accepts(m) {
-			out = append(out, [2]string{m, p})
-		}
-	}
-	return out
-}
+func Schemes() [][2]string { return core.Schemes() }
 
 // RandomTrace draws a small trace of jobs jobs: random profiles of the default
 // catalog, arrivals (exponential gaps of mean 5 s) and lengths (1 to 40
