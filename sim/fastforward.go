@@ -121,26 +121,37 @@ func (t *turnJobs) Within(i int, d time.Duration) int {
 // endOf is when the work phase of w's job's iteration done+k ends, its GPU's
 // share unchanged: its iterations follow each other from w's finish.
 func (j *job) endOf(g *GPU, w *Work, k int) time.Duration {
-	return g.endAt(w.finish.add(int64(j.at(j.done+k+1) - j.at(j.done+1))))
+	return j.endOn(&g.clock, g.now, w.finish, j.done, k)
+}
+
+// endOn is when iteration d+k of j ends on clock c (not before from), its
+// iteration d ending at virtual finish f and the next following from it.
+func (j *job) endOn(c *clock, from time.Duration, f vtime, d, k int) time.Duration {
+	return c.endAfter(f.add(int64(j.at(d+k+1)-j.at(d+1))), from)
 }
 
 // boundariesBefore is how many of the next boundaries of w's job j, at most
 // n, come before limit on g, its share unchanged: the largest m with
-// iteration done+m-1 ending before it. The closed form of the ends (the
+// iteration done+m-1 ending before it.
+func (j *job) boundariesBefore(g *GPU, w *Work, limit time.Duration, n int) int {
+	return j.endsBefore(&g.clock, g.now, w.finish, j.done, n, limit)
+}
+
+// endsBefore is how many of j's iterations from d, at most n, end before
+// limit on clock c (as endOn has them). The closed form of the ends (the
 // clock's rate and the iterations' length) gives it to within a boundary or
 // two, and their ends, which only grow, set it right.
-func (j *job) boundariesBefore(g *GPU, w *Work, limit time.Duration, n int) int {
-	c := &g.clock
-	// Iteration done+k ends before limit when j.at(done+k+1) is below x.
-	x := float64(limit-c.t0)/c.share + c.v0.sub(w.finish) + float64(j.at(j.done+1))
+func (j *job) endsBefore(c *clock, from time.Duration, f vtime, d, n int, limit time.Duration) int {
+	// Iteration d+k ends before limit when j.at(d+k+1) is below x.
+	x := float64(limit-c.t0)/c.share + c.v0.sub(f) + float64(j.at(d+1))
 	m := n
-	if per := j.iterS * 1e9; x < float64(n+j.done)*per {
-		m = min(max(int(x/per)-j.done, 0), n)
+	if per := j.iterS * 1e9; x < float64(n+d)*per {
+		m = min(max(int(x/per)-d, 0), n)
 	}
-	for m > 0 && j.endOf(g, w, m-1) >= limit {
+	for m > 0 && j.endOn(c, from, f, d, m-1) >= limit {
 		m--
 	}
-	for m < n && j.endOf(g, w, m) < limit {
+	for m < n && j.endOn(c, from, f, d, m) < limit {
 		m++
 	}
 	return m

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -17,12 +18,27 @@ import (
 // foresees who goes next in each lane (core.Turns.NextTurn: its order does not
 // depend on when the turns end), and takes the turns at once (Turns.Take), as
 // it does for the turns at a share of 1.
+//
+// Only the lanes that take turns are run so. A lane whose job goes on alone
+// (or runs its last iteration) changes neither the share nor, since its
+// iterations follow each other from their virtual finish, its own ends'
+// virtual times: it is passive. Its boundaries are counted once, at the
+// run's end, from the clock's segments (the clock after each re-base): each
+// is taken at the instant the clock in force then gives it. The run heeds
+// only where the first of them stops it (the passive lanes' least stop).
 
 // sideBySide is a GPU whose lanes a stretch runs boundary by boundary.
 type sideBySide struct {
-	g     *GPU
-	ran   *int // the engine's count of the boundaries run (forwarded.sideRun)
+	g   *GPU
+	ran *int // the engine's count of the boundaries run (forwarded.sideRun)
+	// lanes: those that take turns, lanes[:act], then the passive ones.
 	lanes []sbsLane
+	act   int
+	// stopF is the least virtual finish where a passive lane stops the run
+	// (its job's last iteration ends there), or never; segs is the clock
+	// from the run's start and after each re-base (the last is s.clock).
+	stopF vtime
+	segs  []clock
 	// The last run: its limit, and whether it stopped before it, at stop, where
 	// a job's first or last iteration starts or its last ends (each an event).
 	ranTo time.Duration
@@ -38,14 +54,21 @@ type sideBySide struct {
 	next   time.Duration
 	least  vtime
 	ending []int
-	alone  int // the one lane that ends then, or -1: maybe several
+	alone  int // the one lane that ends then (act: the passive stop), or -1: maybe several
 }
+
+// never is a virtual time no lane reaches.
+var never = vtime{i: math.MaxInt64}
+
+// maxSegs bounds a run's segments: past it, the passive lanes are caught up
+// and the list starts again from the clock in force.
+var maxSegs = 1 << 12 // a var: tests cut it short
 
 // sbsLane is a lane of a sideBySide: its candidate and where its run stands.
 type sbsLane struct {
 	w  *Work     // the work running in the lane when the stretch began
 	c  int       // its candidate, an index of the stretch's cands; -1: ending
-	tc *turnCand // its turns; nil: its job goes on alone (or ends)
+	tc *turnCand // its turns; nil: passive, its job goes on alone (or ends)
 	// The iteration in flight: its job, index, virtual finish, demand, and
 	// where the job's iterations so far end alone (j.at(d+1)).
 	j      *job
@@ -76,12 +99,24 @@ func (s *sideBySide) valid(limit time.Duration) bool {
 func (s *sideBySide) begin(limit time.Duration) {
 	g := s.g
 	s.clock, s.sum, s.ranTo, s.stop, s.final, s.cur = g.clock, g.sum, limit, limit, false, g.now
+	s.segs = append(s.segs[:0], s.clock)
+	s.stopF = never
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		w := l.w
 		l.j, l.d, l.finish, l.demand = w.job, w.job.done, w.finish, fixed(w.Demand)
 		l.done = l.j.at(l.d + 1)
 		l.m, l.last, l.prev, l.ending = 0, -1, -1, l.c < 0
+		if i >= s.act {
+			stop := l.finish // an ending lane's: its iteration in flight is the last
+			if !l.ending {
+				stop = l.finish.add(int64(l.j.at(l.j.spec.Iterations) - l.done))
+			}
+			if stop.less(s.stopF) {
+				s.stopF = stop
+			}
+			continue
+		}
 		if tc := l.tc; tc != nil {
 			l.cur, l.first, l.taken = 0, true, 0
 			clear(tc.counts)
@@ -101,17 +136,17 @@ func (s *sideBySide) begin(limit time.Duration) {
 // so the lane of least virtual finish ends first: a change of share moves
 // every end, but not their order, and only the first is timed.
 func (s *sideBySide) peek() {
-	lanes := s.lanes
-	least, second := 0, int64(math.MaxInt64) // the least finish, and the next integer part
-	for i := 1; i < len(lanes); i++ {
-		if f := lanes[i].finish; f.less(lanes[least].finish) {
-			second = min(second, lanes[least].finish.i)
-			least = i
-		} else {
+	lanes := s.lanes[:s.act]
+	// The least finish (act: the passive stop), and the next integer part.
+	least, f, second := s.act, s.stopF, int64(math.MaxInt64)
+	for i := range lanes {
+		if g := lanes[i].finish; g.less(f) {
 			second = min(second, f.i)
+			least, f = i, g
+		} else {
+			second = min(second, g.i)
 		}
 	}
-	f := lanes[least].finish
 	s.least, s.next = f, s.clock.endAfter(f, s.cur)
 	s.alone = -1
 	if second > f.i+1 {
@@ -125,17 +160,21 @@ func (s *sideBySide) peek() {
 func (s *sideBySide) ends() (stops bool) {
 	s.ending = s.ending[:0]
 	if i := s.alone; i >= 0 {
+		if i == s.act {
+			return true
+		}
 		s.ending = append(s.ending, i)
 		return s.lanes[i].stop
 	}
-	for i := range s.lanes {
+	for i := range s.lanes[:s.act] {
 		l := &s.lanes[i]
 		if l.finish.i <= s.least.i+1 && s.clock.endAfter(l.finish, s.cur) == s.next {
 			s.ending = append(s.ending, i)
 			stops = stops || l.stop
 		}
 	}
-	return stops
+	f := s.stopF
+	return stops || f.i <= s.least.i+1 && s.clock.endAfter(f, s.cur) == s.next
 }
 
 // take takes the boundaries of the next instant (ends found them), re-bases
@@ -150,6 +189,10 @@ func (s *sideBySide) take() {
 	if changed {
 		if sh := s.g.shareOf(s.g.n, s.sum); sh != s.clock.share {
 			s.clock = clock{t0: at, v0: now.v, share: sh}
+			s.segs = append(s.segs, s.clock)
+			if len(s.segs) >= maxSegs {
+				s.catchUp(at + 1)
+			}
 		}
 	}
 	s.cur = at
@@ -299,7 +342,7 @@ type instant struct {
 	ok bool
 }
 
-// boundary takes l's boundary now, on the GPU's clock c: its iteration ends
+// boundary takes l's boundary now, on the GPU's clock c (l takes turns): its iteration ends
 // and the next starts, its job's own next (continuing from its finish, as
 // GPU.Start chains it) or another's (from the clock). It says whether the
 // lane's demand changed.
@@ -308,15 +351,6 @@ func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
 	l.m++
 	l.prev, l.last = l.last, now.at
 	tc := l.tc
-	if tc == nil {
-		l.d++
-		next := l.j.at(l.d + 1)
-		l.finish = l.finish.add(int64(next - l.done))
-		l.done = next
-		l.ending = l.d == l.j.spec.Iterations-1
-		l.stop = l.ending
-		return false
-	}
 	l.first = false
 	i := l.next
 	x := &tc.jobs[i]
@@ -346,8 +380,68 @@ func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
 	return changed
 }
 
+// catchUp counts the passive lanes' boundaries before x, which the run has
+// reached, and starts the segments again from the clock in force. A
+// boundary's instant comes from the segment in force when the run reached
+// it (timeOf); one before x is in an earlier segment, or ends before x on the
+// last.
+func (s *sideBySide) catchUp(x time.Duration) {
+	last := s.segs[len(s.segs)-1]
+	for i := s.act; i < len(s.lanes); i++ {
+		l := &s.lanes[i]
+		if l.ending {
+			continue // its one boundary stops the run
+		}
+		// The boundaries up to the one that starts the job's last iteration.
+		m := l.j.endsBefore(&last, last.t0, l.finish, l.d, l.j.spec.Iterations-1-l.d, x)
+		if m == 0 {
+			continue
+		}
+		if m > 1 {
+			l.prev = s.timeOf(l.finishOf(m - 2))
+		} else {
+			l.prev = l.last
+		}
+		l.last = s.timeOf(l.finishOf(m - 1))
+		l.m += m
+		l.d += m
+		next := l.j.at(l.d + 1)
+		l.finish = l.finish.add(int64(next - l.done))
+		l.done = next
+	}
+	s.segs = append(s.segs[:0], last)
+}
+
+// finishOf is the virtual finish of a passive lane's k-th next boundary.
+func (l *sbsLane) finishOf(k int) vtime { return l.finish.add(int64(l.j.at(l.d+k+1) - l.done)) }
+
+// timeOf is the instant the run took a passive lane's boundary of virtual
+// finish f at: the first segment whose clock ends it no later than the next
+// segment's start (the re-base is at that instant's take, after the lanes
+// that end then), at the least the segment's start. Segments whose end is
+// well before f cannot: the search starts past them, with room for the
+// rounding of the clock's re-bases.
+func (s *sideBySide) timeOf(f vtime) time.Duration {
+	segs := s.segs
+	from := f.add(-(4 + f.i>>46))
+	k, _ := slices.BinarySearchFunc(segs[1:], from, func(c clock, v vtime) int {
+		if c.v0.less(v) {
+			return -1
+		}
+		return 1
+	})
+	for ; k < len(segs)-1; k++ {
+		if t := segs[k].endAfter(f, segs[k].t0); t <= segs[k+1].t0 {
+			return t
+		}
+	}
+	c := &segs[len(segs)-1]
+	return c.endAfter(f, c.t0)
+}
+
 // result writes the run's boundaries into the lanes' candidates.
 func (s *sideBySide) result(cands []stretchCand) {
+	s.catchUp(s.stop) // the run took every instant before its stop
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		if l.c < 0 {
@@ -406,9 +500,17 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	s := &sides[len(sides)-1]
 	s.g, s.ranTo, s.final, s.ran = g, -1, false, &e.forwarded.sideRun
 	s.lanes = s.lanes[:0]
-	for i := from; i < len(cands); i++ {
+	for i := from; i < len(cands); i++ { // the lanes that take turns first
 		cands[i].side = true
-		s.lanes = append(s.lanes, sbsLane{w: cands[i].w, c: i, tc: cands[i].turns})
+		if tc := cands[i].turns; tc != nil {
+			s.lanes = append(s.lanes, sbsLane{w: cands[i].w, c: i, tc: tc})
+		}
+	}
+	s.act = len(s.lanes)
+	for i := from; i < len(cands); i++ {
+		if cands[i].turns == nil {
+			s.lanes = append(s.lanes, sbsLane{w: cands[i].w, c: i})
+		}
 	}
 	for _, w := range ending {
 		s.lanes = append(s.lanes, sbsLane{w: w, c: -1})

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/core"
@@ -114,4 +116,100 @@ func TestSidesRunTogether(t *testing.T) {
 		t.Errorf("the sides ran %d boundaries and took %d; want some, and at most 1.5 times as many run", ff.sideRun, ff.sideBySide)
 	}
 	t.Logf("boundaries run %d, taken %d", ff.sideRun, ff.sideBySide)
+}
+
+// boundaryTimes keeps each job's iteration ends (a per-iteration run's), or
+// checks each stretch record's instant against them (a stretched run's): a
+// stretch of n boundaries of a job ends at the instant of the job's boundary
+// it reaches. A lane's turns are counted, not checked.
+type boundaryTimes struct {
+	ends    map[string][]float64
+	counts  map[string]int
+	checked int
+	bad     []string
+}
+
+func (b *boundaryTimes) TakesTurns() bool { return true }
+
+func (b *boundaryTimes) Emit(ev eventlog.Event) {
+	switch {
+	case b.counts == nil && ev.Kind == eventlog.IterEnd:
+		b.ends[ev.Job] = append(b.ends[ev.Job], ev.T)
+	case b.counts != nil && ev.Kind == eventlog.IterEnd:
+		b.counts[ev.Job]++
+	case b.counts != nil && ev.Kind == eventlog.Stretch && len(ev.Turns) > 0:
+		for _, tn := range ev.Turns {
+			b.counts[tn.Job] += tn.Iterations
+		}
+	case b.counts != nil && ev.Kind == eventlog.Stretch:
+		b.counts[ev.Job] += ev.Iterations
+		n, ends := b.counts[ev.Job], b.ends[ev.Job]
+		b.checked++
+		if n > len(ends) || ends[n-1] != ev.T {
+			if len(b.bad) < 5 {
+				want := "none"
+				if n <= len(ends) {
+					want = fmt.Sprint(ends[n-1])
+				}
+				b.bad = append(b.bad, fmt.Sprintf("%s's boundary %d at %v, want %s", ev.Job, n, ev.T, want))
+			}
+		}
+	}
+}
+
+// A passive lane beside lanes that take turns (a job alone in its lane, its
+// share unchanged by its own iterations) is not run boundary by boundary: its
+// boundaries are counted at the run's end from the clock's segments. Each of
+// its stretch records is at the per-iteration engine's instant of the
+// boundary it reaches, also with the segments cut short (caught up every two
+// re-bases), and every job's results are the per-iteration engine's.
+func TestPassiveLanesKeepTheirInstants(t *testing.T) {
+	p, err := core.Compose("salus", "pack", core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := device.DefaultDevice()
+	defer func(n int) { maxSegs = n }(maxSegs)
+	for _, segs := range []int{maxSegs, 2} {
+		maxSegs = segs
+		checked, ran, taken := 0, 0, 0
+		for seed := int64(1); seed <= 4; seed++ {
+			tr := demandsDrawn(salusTrace(t, seed, 60), seed)
+			gpus := 1 + int(seed%2)
+			perIter := &boundaryTimes{ends: map[string][]float64{}}
+			stretched := &boundaryTimes{counts: map[string]int{}}
+			resultOf := func(perIteration bool, times *boundaryTimes) metrics.Result {
+				c := metrics.NewCollector()
+				if !perIteration {
+					times.ends = perIter.ends
+				}
+				var ff forwarded
+				if err := run(tr, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, times}}, perIteration, &ff); err != nil {
+					t.Fatal(err)
+				}
+				ran, taken = ran+ff.sideRun, taken+ff.sideBySide
+				res, err := c.Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			want := resultOf(true, perIter)
+			if err := sameResults(want, resultOf(false, stretched)); err != nil {
+				t.Fatalf("segments %d, seed %d: %v", segs, seed, err)
+			}
+			if len(stretched.bad) > 0 {
+				t.Fatalf("segments %d, seed %d: %d stretch records checked, these at the wrong instant:\n%s", segs, seed, stretched.checked, strings.Join(stretched.bad, "\n"))
+			}
+			checked += stretched.checked
+		}
+		if checked < 100 {
+			t.Errorf("segments %d: %d stretch records checked, want 100 or more", segs, checked)
+		}
+		// The passive lanes' boundaries are taken, not run.
+		if ran > taken*3/4 {
+			t.Errorf("segments %d: %d boundaries run for %d taken side by side; want at most three quarters", segs, ran, taken)
+		}
+		t.Logf("segments %d: %d stretch records checked; boundaries run %d, taken %d", segs, checked, ran, taken)
+	}
 }
