@@ -34,11 +34,13 @@ type sideBySide struct {
 	// lanes: those that take turns, lanes[:act], then the passive ones.
 	lanes []sbsLane
 	act   int
+	fin   []vtime // lanes[:act]'s finishes, together for peek's scan
 	// stopF is the least virtual finish where a passive lane stops the run
 	// (its job's last iteration ends there), or never; segs is the clock
 	// from the run's start and after each re-base (the last is s.clock).
 	stopF vtime
 	segs  []clock
+	saved sideSave // the run at its epoch's start (runTogether)
 	// The last run: its limit, and whether it stopped before it, at stop, where
 	// a job's first or last iteration starts or its last ends (each an event).
 	ranTo time.Duration
@@ -61,7 +63,8 @@ type sideBySide struct {
 var never = vtime{i: math.MaxInt64}
 
 // maxSegs bounds a run's segments: past it, the passive lanes are caught up
-// and the list starts again from the clock in force.
+// and the list starts again from the clock in force (at a run's start, or an
+// epoch's).
 var maxSegs = 1 << 12 // a var: tests cut it short
 
 // sbsLane is a lane of a sideBySide: its candidate and where its run stands.
@@ -100,7 +103,9 @@ func (s *sideBySide) begin(limit time.Duration) {
 	g := s.g
 	s.clock, s.sum, s.ranTo, s.stop, s.final, s.cur = g.clock, g.sum, limit, limit, false, g.now
 	s.segs = append(s.segs[:0], s.clock)
+	s.saved.segs = -1
 	s.stopF = never
+	s.fin = s.fin[:0]
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		w := l.w
@@ -117,17 +122,17 @@ func (s *sideBySide) begin(limit time.Duration) {
 			}
 			continue
 		}
-		if tc := l.tc; tc != nil {
-			l.cur, l.first, l.taken = 0, true, 0
-			clear(tc.counts)
-			tc.done = tc.done[:0]
-			for _, x := range tc.jobs {
-				tc.done = append(tc.done, x.at)
-			}
-			tc.t.Begin(l.j.iteration(l.j.done))
-			l.next = tc.t.NextTurn(&tc.jobs, tc.counts, 0)
+		tc := l.tc // the lane takes turns
+		l.cur, l.first, l.taken = 0, true, 0
+		clear(tc.counts)
+		tc.done = tc.done[:0]
+		for _, x := range tc.jobs {
+			tc.done = append(tc.done, x.at)
 		}
-		l.stop = l.ending || l.tc != nil && l.tc.jobs[l.next].fresh
+		tc.t.Begin(l.j.iteration(l.j.done))
+		l.next = tc.t.NextTurn(&tc.jobs, tc.counts, 0)
+		l.stop = tc.jobs[l.next].fresh
+		s.fin = append(s.fin, l.finish)
 	}
 	s.peek()
 }
@@ -136,11 +141,10 @@ func (s *sideBySide) begin(limit time.Duration) {
 // so the lane of least virtual finish ends first: a change of share moves
 // every end, but not their order, and only the first is timed.
 func (s *sideBySide) peek() {
-	lanes := s.lanes[:s.act]
 	// The least finish (act: the passive stop), and the next integer part.
 	least, f, second := s.act, s.stopF, int64(math.MaxInt64)
-	for i := range lanes {
-		if g := lanes[i].finish; g.less(f) {
+	for i, g := range s.fin {
+		if g.less(f) {
 			second = min(second, f.i)
 			least, f = i, g
 		} else {
@@ -184,14 +188,14 @@ func (s *sideBySide) take() {
 	now := instant{at: at}
 	changed := false
 	for _, i := range s.ending {
-		changed = s.boundary(&s.lanes[i], &s.clock, &now) || changed
+		changed = s.boundary(i, &s.clock, &now) || changed
 	}
 	if changed {
 		if sh := s.g.shareOf(s.g.n, s.sum); sh != s.clock.share {
 			s.clock = clock{t0: at, v0: now.v, share: sh}
 			s.segs = append(s.segs, s.clock)
-			if len(s.segs) >= maxSegs {
-				s.catchUp(at + 1)
+			if len(s.segs) >= maxSegs && s.saved.segs < 0 {
+				s.catchUp(at + 1) // no epoch's save to honour (in one, save does)
 			}
 		}
 	}
@@ -211,127 +215,148 @@ func (s *sideBySide) advance(bound time.Duration) (stopped bool) {
 	return false
 }
 
-// runTogether runs the GPUs' sides up to limit, in time order, so that none
-// runs past the first instant where one stops (a run's boundaries past it
-// would be thrown away), and returns that instant, or limit. Each GPU's lanes
-// run apart from the others', a GPU at a time while it is behind the rest. A
-// GPU whose last run holds for limit is not run again.
+// runTogether runs the GPUs' sides up to limit, so that none runs past the
+// first instant where one stops (a run's boundaries past it would be thrown
+// away), and returns that instant, or limit. A GPU whose last run holds for
+// limit is not run again.
 func (e *engine) runTogether(sides []sideBySide, limit time.Duration) time.Duration {
 	low := limit
-	h := e.sideHeap[:0]
+	run := e.sideRun[:0]
 	for i := range sides {
 		if s := &sides[i]; s.valid(limit) {
 			low = min(low, s.stop)
 		} else {
-			h = append(h, s)
+			run = append(run, s)
 		}
 	}
-	for _, s := range h {
+	e.sideRun = run
+	for _, s := range run {
 		s.begin(low)
 	}
-	h.init()
 	var stopped *sideBySide
-	for len(h) > 0 && h[0].next < low {
-		s := h[0]
-		second := low // the next instant of the other GPUs
-		for i := 1; i <= 2 && i < len(h); i++ {
-			second = min(second, h[i].next)
+	switch {
+	case len(run) == 1:
+		if run[0].advance(low) {
+			stopped = run[0]
 		}
-		if second > s.next {
-			// Alone ahead of the others: on to their next instant.
-			if s.ends() {
-				stopped = s
-				break
-			}
-			s.take()
-			if s.advance(second) {
-				stopped = s
-				break
-			}
-			h.down(0)
-			continue
-		}
-		// The GPUs whose next instant is s's: if one stops there, none takes it.
-		ties := e.sideTies[:0]
-		for len(h) > 0 && h[0].next == s.next {
-			ties = append(ties, h.pop())
-		}
-		e.sideTies = ties
-		for _, t := range ties {
-			if t.ends() {
-				stopped = t
-			}
-		}
-		for _, t := range ties {
-			if stopped == nil {
-				t.take()
-			}
-			h.push(t)
-		}
-		if stopped != nil {
-			break // none took the instant: it is where the run stops
-		}
+	case len(run) > 1:
+		stopped = e.epochs(run, low)
 	}
 	if stopped != nil {
 		low = stopped.next
 		stopped.stop, stopped.final = low, true
 	}
-	for _, s := range h {
+	for _, s := range run {
 		if s != stopped && s.ranTo > low {
 			s.ranTo, s.stop = low, low // it took every instant before low
 		}
 	}
-	e.sideHeap = h[:0]
 	return low
 }
 
-// sideHeap is the GPUs of runTogether, a min-heap by their next instant.
-type sideHeap []*sideBySide
+// epochBoundaries is about how many boundaries a GPU runs in an epoch.
+const epochBoundaries = 128
 
-func (h sideHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
+// epochs runs several GPUs' sides up to low, epoch by epoch, and returns the
+// one that stopped first, if one did. In an epoch each GPU runs apart, up to
+// the epoch's end or the first instant where one stopped, the earlier GPUs'
+// included: where one stops, the GPUs that took that instant or later are put
+// back to the epoch's start and run again up to it. No GPU takes the instant
+// where one stops, the others' boundaries then included. An epoch's length
+// follows the boundaries the last one ran (e.epochSpan).
+func (e *engine) epochs(run []*sideBySide, low time.Duration) *sideBySide {
+	from := low // the GPUs' least next instant
+	for _, s := range run {
+		from = min(from, s.next)
+	}
+	span := max(e.epochSpan, 1)
+	for from < low {
+		end := low
+		if span < low-from {
+			end = from + span
+		}
+		ran := e.forwarded.sideRun
+		var stopped *sideBySide
+		for _, s := range run {
+			s.save()
+			if s.advance(end) {
+				stopped, end = s, s.next
+			}
+		}
+		if stopped != nil {
+			for _, s := range run {
+				if s != stopped && s.cur >= end {
+					s.restore()
+					s.advance(end) // it does not stop before: end is past where it ran
+				}
+			}
+			return stopped
+		}
+		// Aim at epochBoundaries a GPU, moving by a factor of 8 at most.
+		n, want := e.forwarded.sideRun-ran, epochBoundaries*len(run)
+		switch {
+		case n*8 <= want:
+			span *= 8
+		case n >= want*8:
+			span /= 8
+		default:
+			span = time.Duration(float64(span) * float64(want) / float64(n))
+		}
+		span = min(max(span, 1), time.Duration(math.MaxInt64/4))
+		e.epochSpan = span
+		from = low
+		for _, s := range run {
+			from = min(from, s.next)
+		}
+	}
+	return nil
+}
+
+// sideSave is a sideBySide's run as it stood at an epoch's start: what the
+// lanes that take turns change as they run (the passive lanes are caught up
+// only between epochs).
+type sideSave struct {
+	clock  clock
+	sum    int64
+	cur    time.Duration
+	next   time.Duration
+	least  vtime
+	alone  int
+	segs   int // -1: none kept
+	lanes  []sbsLane
+	counts []int
+	done   []time.Duration
+}
+
+// save keeps the run as it stands, to restore it; the passive lanes are
+// caught up first when the segments grew long.
+func (s *sideBySide) save() {
+	if len(s.segs) >= maxSegs {
+		s.catchUp(s.cur + 1) // every instant to cur is taken
+	}
+	v := &s.saved
+	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs)
+	v.lanes = append(v.lanes[:0], s.lanes[:s.act]...)
+	v.counts, v.done = v.counts[:0], v.done[:0]
+	for i := range s.lanes[:s.act] {
+		tc := s.lanes[i].tc
+		v.counts = append(v.counts, tc.counts...)
+		v.done = append(v.done, tc.done...)
 	}
 }
 
-// down moves h[i] down to its place.
-func (h sideHeap) down(i int) {
-	for {
-		m := 2*i + 1
-		if m >= len(h) {
-			return
-		}
-		if r := m + 1; r < len(h) && h[r].next < h[m].next {
-			m = r
-		}
-		if h[m].next >= h[i].next {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+// restore puts the run back as save kept it.
+func (s *sideBySide) restore() {
+	v := &s.saved
+	s.clock, s.sum, s.cur, s.next, s.least, s.alone, s.segs = v.clock, v.sum, v.cur, v.next, v.least, v.alone, s.segs[:v.segs]
+	copy(s.lanes, v.lanes)
+	counts, done := v.counts, v.done
+	for i := range s.lanes[:s.act] {
+		s.fin[i] = s.lanes[i].finish
+		tc := s.lanes[i].tc
+		counts = counts[copy(tc.counts, counts):]
+		done = done[copy(tc.done, done):]
 	}
-}
-
-func (h *sideHeap) push(s *sideBySide) {
-	*h = append(*h, s)
-	x := *h
-	for i := len(x) - 1; i > 0; {
-		p := (i - 1) / 2
-		if x[p].next <= x[i].next {
-			break
-		}
-		x[i], x[p] = x[p], x[i]
-		i = p
-	}
-}
-
-func (h *sideHeap) pop() *sideBySide {
-	x := *h
-	top, n := x[0], len(x)-1
-	x[0] = x[n]
-	*h = x[:n]
-	h.down(0)
-	return top
 }
 
 // instant is the instant of boundaries a run takes, and the GPU's clock then
@@ -346,7 +371,8 @@ type instant struct {
 // and the next starts, its job's own next (continuing from its finish, as
 // GPU.Start chains it) or another's (from the clock). It says whether the
 // lane's demand changed.
-func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
+func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
+	l := &s.lanes[k]
 	*s.ran++
 	l.m++
 	l.prev, l.last = l.last, now.at
@@ -376,6 +402,7 @@ func (s *sideBySide) boundary(l *sbsLane, c *clock, now *instant) bool {
 		s.sum += x.demand - l.demand
 		l.demand = x.demand
 	}
+	s.fin[k] = l.finish
 	l.cur, l.j, l.d = i, x.j, d
 	return changed
 }

@@ -228,10 +228,11 @@ type engine struct {
 	// sides are the GPUs whose lanes a stretch runs boundary by boundary
 	// (sideBySide), reused.
 	sides []sideBySide
-	// sideHeap and sideTies are runTogether's, reused.
-	sideHeap sideHeap
-	sideTies []*sideBySide
-	ending   []*Work
+	// sideRun is runTogether's GPUs, reused; epochSpan is the length of its
+	// last epoch.
+	sideRun   []*sideBySide
+	epochSpan time.Duration
+	ending    []*Work
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
