@@ -31,24 +31,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# -p 1: one package at a time. The live package's tests run traces in real time
-# and mostly wait (two of the five minutes, a tenth of them on a CPU); they are
-# made to pass on a machine whose cores are busy (each calibrates the simulator
-# with the lag it measured), so they run beside the other packages, their output
-# kept apart and printed once they end.
+# -p 1: one package at a time. The tests that replay traces on the live engine in
+# real time mostly wait (the live package's, two minutes, a tenth of them on a CPU;
+# four of cmd/salus's, another minute); they are made to pass on a machine whose
+# cores are busy (the live package's calibrate the simulator with the lag they
+# measured, cmd/salus's compare what does not depend on speed), so they run beside
+# the other tests, their output kept apart and printed once they end.
 # Every suite runs, whatever an earlier one did; the failures are reported together
 # at the end, and the exit status is non-zero if any failed.
+realtime='^(TestGoldenLiveStructure|TestLiveRunReport|TestReplayOnTwoGPUs|TestReplayPrintsTheSimulatorBeside)$'
 failed=()
 live_out=$(mktemp)
-trap 'rm -f "$live_out"' EXIT
-echo "== go test ./live (beside the others; its output follows theirs)"
-go test ./live >"$live_out" 2>&1 &
+trap 'rm -f "$live_out" "$live_out.cmd"' EXIT
+echo "== go test ./live and cmd/salus's live replays (beside the others; their output follows)"
+{ go test ./live || echo "FAILED: go test ./live"; } >"$live_out" 2>&1 &
 live_pid=$!
-echo "== go test -p 1 (every package but live)"
-go test -p 1 $(go list ./... | grep -v '/live$') || failed+=("go test -p 1 ./... (but live)")
-echo "== go test ./live"
-wait "$live_pid" || failed+=("go test ./live")
-cat "$live_out"
+{ go test -run "$realtime" ./cmd/salus || echo "FAILED: go test -run '$realtime' ./cmd/salus"; } >"$live_out.cmd" 2>&1 &
+replay_pid=$!
+echo "== go test -p 1 (every package but live, and cmd/salus but its live replays)"
+go test -p 1 -skip "$realtime" $(go list ./... | grep -v '/live$') ||
+  failed+=("go test -p 1 -skip '$realtime' ./... (but live)")
+wait "$live_pid" "$replay_pid"
+echo "== go test ./live and cmd/salus's live replays"
+cat "$live_out" "$live_out.cmd"
+while read -r line; do failed+=("${line#FAILED: }"); done < <(grep -h '^FAILED: ' "$live_out" "$live_out.cmd" || true)
 
 # The k8s module's packages that need only the Kubernetes API types, not client-go,
 # Helm or CEL (quick to build): the DRA driver's pure side and the strict decoding
