@@ -103,8 +103,14 @@ func (s *Scheduler) SealsLanes() bool {
 // any job the node can take), with no job pinned to GPUs (the daemon's
 // claims) and no defragmentation: admissions to g's node fill its GPUs
 // without a lane first, and only admissions take them, whichever node each
-// goes to; the waiting jobs may take as many as they need first. 0 where no
-// bound holds or none is left.
+// goes to; the waiting jobs that allow its model may take as many as they
+// need first. 0 where no bound holds or none is left.
+//
+// Under the least-loaded node placement, an empty node (no job, no lane)
+// that can take any job g's node can (emptyOf, takesAll) comes before it for
+// every job (no jobs per GPU against some) and takes it on an empty GPU: an
+// admission reaches g only once each such node has had one, so they add one
+// GPU each.
 func (s *Scheduler) Untouched(g int) int {
 	if s.SealsLanes() {
 		return math.MaxInt
@@ -121,19 +127,29 @@ func (s *Scheduler) Untouched(g int) int {
 	default:
 		return 0
 	}
-	return max(n.idle-s.nWaiting*s.widest, 0)
+	free := n.idle
+	if _, ok := s.placeNode.(LeastLoadedNode); ok && n.shape >= 0 {
+		for _, k := range s.takesAll[n.shape] {
+			free += s.emptyOf[k] // g's node holds g's lane: not among them
+		}
+	}
+	return max(free-s.waitingFor[n.modelOf]*s.widest, 0)
 }
 
 // Alone says whether running job id is the only job of its lane, and its lane
-// the only one on its GPU: nothing but an admission to that GPU can change
-// what runs there until the job leaves.
+// the only one on each of its GPUs (a gang's, on each rank's): nothing but an
+// admission to one of them can change what runs there until the job leaves.
 func (s *Scheduler) Alone(id string) bool {
 	js, err := s.find(id, running)
-	if err != nil {
+	if err != nil || js.lane.live != 1 {
 		return false
 	}
-	l := js.lane
-	return l.live == 1 && len(l.gpus) == 1 && len(s.gv[l.gpus[0]].lanes) == 1
+	for _, g := range js.lane.gpus {
+		if len(s.gv[g].lanes) != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // defragQuiet says whether, under defragmentation, running job js's

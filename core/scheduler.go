@@ -213,8 +213,18 @@ type Scheduler struct {
 	nodes     []nodeState
 	nodeOf    []int32
 	placeNode NodePlacement
-	nodeInfos []NodeInfo
-	sizes     []int
+	// shapes are the nodes' shapes (nodeState.shape); emptyOf counts each
+	// shape's empty nodes, and takesAll lists for each shape those whose
+	// nodes take any job its nodes take (Untouched).
+	shapes   []nodeShape
+	emptyOf  []int
+	takesAll [][]int
+	// nodeModels are the nodes' models, and waitingFor how many waiting jobs
+	// allow each.
+	nodeModels []string
+	waitingFor []int
+	nodeInfos  []NodeInfo
+	sizes      []int
 	// freeSeq counts the GPUs\' changes that may have freed memory (refusals.go).
 	freeSeq    uint64
 	last       *jobState // the job find found last (nil after it left)
@@ -296,6 +306,7 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 	if first != len(d.Capacities) {
 		return nil, fmt.Errorf("the nodes have %d GPUs in all but %d GPU capacities are given", first, len(d.Capacities))
 	}
+	s.shapeNodes()
 	for g := range d.Capacities {
 		s.touch(g)
 	}
@@ -364,6 +375,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	s.jobs[j.ID] = js
 	s.order = append(s.order, js)
 	s.nWaiting++
+	s.countWaiting(j, 1)
 	c := s.classes[keyOf(j)]
 	if c == nil {
 		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
@@ -484,6 +496,7 @@ func (s *Scheduler) Leave(now time.Duration, id string) error {
 		// Its lists drop it (doneWaiting). A mode that admits in order may now
 		// admit the job behind it.
 		s.nWaiting--
+		s.countWaiting(js.job(), -1)
 		s.doneWaiting(js)
 		s.needsAdmit = true
 		return nil
@@ -802,6 +815,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 	js.lane = l
 	js.phase = idle
 	s.nWaiting--
+	s.countWaiting(js.job(), -1)
 	s.doneWaiting(js)
 	if js.wants {
 		// Its request reaches the lane's queue now: within the lane, requests

@@ -164,6 +164,12 @@ type nodeState struct {
 	// The sums of its GPUs' figures, kept by touch.
 	idle, jobs int
 	free, room float64
+	// shape is its index in Scheduler.shapes, -1 where its GPUs are not of one
+	// size; empty says it holds no job and no lane (counted in emptyOf);
+	// modelOf is its model's index in Scheduler.nodeModels.
+	shape   int
+	empty   bool
+	modelOf int
 	// freed logs the GPUs whose memory may have been freed, in order
 	// (refusals.go).
 	freed []freedAt
@@ -202,10 +208,70 @@ func (s *Scheduler) touch(g int) {
 	v.free, v.room = info.Free, room
 	n.jobs += v.jobs - v.seenJobs
 	v.seenJobs = v.jobs
+	if empty := n.jobs == 0 && n.idle == n.count; empty != n.empty && n.shape >= 0 {
+		n.empty = empty
+		if empty {
+			s.emptyOf[n.shape]++
+		} else {
+			s.emptyOf[n.shape]--
+		}
+	}
+}
+
+// nodeShape is what a node offers any job: its GPUs' model, count and
+// capacity (one for all).
+type nodeShape struct {
+	model    string
+	count    int
+	capacity float64
+}
+
+// shapeNodes gives each node of GPUs of one size its shape, and each shape
+// the shapes whose nodes can take any job its nodes can (the same model, as
+// many GPUs or more, as much memory or more).
+func (s *Scheduler) shapeNodes() {
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		n.modelOf = slices.Index(s.nodeModels, n.model)
+		if n.modelOf < 0 {
+			n.modelOf = len(s.nodeModels)
+			s.nodeModels = append(s.nodeModels, n.model)
+		}
+		n.shape = -1
+		if n.count == 0 || len(n.caps) != 1 {
+			continue
+		}
+		sh := nodeShape{n.model, n.count, n.caps[0].capacity}
+		n.shape = slices.Index(s.shapes, sh)
+		if n.shape < 0 {
+			n.shape = len(s.shapes)
+			s.shapes = append(s.shapes, sh)
+		}
+	}
+	s.waitingFor = make([]int, len(s.nodeModels))
+	s.emptyOf = make([]int, len(s.shapes))
+	s.takesAll = make([][]int, len(s.shapes))
+	for i, a := range s.shapes {
+		for k, b := range s.shapes {
+			if b.model == a.model && b.count >= a.count && b.capacity >= a.capacity {
+				s.takesAll[i] = append(s.takesAll[i], k)
+			}
+		}
+	}
 }
 
 // nodeInfo is node i as node placements see it.
 func (s *Scheduler) nodeInfo(i int) NodeInfo {
 	n := &s.nodes[i]
 	return NodeInfo{Index: i, Model: n.model, GPUs: n.count, Idle: n.idle, Jobs: n.jobs, Free: n.free, Room: n.room}
+}
+
+// countWaiting adds d to the count of waiting jobs of each node model j
+// allows.
+func (s *Scheduler) countWaiting(j Job, d int) {
+	for m, model := range s.nodeModels {
+		if j.allows(model) {
+			s.waitingFor[m] += d
+		}
+	}
 }

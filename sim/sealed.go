@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -58,21 +59,26 @@ func (h *parkHeap) Pop() any {
 	return p
 }
 
-// park parks c, the one job on its GPU, with nothing else pending (Free),
-// until the boundary that starts its last iteration in a sealed lane, or
-// else until the last before the horizon (the first instant an admission may
-// reach its GPU: core.Scheduler.Untouched) in a lane of its own on its GPU.
-// false where it cannot be parked (a lane of several jobs, a gang, no such
-// boundary, one past the end of time).
+// park parks c, the one job on its GPU (a gang: on each of its ranks' GPUs,
+// its lead's candidate), with nothing else pending (Free), until the
+// boundary that starts its last iteration in a sealed lane, or else until the
+// last before the horizon (the first instant an admission may reach one of
+// its GPUs: core.Scheduler.Untouched) in a lane of its own. false where it
+// cannot be parked (a lane of several jobs, no such boundary, one past the
+// end of time).
 func (e *engine) park(c *stretchCand) (bool, error) {
 	j, g := c.w.job, e.gpus[c.g]
-	if c.checked || c.turns != nil || len(j.works) != 1 || c.ok < 1 {
+	if c.checked || c.turns != nil || c.ok < 1 {
 		return false, nil
 	}
+	gpus := j.gpusOf(c.g)
 	m := c.ok
 	if !e.sealed {
 		// Each arrival asks for a GPU at least: fewer than k arrive before the horizon.
-		k := e.sched.Untouched(c.g)
+		k := math.MaxInt
+		for _, gi := range gpus {
+			k = min(k, e.sched.Untouched(gi))
+		}
 		if k <= minParkArrivals {
 			return false, nil
 		}
@@ -93,8 +99,23 @@ func (e *engine) park(c *stretchCand) (bool, error) {
 		prev = j.endOf(g, c.w, m-2)
 	}
 	heap.Push(&e.parked, parkedJob{w: c.w, g: c.g, m: m, last: last, prev: prev})
-	e.isParked[c.g] = true
+	for _, gi := range gpus {
+		e.isParked[gi] = true
+	}
+	if len(gpus) > 1 {
+		e.forwarded.parkedGangs++
+	}
 	return true, nil
+}
+
+// gpusOf is the GPUs of j, whose lead part runs on g: g alone, or a gang's
+// ranks'.
+func (j *job) gpusOf(g int) []int {
+	if len(j.works) > 1 {
+		return j.ranks
+	}
+	j.oneGPU[0] = g
+	return j.oneGPU[:]
 }
 
 // leaveBusy takes the GPUs just parked out of the busy GPUs.
@@ -136,8 +157,10 @@ func (e *engine) unpark() error {
 		if err := e.take(c); err != nil {
 			return err
 		}
-		e.isParked[c.g] = false
-		e.wake(c.g)
+		for _, gi := range c.w.job.gpusOf(c.g) {
+			e.isParked[gi] = false
+			e.wake(gi)
+		}
 	}
 	return nil
 }

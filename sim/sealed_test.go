@@ -44,7 +44,7 @@ func gridTrace(seed uint64, jobs int) *workload.Trace {
 func TestParkedJobsAreExact(t *testing.T) {
 	defer func(n int) { minParkArrivals = n }(minParkArrivals)
 	minParkArrivals = 0 // park to every horizon, however near
-	parked, runs, onClusters := 0, 0, 0
+	parked, runs, onClusters, gangs := 0, 0, 0, 0
 	for _, ms := range simtest.Schemes() {
 		for _, admission := range []string{"arrival", "policy"} {
 			params := core.DefaultModeParams()
@@ -70,6 +70,12 @@ func TestParkedJobsAreExact(t *testing.T) {
 						o.NodePlacement = core.LeastLoadedNode{}
 					}
 				}
+				if seed == 2 {
+					// Nodes of 2 GPUs, and of 4 that take any job they take: under
+					// least-loaded, the empty ones count towards the bound too.
+					o.Cluster = yamlCluster(t, "shapes:\n  - {count: 6, gpus: 2, model: p100}\n  - {count: 2, gpus: 4, model: p100}\n")
+					o.NodePlacement = core.LeastLoadedNode{}
+				}
 				if testing.Verbose() {
 					t.Logf("%s/%s %s seed %d", ms[0], ms[1], admission, seed)
 				}
@@ -85,6 +91,7 @@ func TestParkedJobsAreExact(t *testing.T) {
 						t.Fatalf("%s/%s %s seed %d: %v", ms[0], ms[1], admission, seed, err)
 					}
 					parked += f.parked
+					gangs += f.parkedGangs
 					if o.Cluster != nil && p.Mode != core.ModeExclusive {
 						onClusters += f.parked
 					}
@@ -101,10 +108,10 @@ func TestParkedJobsAreExact(t *testing.T) {
 			}
 		}
 	}
-	if parked == 0 || onClusters == 0 {
-		t.Fatalf("%d jobs parked, %d on clusters under the schemes that share GPUs: want some of each", parked, onClusters)
+	if parked == 0 || onClusters == 0 || gangs == 0 {
+		t.Fatalf("%d jobs parked, %d on clusters under the schemes that share GPUs, %d gangs: want some of each", parked, onClusters, gangs)
 	}
-	t.Logf("%d runs, %d jobs parked, %d on clusters under the schemes that share GPUs", runs, parked, onClusters)
+	t.Logf("%d runs, %d jobs parked, %d on clusters under the schemes that share GPUs, %d gangs", runs, parked, onClusters, gangs)
 }
 
 // A parked job's stretch outlives the events of other GPUs: with a GPU for

@@ -123,6 +123,8 @@ type onLane struct {
 	// GPU, by the index of its part in works.
 	holds    []Work
 	rankGPUs []*GPU
+	ranks    []int  // the ranks' GPUs, by index
+	oneGPU   [1]int // gpusOf's answer for a job of one GPU
 	// lead is, for a gang, the part on its GPU of highest index: the one whose end
 	// ends the iteration when all end at once (GPUs go in index order), by which a
 	// stretch orders the gang's boundaries among the other jobs'.
@@ -286,8 +288,9 @@ func RunStream(s *workload.Stream, o Options) error {
 // away (a run past where another GPU's stopped).
 type forwarded struct {
 	iterations, sideBySide, sideRun int
-	// scanned counts the GPUs the stretches looked at, parked the jobs parked.
-	scanned, parked int
+	// scanned counts the GPUs the stretches looked at, parked the jobs parked
+	// (parkedGangs those on several GPUs).
+	scanned, parked, parkedGangs int
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
@@ -350,15 +353,18 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	e.sealed = sched.SealsLanes()
 	// Where lanes are not sealed, a job is parked only to a horizon at least
 	// minParkArrivals arrivals away, which needs more GPUs than that on its
-	// node (core.Scheduler.Untouched counts its node's GPUs without a lane).
-	widest := n
+	// node (core.Scheduler.Untouched counts its node's GPUs without a lane),
+	// or, under the least-loaded node placement, the empty nodes beside it.
+	widest, spread := n, false
 	if c := o.Cluster; c != nil {
 		widest = 0
 		for _, node := range c.Nodes {
 			widest = max(widest, node.GPUs())
 		}
+		_, spread = o.NodePlacement.(core.LeastLoadedNode)
+		spread = spread && len(c.Nodes) > 1
 	}
-	e.mayPark = e.sealed || widest > minParkArrivals
+	e.mayPark = e.sealed || widest > minParkArrivals || spread
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
@@ -748,6 +754,7 @@ func (e *engine) apply(ds []core.Decision) error {
 				if len(j.holds) != len(d.GPUs) {
 					j.holds, j.rankGPUs = make([]Work, len(d.GPUs)), make([]*GPU, len(d.GPUs))
 				}
+				j.ranks = append(j.ranks[:0], d.GPUs...)
 				last := slices.Max(d.GPUs)
 				for i, g := range d.GPUs {
 					j.rankGPUs[i] = e.gpus[g]
