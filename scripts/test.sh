@@ -41,20 +41,24 @@ fi
 # at the end, and the exit status is non-zero if any failed.
 realtime='^(TestGoldenLiveStructure|TestLiveRunReport|TestReplayOnTwoGPUs|TestReplayPrintsTheSimulatorBeside)$'
 failed=()
-live_out=$(mktemp)
-trap 'rm -f "$live_out" "$live_out.cmd"' EXIT
+beside_dir=$(mktemp -d)
+trap 'rm -rf "$beside_dir"' EXIT
+# beside NAME CMD...: runs CMD in the background, its output to a file of its own
+# and a FAILED line there if it fails.
+beside() {
+  local name=$1; shift
+  { "$@" || echo "FAILED: $*"; } >"$beside_dir/$name" 2>&1 &
+}
 echo "== go test ./live and cmd/salus's live replays (beside the others; their output follows)"
-{ go test ./live || echo "FAILED: go test ./live"; } >"$live_out" 2>&1 &
-live_pid=$!
-{ go test -run "$realtime" ./cmd/salus || echo "FAILED: go test -run '$realtime' ./cmd/salus"; } >"$live_out.cmd" 2>&1 &
-replay_pid=$!
+beside live go test ./live
+beside replays go test -run "$realtime" ./cmd/salus
 echo "== go test -p 1 (every package but live, and cmd/salus but its live replays)"
 go test -p 1 -skip "$realtime" $(go list ./... | grep -v '/live$') ||
   failed+=("go test -p 1 -skip '$realtime' ./... (but live)")
-wait "$live_pid" "$replay_pid"
+wait
 echo "== go test ./live and cmd/salus's live replays"
-cat "$live_out" "$live_out.cmd"
-while read -r line; do failed+=("${line#FAILED: }"); done < <(grep -h '^FAILED: ' "$live_out" "$live_out.cmd" || true)
+cat "$beside_dir/live" "$beside_dir/replays"
+while read -r line; do failed+=("${line#FAILED: }"); done < <(grep -h '^FAILED: ' "$beside_dir"/* || true)
 
 # The k8s module's packages that need only the Kubernetes API types, not client-go,
 # Helm or CEL (quick to build): the DRA driver's pure side and the strict decoding

@@ -159,8 +159,7 @@ func (s *sideBySide) peek() {
 }
 
 // ends finds the lanes whose iterations end at the next instant, and says
-// whether one of them stops the run there. A finish a nanosecond or more past
-// the least ends a nanosecond later at least (the share is 1 or more).
+// whether one of them, or the passive lanes' stop, stops the run there.
 func (s *sideBySide) ends() (stops bool) {
 	s.ending = s.ending[:0]
 	if i := s.alone; i >= 0 {
@@ -171,14 +170,19 @@ func (s *sideBySide) ends() (stops bool) {
 		return s.lanes[i].stop
 	}
 	for i := range s.lanes[:s.act] {
-		l := &s.lanes[i]
-		if l.finish.i <= s.least.i+1 && s.clock.endAfter(l.finish, s.cur) == s.next {
+		if l := &s.lanes[i]; s.endsNext(l.finish) {
 			s.ending = append(s.ending, i)
 			stops = stops || l.stop
 		}
 	}
-	f := s.stopF
-	return stops || f.i <= s.least.i+1 && s.clock.endAfter(f, s.cur) == s.next
+	return stops || s.endsNext(s.stopF)
+}
+
+// endsNext says whether a work of virtual finish f ends at the run's next
+// instant. A finish a nanosecond or more past the least ends a nanosecond
+// later at least (the share is 1 or more).
+func (s *sideBySide) endsNext(f vtime) bool {
+	return f.i <= s.least.i+1 && s.clock.endAfter(f, s.cur) == s.next
 }
 
 // take takes the boundaries of the next instant (ends found them), re-bases
@@ -265,10 +269,7 @@ const epochBoundaries = 128
 // where one stops, the others' boundaries then included. An epoch's length
 // follows the boundaries the last one ran (e.epochSpan).
 func (e *engine) epochs(run []*sideBySide, low time.Duration) *sideBySide {
-	from := low // the GPUs' least next instant
-	for _, s := range run {
-		from = min(from, s.next)
-	}
+	from := nextOf(run, low)
 	span := max(e.epochSpan, 1)
 	for from < low {
 		end := low
@@ -304,12 +305,17 @@ func (e *engine) epochs(run []*sideBySide, low time.Duration) *sideBySide {
 		}
 		span = min(max(span, 1), time.Duration(math.MaxInt64/4))
 		e.epochSpan = span
-		from = low
-		for _, s := range run {
-			from = min(from, s.next)
-		}
+		from = nextOf(run, low)
 	}
 	return nil
+}
+
+// nextOf is the least next instant of the GPUs of run, or low.
+func nextOf(run []*sideBySide, low time.Duration) time.Duration {
+	for _, s := range run {
+		low = min(low, s.next)
+	}
+	return low
 }
 
 // sideSave is a sideBySide's run as it stood at an epoch's start: what the
