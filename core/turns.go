@@ -364,6 +364,10 @@ func (t *Turns) Begin(running time.Duration) {
 	}
 }
 
+// RoundRobin says whether the turns go round by request: job i's turn is
+// followed by job i+1's, the last's by the first's (NextTurn's order then).
+func (t *Turns) RoundRobin() bool { return t.rr }
+
 // NextTurn is the job whose turn starts once each job i has taken counts[i]
 // turns, taken in all, in the policy's order (after Begin): a caller that
 // times each turn itself (on a GPU whose share changes from turn to turn)

@@ -271,7 +271,10 @@ func (g *GPU) shareOf(n int, sum int64) float64 {
 		}
 		return float64(n) / g.efficiency
 	}
-	return math.Max(1, float64(sum)/demandScale)
+	if x := float64(sum) / demandScale; x > 1 {
+		return x
+	}
+	return 1
 }
 
 // settle re-bases the virtual clock when the share changed.

@@ -37,7 +37,8 @@ type sideBySide struct {
 	fin   []vtime // lanes[:act]'s finishes, together for peek's scan
 	// stopF is the least virtual finish where a passive lane stops the run
 	// (its job's last iteration ends there), or never; segs is the clock
-	// from the run's start and after each re-base (the last is s.clock).
+	// from the run's start and after each re-base (the last is s.clock),
+	// kept only while there are passive lanes.
 	stopF vtime
 	segs  []clock
 	saved sideSave // the run at its epoch's start (runTogether)
@@ -81,8 +82,9 @@ type sbsLane struct {
 	finish vtime
 	demand int64
 	done   time.Duration
-	next   int // tc: whose turn starts at the lane's next boundary
-	taken  int // tc: the turns started (tc.counts: each job's)
+	next   int  // tc: whose turn starts at the lane's next boundary
+	taken  int  // tc: the turns started (tc.counts: each job's)
+	rr     bool // tc: the turns go round (Turns.RoundRobin): next follows the last
 	// stop: the lane's next boundary stops the run, before it: the iteration in
 	// flight is its job's last (ending), or the next is a job's first.
 	stop   bool
@@ -130,6 +132,7 @@ func (s *sideBySide) begin(limit time.Duration) {
 			tc.done = append(tc.done, x.at)
 		}
 		tc.t.Begin(l.j.iteration(l.j.done))
+		l.rr = tc.t.RoundRobin()
 		l.next = tc.t.NextTurn(&tc.jobs, tc.counts, 0)
 		l.stop = tc.jobs[l.next].fresh
 		s.fin = append(s.fin, l.finish)
@@ -197,9 +200,11 @@ func (s *sideBySide) take() {
 	if changed {
 		if sh := s.g.shareOf(s.g.n, s.sum); sh != s.clock.share {
 			s.clock = clock{t0: at, v0: now.v, share: sh}
-			s.segs = append(s.segs, s.clock)
-			if len(s.segs) >= maxSegs && s.saved.segs < 0 {
-				s.catchUp(at + 1) // no epoch's save to honour (in one, save does)
+			if s.act < len(s.lanes) { // only the passive lanes read the segments
+				s.segs = append(s.segs, s.clock)
+				if len(s.segs) >= maxSegs && s.saved.segs < 0 {
+					s.catchUp(at + 1) // no epoch's save to honour (in one, save does)
+				}
 			}
 		}
 	}
@@ -394,7 +399,13 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 	tc.done[i] = done
 	l.ending = d == x.last
 	// Whose turn follows this one, once it ends.
-	l.next = tc.t.NextTurn(&tc.jobs, tc.counts, l.taken)
+	if l.rr {
+		if l.next++; l.next == len(tc.jobs) {
+			l.next = 0
+		}
+	} else {
+		l.next = tc.t.NextTurn(&tc.jobs, tc.counts, l.taken)
+	}
 	l.stop = l.ending || tc.jobs[l.next].fresh
 	changed := false
 	if i == l.cur {
