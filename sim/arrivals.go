@@ -86,16 +86,15 @@ func (e *engine) arrived() {
 // horizon is the arrival time of the first job, from the next on, by which
 // the jobs arriving from now on ask for k GPUs in all: admissions can place
 // no more than the GPUs those before it ask for before then. It reads ahead
-// as far as it must; maxTime when the trace ends first. before is how many
-// jobs arrive before it.
-func (e *engine) horizon(k int) (at time.Duration, before int, err error) {
+// as far as it must; maxTime when the trace ends first.
+func (e *engine) horizon(k int) (time.Duration, error) {
 	r := &e.arrivals
 	want := r.arrivedGPUs + k
 	for len(r.q) == r.head || r.q[len(r.q)-1].gpusRead < want {
 		if ok, err := e.readOne(); !ok {
-			return maxTime, len(r.q) - r.head, err
+			return maxTime, err
 		}
 	}
 	i, _ := slices.BinarySearchFunc(r.q[r.head:], want, func(a arrival, want int) int { return a.gpusRead - want })
-	return r.q[r.head+i].at, i, nil
+	return r.q[r.head+i].at, nil
 }

@@ -37,6 +37,8 @@ type stretchCand struct {
 	// side: its GPU's lanes are run boundary by boundary (sideBySide), which
 	// found m, last and prev (and the turns' plan).
 	side bool
+	// woken: a parked job's stretch, woken within this one (wakeEarly).
+	woken bool
 }
 
 // turnCand is a lane whose jobs take turns over a stretch: what the core
@@ -193,7 +195,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	e.turnUsed = 0
 	e.stretchGen++
 	sides := e.sides[:0]
-	parks := 0
+	parks, scanned := 0, e.forwarded.scanned
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
 		g := e.gpus[gi]
 		if g.Running() == 0 {
@@ -249,7 +251,7 @@ func (e *engine) stretch(limit time.Duration) error {
 			continue
 		}
 		e.ending = ending
-		if e.mayPark && len(g.works) == 1 && len(cands) == from+1 {
+		if len(g.works) == 1 && len(cands) == from+1 {
 			parked, err := e.park(&cands[from])
 			if err != nil {
 				return err
@@ -273,9 +275,10 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.leaveBusy()
 		e.stretchMiss = 0
 	}
-	// A parked job's stretch is written when its last boundary comes: no
-	// other stretch may pass it.
-	limit = min(limit, e.nextWake())
+	// A parked job whose last boundary comes before the end is woken with
+	// the stretch, its record among the others: its GPU's next event after
+	// that, the end of its next iteration, may not be passed.
+	limit = e.wakeBound(limit)
 	// The checked jobs: where the core would say no, at a boundary before limit,
 	// the lane may switch and its GPU's share change, so the stretch of every job
 	// ends there.
@@ -346,11 +349,12 @@ func (e *engine) stretch(limit time.Duration) error {
 		cands[n] = *c
 		n++
 	}
-	cands = cands[:n]
-	if n == 0 {
-		if delayed || parks > 0 {
+	cands = e.wakeEarly(cands[:n], limit)
+	if len(cands) == 0 {
+		if delayed || parks > 0 || e.forwarded.scanned == scanned {
 			// A switch's copy or cost: once it is over, the GPU's jobs may go on
-			// alone (suspend/resume's next quantum), so try again then.
+			// alone (suspend/resume's next quantum), so try again then. No GPU
+			// ran an iteration (each idle or parked): nothing was missed.
 			return nil
 		}
 		e.stretchMiss = min(2*e.stretchMiss+1, 63)
@@ -367,6 +371,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 		if err := e.take(c); err != nil {
 			return err
+		}
+		if c.woken {
+			e.unparked(c)
 		}
 	}
 	for i := range sides {

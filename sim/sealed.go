@@ -15,34 +15,30 @@ import (
 // GPUs, so that the events of other GPUs (arrivals, starts, ends) cost nothing
 // on it, and when the simulation reaches the boundary that starts the job's
 // last iteration, all its boundaries up to that one are taken at once, one
-// stretch record at that instant, before its other events. Its last iteration
-// then ends as any other does. The run's cost then follows its decisions, not
-// how many jobs run at once (the same work on 64 or 8,192 GPUs), and a job's
-// log is one stretch record from its first iteration to its last, where an
-// arrival anywhere used to end every running job's stretch.
+// stretch record: with the stretch of the others that passes that boundary
+// (wakeEarly), among their records in time order, or else at that instant,
+// before its other events. Its last iteration then ends as any other does.
+// Elsewhere a job alone in its lane is parked the same way, to its last
+// boundary before an admission could reach its GPU (core.Scheduler.Untouched).
+// The run's cost then follows its decisions, not how many jobs run at once
+// (the same work on 64 or 8,192 GPUs), and a job's log is one stretch record
+// from its first iteration to its last, where an arrival anywhere used to end
+// every running job's stretch.
 //
-// Taking the boundary at that instant before the instant's other events (the
-// iteration-by-iteration engine takes it among the other GPUs' iteration ends,
-// by GPU) changes nothing but the order of the log: the job's lane and GPU are
-// its own, and the order of requests the core keeps is only compared within a
-// lane (TestSealedLanesAreExact).
-
-// minParkArrivals is how many arrivals, at least, must come before a
-// horizon for a job to be parked to it. A parked job wakes at an instant of
-// its own, which costs about what an arrival does, where each arrival
-// would have cut its stretch; a horizon a few arrivals away (a node of 8
-// GPUs, most of them busy) saves less than it costs: the cluster study's
-// srtf took 20.9 s of CPU parked to every horizon, 7.7 s not parked. A
-// variable so that tests park to the nearest horizons too.
-var minParkArrivals = 16
+// Taking the boundary with a stretch, or at its instant before the instant's
+// other events (the iteration-by-iteration engine takes it among the other
+// GPUs' iteration ends, by GPU), changes nothing but the order of the log:
+// the job's lane and GPU are its own, and the order of requests the core
+// keeps is only compared within a lane (TestSealedLanesAreExact).
 
 // parkedJob is a parked job's stretch: m boundaries of w's job, the last at
-// last, the one before at prev (-1: none), on GPU g.
+// last, the one before at prev (-1: none), on GPU g; after is when the
+// iteration that starts at last ends, its GPUs' next event once it wakes.
 type parkedJob struct {
-	w          *Work
-	g          int
-	m          int
-	last, prev time.Duration
+	w                 *Work
+	g                 int
+	m                 int
+	last, prev, after time.Duration
 }
 
 // parkHeap is the parked jobs by their last boundary.
@@ -79,11 +75,11 @@ func (e *engine) park(c *stretchCand) (bool, error) {
 		for _, gi := range gpus {
 			k = min(k, e.sched.Untouched(gi))
 		}
-		if k <= minParkArrivals {
+		if k <= 0 {
 			return false, nil
 		}
-		h, before, err := e.horizon(k)
-		if err != nil || before < minParkArrivals && h < maxTime || !e.sched.Alone(c.w.Job) {
+		h, err := e.horizon(k)
+		if err != nil || !e.sched.Alone(c.w.Job) {
 			return false, err
 		}
 		if m = j.boundariesBefore(g, c.w, h, m); m == 0 {
@@ -98,7 +94,8 @@ func (e *engine) park(c *stretchCand) (bool, error) {
 	if m > 1 {
 		prev = j.endOf(g, c.w, m-2)
 	}
-	heap.Push(&e.parked, parkedJob{w: c.w, g: c.g, m: m, last: last, prev: prev})
+	after := j.endOf(g, c.w, m)
+	heap.Push(&e.parked, parkedJob{w: c.w, g: c.g, m: m, last: last, prev: prev, after: after})
 	for _, gi := range gpus {
 		e.isParked[gi] = true
 	}
@@ -137,6 +134,51 @@ func (e *engine) nextWake() time.Duration {
 	return e.parked[0].last
 }
 
+// wakeBound lowers a stretch's limit to the end of the iteration after
+// every parked job's last boundary before it: those jobs wake within the
+// stretch (wakeEarly), and the next event of their GPUs may not pass its end.
+// A job that wakes at or past the limit has its next event past it too.
+func (e *engine) wakeBound(limit time.Duration) time.Duration {
+	// The jobs that wake before limit are a subtree at the heap's root.
+	stack := e.wakeStack[:0]
+	if len(e.parked) > 0 {
+		stack = append(stack, 0)
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if p := &e.parked[i]; p.last < limit {
+			limit = min(limit, p.after)
+			for c := 2*i + 1; c <= 2*i+2 && c < len(e.parked); c++ {
+				stack = append(stack, c)
+			}
+		}
+	}
+	e.wakeStack = stack
+	return limit
+}
+
+// wakeEarly adds to a stretch's candidates the parked jobs whose last
+// boundary comes before its limit (woken, to be taken with the others, in
+// taking order): were they woken at that boundary, the stretches before it
+// would end there, and every running job's record with them.
+func (e *engine) wakeEarly(cands []stretchCand, limit time.Duration) []stretchCand {
+	for len(e.parked) > 0 && e.parked[0].last < limit {
+		p := heap.Pop(&e.parked).(parkedJob)
+		cands = append(cands, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev, woken: true})
+		e.forwarded.wokenEarly++
+	}
+	return cands
+}
+
+// unparked puts the GPUs of c, a parked job just taken, back among the busy.
+func (e *engine) unparked(c *stretchCand) {
+	for _, gi := range c.w.job.gpusOf(c.g) {
+		e.isParked[gi] = false
+		e.wake(gi)
+	}
+}
+
 // unpark takes the stretches of the parked jobs whose last boundary is now,
 // in the order the iteration-by-iteration engine takes those boundaries, and
 // puts their GPUs back among the busy ones, each job in its last iteration.
@@ -151,16 +193,14 @@ func (e *engine) unpark() error {
 			return fmt.Errorf("job %s: its stretch ended at %ss, passed at %ss", p.w.Job, seconds(p.last), seconds(e.now))
 		}
 		waking = append(waking, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev})
+		e.forwarded.woken++
 	}
 	e.waking = waking
 	for _, c := range e.inTakingOrder(waking) {
 		if err := e.take(c); err != nil {
 			return err
 		}
-		for _, gi := range c.w.job.gpusOf(c.g) {
-			e.isParked[gi] = false
-			e.wake(gi)
-		}
+		e.unparked(c)
 	}
 	return nil
 }

@@ -207,12 +207,12 @@ type engine struct {
 	// sealed: the policy seals its lanes, and a job alone on its GPU is parked
 	// until its last iteration (sealed.go); parked is those jobs, isParked by
 	// GPU (a parked GPU is not busy), waking unpark's buffer.
-	sealed   bool
-	mayPark  bool
-	arrivals arrivals
-	parked   parkHeap
-	isParked []bool
-	waking   []stretchCand
+	sealed    bool
+	arrivals  arrivals
+	parked    parkHeap
+	wakeStack []int // wakeBound's
+	isParked  []bool
+	waking    []stretchCand
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
 	// noFastForward runs every iteration through the core (tests compare both);
@@ -289,8 +289,9 @@ func RunStream(s *workload.Stream, o Options) error {
 type forwarded struct {
 	iterations, sideBySide, sideRun int
 	// scanned counts the GPUs the stretches looked at, parked the jobs parked
-	// (parkedGangs those on several GPUs).
-	scanned, parked, parkedGangs int
+	// (parkedGangs those on several GPUs); woken those woken at an instant of
+	// their own, wokenEarly those woken within a stretch (wakeEarly).
+	scanned, parked, parkedGangs, woken, wokenEarly int
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
@@ -351,20 +352,6 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	e.isBusy = make([]bool, n)
 	e.isParked = make([]bool, n)
 	e.sealed = sched.SealsLanes()
-	// Where lanes are not sealed, a job is parked only to a horizon at least
-	// minParkArrivals arrivals away, which needs more GPUs than that on its
-	// node (core.Scheduler.Untouched counts its node's GPUs without a lane),
-	// or, under the least-loaded node placement, the empty nodes beside it.
-	widest, spread := n, false
-	if c := o.Cluster; c != nil {
-		widest = 0
-		for _, node := range c.Nodes {
-			widest = max(widest, node.GPUs())
-		}
-		_, spread = o.NodePlacement.(core.LeastLoadedNode)
-		spread = spread && len(c.Nodes) > 1
-	}
-	e.mayPark = e.sealed || widest > minParkArrivals || spread
 	if e.iterOverhead, err = core.Seconds(o.Device.IterOverheadS); err != nil {
 		return fmt.Errorf("device: iteration overhead: %w", err)
 	}
