@@ -195,13 +195,14 @@ func (e *engine) stretch(limit time.Duration) error {
 	e.turnUsed = 0
 	e.stretchGen++
 	sides := e.sides[:0]
-	parks, scanned := 0, e.forwarded.scanned
+	parks, looked := 0, false   // looked: a GPU that runs an iteration was looked at
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
 		g := e.gpus[gi]
 		if g.Running() == 0 {
 			continue
 		}
 		e.forwarded.scanned++
+		looked = true
 		at, _ := g.nextAt()
 		ok := len(g.delays) == 0
 		delayed = delayed || !ok
@@ -351,7 +352,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	cands = e.wakeEarly(cands[:n], limit)
 	if len(cands) == 0 {
-		if delayed || parks > 0 || e.forwarded.scanned == scanned {
+		if delayed || parks > 0 || !looked {
 			// A switch's copy or cost: once it is over, the GPU's jobs may go on
 			// alone (suspend/resume's next quantum), so try again then. No GPU
 			// ran an iteration (each idle or parked): nothing was missed.

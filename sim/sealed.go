@@ -41,6 +41,11 @@ type parkedJob struct {
 	last, prev, after time.Duration
 }
 
+// cand is p's stretch as a stretch's candidate, to be taken.
+func (p *parkedJob) cand() stretchCand {
+	return stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev}
+}
+
 // parkHeap is the parked jobs by their last boundary.
 type parkHeap []parkedJob
 
@@ -165,7 +170,9 @@ func (e *engine) wakeBound(limit time.Duration) time.Duration {
 func (e *engine) wakeEarly(cands []stretchCand, limit time.Duration) []stretchCand {
 	for len(e.parked) > 0 && e.parked[0].last < limit {
 		p := heap.Pop(&e.parked).(parkedJob)
-		cands = append(cands, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev, woken: true})
+		c := p.cand()
+		c.woken = true
+		cands = append(cands, c)
 		e.forwarded.wokenEarly++
 	}
 	return cands
@@ -192,7 +199,7 @@ func (e *engine) unpark() error {
 		if p.last < e.now {
 			return fmt.Errorf("job %s: its stretch ended at %ss, passed at %ss", p.w.Job, seconds(p.last), seconds(e.now))
 		}
-		waking = append(waking, stretchCand{w: p.w, g: p.g, m: p.m, last: p.last, prev: p.prev})
+		waking = append(waking, p.cand())
 		e.forwarded.woken++
 	}
 	e.waking = waking
