@@ -63,7 +63,8 @@ func (s *Scheduler) continued(js *jobState) {
 // ContinueN; Checked when jobs of its lane are ready, so that each boundary's
 // Continue decides; Never when it does not run or anything is pending. A job
 // whose lane has ready jobs is Free too when it goes before them now and the
-// order keeps it there (keepsLead: srtf's shortest job keeps winning).
+// order keeps it there (keepsLead: srtf's shortest job keeps winning), or when
+// they are all of a less urgent priority.
 func (s *Scheduler) Stretchable(id string) Stretch {
 	js, err := s.find(id, running)
 	if err != nil {
@@ -74,6 +75,11 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 	}
 	first := js.lane.ready.first()
 	if first == nil {
+		return Free
+	}
+	if first.view.Priority > js.view.Priority {
+		// Every ready job is of a less urgent priority: it goes before them
+		// whatever it attains, quantum or not (Continue).
 		return Free
 	}
 	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.lessView(js.view, first.view) {

@@ -18,7 +18,10 @@ type Turns struct {
 	s    *Scheduler
 	l    *lane
 	jobs []*jobState // the running job first, then the ready ones by their order
-	rr   bool        // round-robin (by request), else by attained time
+	// waiting are the lane's ready jobs of a less urgent priority, which take
+	// no turn.
+	waiting []*jobState
+	rr      bool // round-robin (by request), else by attained time
 	// perShare: the key is the attained time plus a credit, per unit of share
 	// (wfair, floor: perShare), each job's credit and share below, by index.
 	perShare bool
@@ -44,8 +47,9 @@ type TurnCost interface {
 }
 
 // Turns fills t with the turns of the lane of running job id, and says whether
-// the core can foresee them: the lane has ready jobs, all of the running job's
-// priority, no quantum holds the lane, nothing is pending, and the policy's
+// the core can foresee them: the lane has ready jobs of the running job's
+// priority (they take turns; those of a less urgent one wait, and none is
+// more urgent), no quantum holds the lane, nothing is pending, and the policy's
 // order is by request or by attained time (per unit of share or not). A Turns
 // may be reused.
 func (s *Scheduler) Turns(id string, t *Turns) bool {
@@ -67,13 +71,24 @@ func (s *Scheduler) Turns(id string, t *Turns) bool {
 	default:
 		return false
 	}
+	// The ready jobs of the running job's priority take turns with it; those
+	// of a less urgent one wait for all of them (a more urgent one takes the
+	// lane at the next boundary: no turns).
+	t.jobs, t.waiting = append(t.jobs[:0], js), t.waiting[:0]
 	for _, r := range l.ready.jobs {
-		if r.view.Priority != js.view.Priority {
+		switch p := r.view.Priority; {
+		case p < js.view.Priority:
 			return false
+		case p == js.view.Priority:
+			t.jobs = append(t.jobs, r)
+		default:
+			t.waiting = append(t.waiting, r)
 		}
 	}
+	if len(t.jobs) == 1 {
+		return false // nothing to take turns with: its boundaries are the probe's
+	}
 	t.s, t.l = s, l
-	t.jobs = append(append(t.jobs[:0], js), l.ready.jobs...)
 	ready := t.jobs[1:]
 	slices.SortFunc(ready, func(a, b *jobState) int {
 		if a.readyKey != b.readyKey {
@@ -491,6 +506,9 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		js.phase = ready
 		l.ready.put(js)
 	}
+	for _, js := range t.waiting {
+		l.ready.put(js)
+	}
 	x := t.jobs[next]
 	x.phase = running
 	if l.last != x {
@@ -502,7 +520,7 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 		l.clock = ko.Key(x.view)
 	}
 	l.ready.init()
-	t.jobs = t.jobs[:0]
+	t.jobs, t.waiting = t.jobs[:0], t.waiting[:0]
 	return nil
 }
 

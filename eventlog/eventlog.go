@@ -175,17 +175,29 @@ type Event struct {
 }
 
 // Turn is what one job did in a stretch of its lane's turns: its iterations
-// that ended there and their GPU time (seconds).
+// that ended there and their GPU time (seconds). With waits (a simulator's
+// for a sink that needs them, NeedsTimedTurns), also how long each of its
+// iterations that started in the stretch before T waited, from the job's
+// previous end to its start, as values with their counts, and when its last
+// iteration in the stretch ended (EndS, seconds; 0: no waits carried).
 type Turn struct {
 	Job        string  `json:"job"`
 	Handle     int     `json:"-"` // as Event.Handle
 	Iterations int     `json:"iterations"`
 	GPU        float64 `json:"gpu_s,omitempty"`
+	Waits      []Wait  `json:"waits,omitempty"`
+	EndS       float64 `json:"end_s,omitempty"`
+}
+
+// Wait is N iteration starts that each waited S seconds.
+type Wait struct {
+	S float64 `json:"s"`
+	N int     `json:"n"`
 }
 
 // TurnsSink is a Sink that says whether it takes stretches of a lane's turns
-// (an Event with Turns): a reader that needs each iteration's wait (per-class
-// waits) says no, and the simulator then runs such lanes iteration by iteration.
+// (an Event with Turns): one that says no has the simulator run such lanes
+// iteration by iteration. One that needs their waits is a TimedTurnsSink.
 type TurnsSink interface {
 	Sink
 	TakesTurns() bool
@@ -206,6 +218,31 @@ func TakesTurns(s Sink) bool {
 		return true
 	case TurnsSink:
 		return k.TakesTurns()
+	}
+	return false
+}
+
+// TimedTurnsSink is a TurnsSink that takes only the stretches of turns a
+// simulator times one by one: at a share of 1, so that each turn takes its GPU
+// time, with their waits (Turn.Waits and Turn.EndS). The per-class figures
+// need the waits, a cluster study the GPUs' busy demand turn by turn.
+type TimedTurnsSink interface {
+	TurnsSink
+	NeedsTimedTurns() bool
+}
+
+// NeedsTimedTurns says whether some sink of s takes only timed turns
+// (TimedTurnsSink).
+func NeedsTimedTurns(s Sink) bool {
+	switch k := s.(type) {
+	case Sinks:
+		for _, x := range k {
+			if NeedsTimedTurns(x) {
+				return true
+			}
+		}
+	case TimedTurnsSink:
+		return k.NeedsTimedTurns()
 	}
 	return false
 }
@@ -393,7 +430,19 @@ func Append(b []byte, e Event) []byte {
 				b[n] = '{' // the comma appendStr puts before a field opens the object
 			}
 			b = appendInt(b, "iterations", int64(tu.Iterations))
-			b = append(appendNum(b, "gpu_s", tu.GPU), '}')
+			b = appendNum(b, "gpu_s", tu.GPU)
+			if len(tu.Waits) > 0 {
+				b = append(b, `,"waits":[`...)
+				for k, w := range tu.Waits {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = appendFloat(append(b, `{"s":`...), w.S)
+					b = append(strconv.AppendInt(append(b, `,"n":`...), int64(w.N), 10), '}')
+				}
+				b = append(b, ']')
+			}
+			b = append(appendNum(b, "end_s", tu.EndS), '}')
 		}
 		b = append(b, ']')
 	}
@@ -450,7 +499,13 @@ func roundTurns(turns []Turn) []Turn {
 	}
 	out := slices.Clone(turns)
 	for i := range out {
-		out[i].GPU = round(out[i].GPU)
+		out[i].GPU, out[i].EndS = round(out[i].GPU), round(out[i].EndS)
+		if len(out[i].Waits) > 0 {
+			out[i].Waits = slices.Clone(out[i].Waits)
+			for k := range out[i].Waits {
+				out[i].Waits[k].S = round(out[i].Waits[k].S)
+			}
+		}
 	}
 	return out
 }

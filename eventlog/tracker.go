@@ -240,6 +240,14 @@ func (t *Tracker) turns(next *JobState, e Event) error {
 		if !ok || tu.Iterations <= 0 {
 			return fmt.Errorf("a stretch of turns in lane %d: job %q (%d iterations) never arrived or ran none", e.Lane, tu.Job, tu.Iterations)
 		}
+		for _, w := range tu.Waits {
+			if w.N <= 0 || !(w.S >= 0) {
+				return fmt.Errorf("a stretch of turns in lane %d: job %q: %d waits of %g s (a count is at least 1, a wait at least 0)", e.Lane, tu.Job, w.N, w.S)
+			}
+		}
+		if tu.EndS > e.T {
+			return fmt.Errorf("a stretch of turns in lane %d at %g s: job %q ended an iteration at %g s, after it", e.Lane, e.T, tu.Job, tu.EndS)
+		}
 		j.GPUS += tu.GPU
 	}
 	if before != next {

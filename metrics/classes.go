@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/salusgo/salus/eventlog"
@@ -43,8 +45,10 @@ type ClassResult struct {
 type classState struct {
 	waits, latencies []float64
 	iterations       int
-	// zeroWaits counts the waits of zero that stretches stand for.
+	// zeroWaits counts the waits of zero that stretches stand for; weighted
+	// are the waits a stretch of turns carries, by value with their count.
 	zeroWaits int
+	weighted  []eventlog.Wait
 }
 
 // jobWait is where a job's iterations stand, for its waits.
@@ -127,20 +131,35 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 }
 
 // classTurns takes a stretch of a lane's turns for the per-class figures: its
-// iterations count, their waits (each on the others' turns) are not in the
-// record and are left out, as is the wait of each job's next start after it.
-// A collector with classes takes no such stretch from an engine (TakesTurns);
-// a log read back may have them: run it with --per-iteration for exact waits.
+// iterations count, and the waits it carries (Turn.Waits), each job's last end
+// in it and the wait of next's start at its instant, as the iterations' own
+// events would give them. A record without them (EndS 0: a log written by an
+// engine whose sinks did not need them) leaves its waits out, as well as the
+// wait of each job's next start after it: run it with --per-iteration for
+// exact waits.
 func (c *Collector) classTurns(e eventlog.Event, next *eventlog.JobState) {
 	for _, tu := range e.Turns {
 		j := c.track.JobBy(tu.Job, tu.Handle)
 		if j == nil {
 			continue
 		}
-		c.class(j).iterations += tu.Iterations
-		c.waitOf(j).ended = false
+		s, w := c.class(j), c.waitOf(j)
+		s.iterations += tu.Iterations
+		if tu.EndS == 0 {
+			w.ended = false
+			continue
+		}
+		for _, x := range tu.Waits {
+			if x.S == 0 {
+				s.zeroWaits += x.N
+			} else {
+				s.weighted = append(s.weighted, x)
+			}
+		}
+		w.lastEnd, w.ended = tu.EndS, true
 	}
-	c.waitOf(next).lastStart = e.T
+	// next's iteration starts at e.T, as an iter_start would.
+	c.classEvent(eventlog.Event{T: e.T, Kind: eventlog.IterStart}, next)
 }
 
 // classBoundary is an iteration boundary of j at t for the per-class figures: the
@@ -188,9 +207,8 @@ func (c *Collector) classResults(jobs []JobResult) []ClassResult {
 			r.AvgJCTS, r.P95JCTS = mean(a.jcts), Percentile(a.jcts, 0.95)
 		}
 		if s := c.classes[p]; s != nil {
-			if r.Waits = s.zeroWaits + len(s.waits); r.Waits > 0 {
-				r.WaitMeanS = sumOf(s.waits) / float64(r.Waits) // the zeros add nothing
-				r.WaitP95S = percentileAfterZeros(s.waits, s.zeroWaits, 0.95)
+			if ws := s.waitCounts(); len(ws) > 0 {
+				r.Waits, r.WaitMeanS, r.WaitP95S = waitFigures(ws, 0.95)
 			}
 			if r.Requests = len(s.latencies); r.Requests > 0 {
 				r.LatencyMeanS, r.LatencyP95S = mean(s.latencies), Percentile(s.latencies, 0.95)
@@ -206,24 +224,54 @@ func (c *Collector) classResults(jobs []JobResult) []ClassResult {
 	return out
 }
 
+// waitCounts is every wait of the class, by value with its count, the
+// smallest first: the same from a log of iterations as from one of stretches,
+// whatever the order they came in.
+func (s *classState) waitCounts() []eventlog.Wait {
+	ws := make([]eventlog.Wait, 0, len(s.waits)+len(s.weighted)+1)
+	if s.zeroWaits > 0 {
+		ws = append(ws, eventlog.Wait{N: s.zeroWaits})
+	}
+	for _, x := range s.waits {
+		ws = append(ws, eventlog.Wait{S: x, N: 1})
+	}
+	ws = append(ws, s.weighted...)
+	slices.SortFunc(ws, func(a, b eventlog.Wait) int { return cmp.Compare(a.S, b.S) })
+	out := ws[:0]
+	for _, w := range ws {
+		if k := len(out) - 1; k >= 0 && out[k].S == w.S {
+			out[k].N += w.N
+		} else {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// waitFigures are the count, mean and q-quantile (as Percentile) of the waits
+// ws (by value, the smallest first). The sum goes by value, so that the mean
+// does not depend on the order the waits came in.
+func waitFigures(ws []eventlog.Wait, q float64) (n int, mean, quantile float64) {
+	var sum float64
+	for _, w := range ws {
+		n += w.N
+		sum += w.S * float64(w.N)
+	}
+	i := min(int(q*float64(n)), n-1)
+	for _, w := range ws {
+		if i < w.N {
+			quantile = w.S
+			break
+		}
+		i -= w.N
+	}
+	return n, sum / float64(n), quantile
+}
+
 func sumOf(xs []float64) float64 {
 	var s float64
 	for _, x := range xs {
 		s += x
 	}
 	return s
-}
-
-// percentileAfterZeros is Percentile of xs (each >= 0) with zeros more values of
-// 0, without making them: the stretches' waits of zero are as many as their
-// iterations, billions on a long trace.
-func percentileAfterZeros(xs []float64, zeros int, q float64) float64 {
-	n := zeros + len(xs)
-	i := min(int(q*float64(n)), n-1)
-	if i < zeros {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[i-zeros]
 }

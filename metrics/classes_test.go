@@ -132,22 +132,44 @@ func TestWaitsOfAStretchAreNotMade(t *testing.T) {
 	}
 }
 
-// TestPercentileAfterZerosIsPercentile: the same as Percentile of the values
-// with the zeros written out, whatever the quantile.
-func TestPercentileAfterZerosIsPercentile(t *testing.T) {
+// TestWaitFiguresAreThoseOfTheWaits: the count, quantile and mean of waits
+// taken one by one, as zeros and as values with counts (a stretch of turns)
+// are those of the waits written out (Percentile), whatever the quantile; and
+// the mean does not depend on the order they came in.
+func TestWaitFiguresAreThoseOfTheWaits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 500 {
-		xs := make([]float64, rng.IntN(20))
-		for i := range xs {
-			xs[i] = float64(rng.IntN(5))
+		var s classState
+		var all []float64
+		for range rng.IntN(20) {
+			x := float64(rng.IntN(5)) / 3
+			s.waits = append(s.waits, x)
+			all = append(all, x)
 		}
-		zeros, q := rng.IntN(20), rng.Float64()
-		if zeros+len(xs) == 0 {
+		s.zeroWaits = rng.IntN(20)
+		all = append(all, make([]float64, s.zeroWaits)...)
+		for range rng.IntN(4) {
+			w := eventlog.Wait{S: float64(rng.IntN(5)) / 3, N: 1 + rng.IntN(6)}
+			s.weighted = append(s.weighted, w)
+			for range w.N {
+				all = append(all, w.S)
+			}
+		}
+		if len(all) == 0 {
 			continue
 		}
-		all := append(make([]float64, zeros), xs...)
-		if got, want := percentileAfterZeros(xs, zeros, q), Percentile(all, q); got != want {
-			t.Fatalf("%v after %d zeros, q %v: %v, want %v", xs, zeros, q, got, want)
+		q := rng.Float64()
+		n, mean, quantile := waitFigures(s.waitCounts(), q)
+		if n != len(all) || quantile != Percentile(all, q) || math.Abs(mean-sumOf(all)/float64(len(all))) > 1e-12 {
+			t.Fatalf("%+v, q %v: %d waits, mean %v, quantile %v; want %d, %v, %v", s, q, n, mean, quantile, len(all), sumOf(all)/float64(len(all)), Percentile(all, q))
+		}
+		// The same waits in another order: the same figures, to the bit.
+		rng.Shuffle(len(s.waits), func(i, j int) { s.waits[i], s.waits[j] = s.waits[j], s.waits[i] })
+		ones := classState{waits: append([]float64(nil), all...)}
+		rng.Shuffle(len(ones.waits), func(i, j int) { ones.waits[i], ones.waits[j] = ones.waits[j], ones.waits[i] })
+		n2, mean2, q2 := waitFigures(ones.waitCounts(), q)
+		if n2 != n || mean2 != mean || q2 != quantile {
+			t.Fatalf("%+v, q %v: %d, %v, %v one by one; %d, %v, %v by counts", s, q, n2, mean2, q2, n, mean, quantile)
 		}
 	}
 }

@@ -134,10 +134,14 @@ func (c *Collector) Boundary(job string, handle, lane int, t, gpuS float64) {
 	c.classBoundary(j, t)
 }
 
-// TakesTurns says whether the collector takes stretches of a lane's turns
-// (eventlog.TurnsSink): not when it computes per-class waits, which need each
-// iteration's start.
-func (c *Collector) TakesTurns() bool { return c.classes == nil }
+// TakesTurns is true: the collector takes stretches of a lane's turns
+// (eventlog.TurnsSink).
+func (c *Collector) TakesTurns() bool { return true }
+
+// NeedsTimedTurns says whether the collector takes only stretches of turns
+// that carry their waits (eventlog.TimedTurnsSink): when it computes
+// per-class waits.
+func (c *Collector) NeedsTimedTurns() bool { return c.classes != nil }
 
 // Emit takes one event. Events must come in time order.
 func (c *Collector) Emit(e eventlog.Event) {

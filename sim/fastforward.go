@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -50,10 +51,15 @@ type turnCand struct {
 	jobs   turnJobs
 	counts []int
 	gpus   []time.Duration
-	e0     time.Duration // the running job's iteration ends
-	next   int           // whose turn starts at the end
-	used   time.Duration // the turns' time, from e0
-	final  bool          // next's turn is its last iteration
+	// waits, ends and taken: each job's waits, last end and turns so far,
+	// while turnWaitsOf times the turns one by one (reused).
+	waits [][]eventlog.Wait
+	ends  []time.Duration
+	taken []int
+	e0    time.Duration // the running job's iteration ends
+	next  int           // whose turn starts at the end
+	used  time.Duration // the turns' time, from e0
+	final bool          // next's turn is its last iteration
 	// maxDemand is the highest demand of the lane's jobs (fixed point).
 	maxDemand int64
 	// atOne: the GPU runs at a share of 1 whichever of them runs, so that each
@@ -328,9 +334,10 @@ func (e *engine) stretch(limit time.Duration) error {
 			if tc.next < 0 {
 				continue
 			}
-			c.last = tc.e0 + tc.used
-			last := tc.t.Last(&tc.jobs, tc.counts)
-			c.prev = c.last - (tc.jobs.Cost(last, tc.counts[last]) - tc.jobs.Cost(last, tc.counts[last]-1))
+			c.last, c.prev = tc.e0+tc.used, -1 // -1: one boundary, as a stretch's
+			if last := tc.t.Last(&tc.jobs, tc.counts); last >= 0 {
+				c.prev = c.last - (tc.jobs.Cost(last, tc.counts[last]) - tc.jobs.Cost(last, tc.counts[last]-1))
+			}
 			cands[n] = *c
 			n++
 			continue
@@ -528,6 +535,7 @@ func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
 // standalone time. nil otherwise.
 func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 	atOne := g.share == 1 && w.finish.f == g.v0.f
+	anyShare = anyShare && !e.timedTurns // only turns at a share of 1 are timed one by one
 	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || !atOne && !anyShare {
 		return nil
 	}
@@ -582,8 +590,7 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 
 // planTurns plans the turns of the candidates up to limit and returns the
 // limit lowered where a job's last iteration starts within them (its end
-// changes what runs) or turns take nothing (the lane switches at its next
-// end). A lowered limit plans every lane again.
+// changes what runs). A lowered limit plans every lane again.
 func (e *engine) planTurns(cands []stretchCand, limit time.Duration) time.Duration {
 	for changed := true; changed; {
 		changed = false
@@ -597,27 +604,80 @@ func (e *engine) planTurns(cands []stretchCand, limit time.Duration) time.Durati
 				continue
 			}
 			a := tc.jobs[0].j
+			// The running job's iteration ends before limit: its boundary and
+			// the turns that end before limit are taken (none, when the first
+			// ends after it: the lane switches at e0 alone).
 			next, used := tc.t.Plan(&tc.jobs, a.iteration(a.done), limit-tc.e0, tc.counts)
-			taken := 0
-			for _, n := range tc.counts {
-				taken += n
+			tc.next, tc.used = next, used
+			m := tc.jobs[next]
+			tc.final = tc.counts[next] == m.turns
+			if !tc.final {
+				continue
 			}
-			end := tc.e0 // the lane's next boundary after the stretch, if it changes what runs
-			if taken > 0 {
-				tc.next, tc.used = next, used
-				m := tc.jobs[next]
-				tc.final = tc.counts[next] == m.turns
-				if !tc.final {
-					continue
-				}
-				end += used + m.j.iteration(m.d+tc.counts[next])
-			}
-			if end < limit {
+			// next's turn is its job's last iteration, whose end changes what runs.
+			if end := tc.e0 + used + m.j.iteration(m.d+tc.counts[next]); end < limit {
 				limit, changed = end, true
 			}
 		}
 	}
 	return limit
+}
+
+// turnWaitsOf times tc's turns one by one, in the core's order
+// (Turns.NextTurn), from the end of the running job's iteration, each at its
+// standalone time (the GPU is at a share of 1), and writes into turns (those
+// of the jobs whose iterations ended, in the order of tc.jobs) how long each
+// start before last waited, from its job's last end (before the stretch: when
+// it last asked, which a job does as its iteration ends), and each job's last
+// end. The turns must end at last.
+func (e *engine) turnWaitsOf(tc *turnCand, last time.Duration, turns []eventlog.Turn) error {
+	n := len(tc.jobs)
+	tc.ends = slices.Grow(tc.ends[:0], n)[:n]
+	tc.taken = slices.Grow(tc.taken[:0], n)[:n]
+	for len(tc.waits) < n {
+		tc.waits = append(tc.waits, nil)
+	}
+	total := 0
+	for i, m := range tc.jobs {
+		tc.ends[i], tc.taken[i], tc.waits[i] = m.j.requestedAt, 0, tc.waits[i][:0]
+		total += tc.counts[i]
+	}
+	now := tc.e0
+	tc.ends[0] = now
+	for taken := range total {
+		i := tc.t.NextTurn(&tc.jobs, tc.taken, taken)
+		m := &tc.jobs[i]
+		addWait(&tc.waits[i], max(now.Seconds()-tc.ends[i].Seconds(), 0))
+		d := m.d + tc.taken[i]
+		now += m.atN(d+1) - m.atN(d)
+		tc.ends[i] = now
+		tc.taken[i]++
+	}
+	if next := tc.t.NextTurn(&tc.jobs, tc.taken, total); now != last || next != tc.next {
+		return fmt.Errorf("internal error: the turns of the lane of job %s, timed one by one, end at %v with job %d next; planned: at %v with job %d",
+			tc.ids[0], now, next, last, tc.next)
+	}
+	k := 0
+	for i, m := range tc.jobs {
+		if tc.counts[i] > 0 || i == 0 { // as takeTurns writes them
+			turns[k].Waits, turns[k].EndS = tc.waits[i], tc.ends[i].Seconds()
+			k++
+			m.j.requestedAt = tc.ends[i]
+		}
+	}
+	return nil
+}
+
+// addWait counts a wait of s seconds into ws (a few values: the turns go
+// round in the same order).
+func addWait(ws *[]eventlog.Wait, s float64) {
+	for k := len(*ws) - 1; k >= 0; k-- {
+		if (*ws)[k].S == s {
+			(*ws)[k].N++
+			return
+		}
+	}
+	*ws = append(*ws, eventlog.Wait{S: s, N: 1})
 }
 
 // takeTurns carries out the turns of c's lane: the core's state, the jobs',
@@ -637,6 +697,11 @@ func (e *engine) takeTurns(c stretchCand) error {
 			turns = append(turns, eventlog.Turn{Job: tc.ids[i], Handle: m.j.handle, Iterations: n, GPU: gpu.Seconds()})
 		}
 		ended += n
+	}
+	if e.timedTurns {
+		if err := e.turnWaitsOf(tc, c.last, turns); err != nil {
+			return err
+		}
 	}
 	if err := tc.t.Take(c.last, &tc.jobs, tc.counts, tc.gpus, tc.next); err != nil {
 		return err

@@ -504,9 +504,10 @@ func (s *sideBySide) result(cands []stretchCand) {
 }
 
 // sideBySideOK says whether a stretch may run a GPU's lanes boundary by
-// boundary: their jobs' turns may be taken, and nothing delays a turn.
+// boundary: their jobs' turns may be taken without their waits, and nothing
+// delays a turn.
 func (e *engine) sideBySideOK() bool {
-	return e.turnsOK && e.switchCost == 0 && !e.o.Policy.Swapped
+	return e.turnsOK && !e.timedTurns && e.switchCost == 0 && !e.o.Policy.Swapped
 }
 
 // needsSide says whether the lanes of g, cands, need a sideBySide: some take

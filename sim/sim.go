@@ -222,11 +222,14 @@ type engine struct {
 	cands         []stretchCand // reused by stretch
 	order         []*stretchCand
 	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
-	// their record); turnPool, turnUsed and turnRecs are reused by stretch.
-	turnsOK  bool
-	turnPool []*turnCand
-	turnUsed int
-	turnRecs []eventlog.Turn
+	// their record); timedTurns: only turns at a share of 1 are taken, each
+	// timed, the record carrying their waits (eventlog.TimedTurnsSink);
+	// turnPool, turnUsed and turnRecs are reused by stretch.
+	turnsOK    bool
+	timedTurns bool
+	turnPool   []*turnCand
+	turnUsed   int
+	turnRecs   []eventlog.Turn
 	// sides are the GPUs whose lanes a stretch runs boundary by boundary
 	// (sideBySide), reused.
 	sides []sideBySide
@@ -338,7 +341,7 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	}
 	_, discard := o.Sink.(eventlog.Discard)
 	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, shapes: map[shapeKey]*shape{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
-		turnsOK: discard || eventlog.TakesTurns(o.Sink)}
+		turnsOK: discard || eventlog.TakesTurns(o.Sink), timedTurns: !discard && eventlog.NeedsTimedTurns(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.forwarded }()
 	}

@@ -123,10 +123,16 @@ func TestTurnsByShareAreExact(t *testing.T) {
 
 // The readers take a stretch of turns: the metrics from the log written and
 // read back, and history's iterations, are those of the per-iteration log; the
-// plots' run log has the same jobs, ends and memory.
+// plots' run log has the same jobs, ends and memory. The per-class waits, which
+// the turns carry for a collector of classes, are the per-iteration run's,
+// and read back, within the log's microsecond.
 func TestReadersTakeTurns(t *testing.T) {
 	p, _ := core.Lookup("fair")
 	tr := salusTrace(t, 1, 100)
+	classes := map[string]int{}
+	for i, j := range tr.Jobs {
+		classes[j.ID] = i % 3
+	}
 	type out struct {
 		res, file metrics.Result
 		runs      *plots.RunLog
@@ -135,6 +141,7 @@ func TestReadersTakeTurns(t *testing.T) {
 	}
 	read := func(perIteration bool) out {
 		c, r, n := metrics.NewCollector(), plots.NewRecorder(), &turnCounter{}
+		c.SetClasses(classes)
 		path := filepath.Join(t.TempDir(), "events.jsonl")
 		f, err := eventlog.Create(path)
 		if err != nil {
@@ -151,7 +158,12 @@ func TestReadersTakeTurns(t *testing.T) {
 		if o.res, err = c.Result(); err != nil {
 			t.Fatal(err)
 		}
-		if o.file, err = metrics.FromFile(path); err != nil {
+		fc := metrics.NewCollector()
+		fc.SetClasses(classes)
+		if err := eventlog.ReadFile(path, func(e eventlog.Event) error { fc.Emit(e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if o.file, err = fc.Result(); err != nil {
 			t.Fatal(err)
 		}
 		if o.runs, err = r.Log(); err != nil {
@@ -174,6 +186,19 @@ func TestReadersTakeTurns(t *testing.T) {
 	if err := sameResults(a.res, b.res); err != nil {
 		t.Fatal(err)
 	}
+	if len(a.res.Classes) != 3 || !reflect.DeepEqual(a.res.Classes, b.res.Classes) {
+		t.Fatalf("per-class figures with turns %+v, want %+v", b.res.Classes, a.res.Classes)
+	}
+	for i, x := range a.file.Classes {
+		y := b.file.Classes[i]
+		if y.Waits != x.Waits || math.Abs(y.WaitMeanS-x.WaitMeanS) > 1e-6 || math.Abs(y.WaitP95S-x.WaitP95S) > 1e-6 {
+			t.Fatalf("read back, class %d: %+v, want %+v", x.Priority, y, x)
+		}
+		if x.Waits == 0 || x.WaitP95S == 0 {
+			t.Fatalf("class %d: %+v: no iteration waited", x.Priority, x)
+		}
+	}
+	a.file.Classes, b.file.Classes = nil, nil
 	// Read back, GPU times are rounded to the microsecond per iteration in one
 	// log and per stretch in the other: up to half a microsecond an iteration
 	// apart, 1e-4 of iterations of 5 ms.
@@ -235,6 +260,57 @@ func TestTurnsOfLanesSideBySide(t *testing.T) {
 			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
 				t.Fatalf("%s seed %d: with turns, %v", policy, seed, err)
 			}
+		}
+	}
+}
+
+// Turns in lanes of jobs of several priorities: the jobs of the running
+// job's priority take turns while the less urgent ones wait. Under every
+// registered scheme, on one GPU and two, with the jobs in three classes, the
+// per-job and per-class results (their waits included) are those of the
+// iteration-by-iteration engine, and turns are taken under the policies
+// whose lanes take them.
+func TestTurnsAmongPrioritiesAreExact(t *testing.T) {
+	turns := map[string]int{}
+	for _, ms := range simtest.Schemes() {
+		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := int64(1); seed <= 2; seed++ {
+			tr := salusTrace(t, seed, 60)
+			classes := map[string]int{}
+			for i := range tr.Jobs {
+				tr.Jobs[i].Priority = i % 3
+				classes[tr.Jobs[i].ID] = i % 3
+			}
+			resultOf := func(perIteration bool) metrics.Result {
+				c, n := metrics.NewCollector(), &turnCounter{}
+				c.SetClasses(classes)
+				dev := device.DefaultDevice()
+				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
+				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: int(seed), PerIteration: perIteration, Sink: sink}); err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				res, err := c.Result()
+				if err != nil {
+					t.Fatalf("%v seed %d: %v", ms, seed, err)
+				}
+				turns[ms[0]+"/"+ms[1]] += n.turns
+				return res
+			}
+			a, b := resultOf(true), resultOf(false)
+			if err := sameResults(a, b); err != nil {
+				t.Fatalf("%v seed %d: with turns, %v", ms, seed, err)
+			}
+			if !reflect.DeepEqual(a.Classes, b.Classes) {
+				t.Fatalf("%v seed %d: classes with turns %+v, want %+v", ms, seed, b.Classes, a.Classes)
+			}
+		}
+	}
+	for _, s := range []string{"salus/fair", "salus/fcfs", "salus/pack"} {
+		if turns[s] == 0 {
+			t.Errorf("%s: no stretch of turns ran", s)
 		}
 	}
 }

@@ -139,7 +139,6 @@ type groupState struct {
 // New starts a study of trace t's run on cluster c.
 func New(c *cluster.Cluster, t *workload.Trace) *Study {
 	s := &Study{c: c, jobs: map[string]*jobState{}, gpus: make([]gpuState, c.GPUCount()), nodes: make([]nodeState, len(c.Nodes)), col: metrics.NewCollector()}
-	prio := map[string]int{}
 	for i := range t.Jobs {
 		j := &t.Jobs[i]
 		share := 1.0
@@ -147,9 +146,7 @@ func New(c *cluster.Cluster, t *workload.Trace) *Study {
 			share = *j.Demand
 		}
 		s.jobs[j.ID] = &jobState{spec: j, share: share, demand: math.Min(1, j.Profile.Demand)}
-		prio[j.ID] = j.Priority
 	}
-	s.col.SetClasses(prio)
 	s.types = taskTypes(t)
 	s.groups = []*groupState{{Group: Group{Name: "cluster"}}}
 	shapeAt, modelAt := map[string]int{}, map[string]int{}
@@ -219,6 +216,10 @@ func (s *Study) Emit(e eventlog.Event) {
 			j.running = false
 			s.run(j, -1)
 		}
+	case eventlog.Stretch:
+		if len(e.Turns) > 0 {
+			s.turns(e, j)
+		}
 	case eventlog.Finish, eventlog.Lost:
 		if j.running {
 			j.running = false
@@ -228,6 +229,39 @@ func (s *Study) Emit(e eventlog.Event) {
 			s.allocate(j, -1)
 		}
 		j.ended = true
+	}
+}
+
+// TakesTurns is true: the study takes stretches of a lane's turns
+// (eventlog.TurnsSink).
+func (s *Study) TakesTurns() bool { return true }
+
+// NeedsTimedTurns is true (eventlog.TimedTurnsSink): the GPUs' busy demand
+// counts each turn's GPU time, its time only at a share of 1 (turns).
+func (s *Study) NeedsTimedTurns() bool { return true }
+
+// turns takes a stretch of a lane's turns on its GPU: next runs after it. The
+// study counted the first turn's job's demand busy since its iteration began;
+// each other job's turns took their GPU time (at a share of 1, which the
+// lane's turns keep whichever job runs, that is their time and the GPU's busy
+// demand is not capped) at its own demand instead.
+func (s *Study) turns(e eventlog.Event, next *jobState) {
+	before := s.jobs[e.Turns[0].Job]
+	if before == nil || !before.running {
+		return
+	}
+	for _, g := range before.gpus {
+		s.settle(g) // up to e.T, with before's demand
+		for _, tu := range e.Turns[1:] {
+			if x := s.jobs[tu.Job]; x != nil {
+				s.gpus[g].busyS += tu.GPU * (x.demand - before.demand)
+			}
+		}
+	}
+	if before != next {
+		before.running, next.running = false, true
+		s.run(before, -1)
+		s.run(next, 1)
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 	"github.com/salusgo/salus/workload/traceimport"
@@ -137,5 +139,70 @@ func TestStudyGroupsByNode(t *testing.T) {
 		if !strings.Contains(b.String(), "G2") {
 			t.Errorf("the %s lacks the G2 model:\n%s", name, b.String())
 		}
+	}
+}
+
+// A study takes stretches of a lane's turns: on a busy cluster of two nodes,
+// under the policies whose lanes take turns (pack's side by side too, which
+// the study takes only at a share of 1), with the jobs in three priority
+// classes, its figures are those of the iteration-by-iteration run (the busy
+// time to the rounding of its sums), and turns were taken.
+func TestStudyTakesTurns(t *testing.T) {
+	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: 3, Jobs: 80, Load: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tr.Jobs {
+		tr.Jobs[i].Priority = i % 3
+	}
+	c, err := cluster.ParseYAML([]byte("shapes:\n  - {name: a, count: 2, gpus: 2, model: p100}\n"), "two.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range []string{"fair", "fcfs", "pack"} {
+		p, err := core.Compose(core.ModeSalus, policy, core.DefaultModeParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		runOf := func(perIteration bool) (Result, int) {
+			s := New(c, tr)
+			n := &turnCounter{}
+			o := sim.Options{Policy: p, Device: device.DefaultDevice(), GPUs: c.GPUCount(), Cluster: c, PerIteration: perIteration, Sink: eventlog.Sinks{s, n}}
+			if err := sim.Run(tr, o); err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Result(policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r, n.turns
+		}
+		a, _ := runOf(true)
+		b, turns := runOf(false)
+		if turns == 0 {
+			t.Fatalf("%s: no stretch of turns ran", policy)
+		}
+		if !reflect.DeepEqual(a.Classes, b.Classes) || !reflect.DeepEqual(a.RunRatio, b.RunRatio) {
+			t.Fatalf("%s: classes %+v, JCTs %+v with turns; want %+v, %+v", policy, b.Classes, b.RunRatio, a.Classes, a.RunRatio)
+		}
+		for i, x := range append(a.Shapes, a.Cluster) {
+			y := append(b.Shapes, b.Cluster)[i]
+			if math.Abs(x.Utilization-y.Utilization) > 1e-9 || x.Allocation != y.Allocation || x.Fragmentation != y.Fragmentation {
+				t.Fatalf("%s: %s with turns %+v, want %+v", policy, x.Name, y, x)
+			}
+			if x.Utilization < 0.1 {
+				t.Fatalf("%s: %s busy %v of the time: the test wants a busy cluster", policy, x.Name, x.Utilization)
+			}
+		}
+	}
+}
+
+// turnCounter counts the stretches of turns in a run.
+type turnCounter struct{ turns int }
+
+func (c *turnCounter) TakesTurns() bool { return true }
+func (c *turnCounter) Emit(e eventlog.Event) {
+	if e.Kind == eventlog.Stretch && len(e.Turns) > 0 {
+		c.turns++
 	}
 }
