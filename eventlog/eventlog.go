@@ -195,6 +195,15 @@ type Wait struct {
 	N int     `json:"n"`
 }
 
+// WaitS is how long an iteration that started at start waited since end
+// (seconds), to the microsecond, as a log keeps times: the iterations' times
+// are rounded to the nanosecond each, so that the waits of turns that go
+// round alike differ by a nanosecond or two, as many values to count. Never
+// below 0.
+func WaitS(end, start float64) float64 {
+	return max(round(start-end), 0)
+}
+
 // TurnsSink is a Sink that says whether it takes stretches of a lane's turns
 // (an Event with Turns): one that says no has the simulator run such lanes
 // iteration by iteration. One that needs their waits is a TimedTurnsSink.

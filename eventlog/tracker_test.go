@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,49 @@ func TestGangAdmitRoundTrips(t *testing.T) {
 	back, ok, err := decodeLine(line, "log", 1)
 	if err != nil || !ok || !reflect.DeepEqual(back, ev) {
 		t.Fatalf("decoded %+v (%v), want %+v", back, err, ev)
+	}
+}
+
+// A stretch of turns with waits round-trips through a log line, and one whose
+// waits cannot be (a count below 1, a wait below 0, an end after the record)
+// is refused with the job named.
+func TestTurnWaitsRoundTripAndAreChecked(t *testing.T) {
+	head := []Event{
+		{Kind: Run},
+		{T: 0, Kind: Arrive, Job: "a"},
+		{T: 0, Kind: Arrive, Job: "b"},
+		{T: 0, Kind: Admit, Job: "a", Lane: 0},
+		{T: 0, Kind: Admit, Job: "b", Lane: 0},
+		{T: 1, Kind: IterStart, Job: "a"},
+	}
+	good := Event{T: 3, Kind: Stretch, Job: "a", Lane: 0, Turns: []Turn{
+		{Job: "a", Iterations: 2, GPU: 1.5, Waits: []Wait{{S: 0.5, N: 1}}, EndS: 2.5},
+		{Job: "b", Iterations: 1, GPU: 0.5, Waits: []Wait{{S: 2, N: 1}}, EndS: 3},
+	}}
+	var got Event
+	if err := Read(strings.NewReader(string(Append(nil, good))+"\n"), "turns.jsonl", func(e Event) error { got = e; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, good) {
+		t.Fatalf("read back %+v, want %+v", got, good)
+	}
+	for _, bad := range []func(*Event){
+		func(e *Event) { e.Turns[1].Waits[0].N = 0 },
+		func(e *Event) { e.Turns[1].Waits[0].S = -1 },
+		func(e *Event) { e.Turns[1].EndS = 4 },
+	} {
+		tr := NewTracker()
+		for _, e := range head {
+			if _, _, err := tr.Step(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := good
+		e.Turns = []Turn{good.Turns[0], good.Turns[1]}
+		e.Turns[1].Waits = []Wait{good.Turns[1].Waits[0]}
+		bad(&e)
+		if _, _, err := tr.Step(e); err == nil || !strings.Contains(err.Error(), `"b"`) {
+			t.Errorf("%+v: error %v, want one naming job b", e.Turns[1], err)
+		}
 	}
 }

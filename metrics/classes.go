@@ -103,7 +103,7 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		w := c.waitOf(j)
 		if w.ended && j.Kind != inferKind {
 			s := c.class(j)
-			s.waits = append(s.waits, math.Max(e.T-w.lastEnd, 0))
+			s.waits = append(s.waits, eventlog.WaitS(w.lastEnd, e.T))
 		}
 		w.lastStart = e.T
 	case eventlog.IterEnd:

@@ -647,7 +647,7 @@ func (e *engine) turnWaitsOf(tc *turnCand, last time.Duration, turns []eventlog.
 	for taken := range total {
 		i := tc.t.NextTurn(&tc.jobs, tc.taken, taken)
 		m := &tc.jobs[i]
-		addWait(&tc.waits[i], max(now.Seconds()-tc.ends[i].Seconds(), 0))
+		addWait(&tc.waits[i], eventlog.WaitS(tc.ends[i].Seconds(), now.Seconds()))
 		d := m.d + tc.taken[i]
 		now += m.atN(d+1) - m.atN(d)
 		tc.ends[i] = now
@@ -668,10 +668,12 @@ func (e *engine) turnWaitsOf(tc *turnCand, last time.Duration, turns []eventlog.
 	return nil
 }
 
-// addWait counts a wait of s seconds into ws (a few values: the turns go
-// round in the same order).
+// addWait counts a wait of s seconds into ws. The turns go round in the same
+// order, so a job's waits are a few values: only the last 16 are looked at,
+// so that a long stretch of waits that do differ costs no more than their
+// count.
 func addWait(ws *[]eventlog.Wait, s float64) {
-	for k := len(*ws) - 1; k >= 0; k-- {
+	for k := len(*ws) - 1; k >= max(len(*ws)-16, 0); k-- {
 		if (*ws)[k].S == s {
 			(*ws)[k].N++
 			return

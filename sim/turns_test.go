@@ -191,7 +191,7 @@ func TestReadersTakeTurns(t *testing.T) {
 	}
 	for i, x := range a.file.Classes {
 		y := b.file.Classes[i]
-		if y.Waits != x.Waits || math.Abs(y.WaitMeanS-x.WaitMeanS) > 1e-6 || math.Abs(y.WaitP95S-x.WaitP95S) > 1e-6 {
+		if y.Waits != x.Waits || math.Abs(y.WaitMeanS-x.WaitMeanS) > 1.5e-6 || math.Abs(y.WaitP95S-x.WaitP95S) > 1.5e-6 {
 			t.Fatalf("read back, class %d: %+v, want %+v", x.Priority, y, x)
 		}
 		if x.Waits == 0 || x.WaitP95S == 0 {
