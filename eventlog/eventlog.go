@@ -176,7 +176,7 @@ type Event struct {
 
 // Turn is what one job did in a stretch of its lane's turns: its iterations
 // that ended there and their GPU time (seconds). With waits (a simulator's
-// for a sink that needs them, NeedsTimedTurns), also how long each of its
+// for a sink that needs them, NeedsTurnWaits), also how long each of its
 // iterations that started in the stretch before T waited, from the job's
 // previous end to its start, as values with their counts, and when its last
 // iteration in the stretch ended (EndS, seconds; 0: no waits carried).
@@ -206,7 +206,7 @@ func WaitS(end, start float64) float64 {
 
 // TurnsSink is a Sink that says whether it takes stretches of a lane's turns
 // (an Event with Turns): one that says no has the simulator run such lanes
-// iteration by iteration. One that needs their waits is a TimedTurnsSink.
+// iteration by iteration. One that needs their waits is a TurnWaitsSink.
 type TurnsSink interface {
 	Sink
 	TakesTurns() bool
@@ -231,29 +231,50 @@ func TakesTurns(s Sink) bool {
 	return false
 }
 
-// TimedTurnsSink is a TurnsSink that takes only the stretches of turns a
-// simulator times one by one: at a share of 1, so that each turn takes its GPU
-// time, with their waits (Turn.Waits and Turn.EndS). The per-class figures
-// need the waits, a cluster study the GPUs' busy demand turn by turn.
-type TimedTurnsSink interface {
+// TurnWaitsSink is a TurnsSink that needs the waits of the turns it takes
+// (Turn.Waits and Turn.EndS): the per-class figures.
+type TurnWaitsSink interface {
 	TurnsSink
-	NeedsTimedTurns() bool
+	NeedsTurnWaits() bool
 }
 
-// NeedsTimedTurns says whether some sink of s takes only timed turns
-// (TimedTurnsSink).
-func NeedsTimedTurns(s Sink) bool {
-	switch k := s.(type) {
-	case Sinks:
+// NeedsTurnWaits says whether some sink of s needs the turns' waits
+// (TurnWaitsSink).
+func NeedsTurnWaits(s Sink) bool {
+	return anySink(s, func(x Sink) bool {
+		k, ok := x.(TurnWaitsSink)
+		return ok && k.NeedsTurnWaits()
+	})
+}
+
+// TurnsAtOneSink is a TurnsSink that takes only the turns of lanes at a GPU
+// share of 1, where each turn takes its GPU time: a cluster study, which
+// counts the GPUs' busy demand turn by turn.
+type TurnsAtOneSink interface {
+	TurnsSink
+	TakesTurnsAtOneOnly() bool
+}
+
+// TakesTurnsAtOneOnly says whether some sink of s takes only turns at a share
+// of 1 (TurnsAtOneSink).
+func TakesTurnsAtOneOnly(s Sink) bool {
+	return anySink(s, func(x Sink) bool {
+		k, ok := x.(TurnsAtOneSink)
+		return ok && k.TakesTurnsAtOneOnly()
+	})
+}
+
+// anySink says whether f holds for s or, for Sinks, for one of its sinks.
+func anySink(s Sink, f func(Sink) bool) bool {
+	if k, ok := s.(Sinks); ok {
 		for _, x := range k {
-			if NeedsTimedTurns(x) {
+			if anySink(x, f) {
 				return true
 			}
 		}
-	case TimedTurnsSink:
-		return k.NeedsTimedTurns()
+		return false
 	}
-	return false
+	return f(s)
 }
 
 // Sink takes events in time order.

@@ -138,10 +138,9 @@ func (c *Collector) Boundary(job string, handle, lane int, t, gpuS float64) {
 // (eventlog.TurnsSink).
 func (c *Collector) TakesTurns() bool { return true }
 
-// NeedsTimedTurns says whether the collector takes only stretches of turns
-// that carry their waits (eventlog.TimedTurnsSink): when it computes
-// per-class waits.
-func (c *Collector) NeedsTimedTurns() bool { return c.classes != nil }
+// NeedsTurnWaits says whether the collector needs the waits of the turns it
+// takes (eventlog.TurnWaitsSink): when it computes per-class waits.
+func (c *Collector) NeedsTurnWaits() bool { return c.classes != nil }
 
 // Emit takes one event. Events must come in time order.
 func (c *Collector) Emit(e eventlog.Event) {

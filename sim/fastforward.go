@@ -52,14 +52,16 @@ type turnCand struct {
 	counts []int
 	gpus   []time.Duration
 	// waits, ends and taken: each job's waits, last end and turns so far,
-	// while turnWaitsOf times the turns one by one (reused).
-	waits [][]eventlog.Wait
-	ends  []time.Duration
-	taken []int
-	e0    time.Duration // the running job's iteration ends
-	next  int           // whose turn starts at the end
-	used  time.Duration // the turns' time, from e0
-	final bool          // next's turn is its last iteration
+	// while turnWaitsOf times the turns one by one (reused); a sideBySide
+	// keeps each boundary's start and its wait in starts instead.
+	waits  [][]eventlog.Wait
+	ends   []time.Duration
+	taken  []int
+	starts []turnStart
+	e0     time.Duration // the running job's iteration ends
+	next   int           // whose turn starts at the end
+	used   time.Duration // the turns' time, from e0
+	final  bool          // next's turn is its last iteration
 	// maxDemand is the highest demand of the lane's jobs (fixed point).
 	maxDemand int64
 	// atOne: the GPU runs at a share of 1 whichever of them runs, so that each
@@ -535,7 +537,7 @@ func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
 // standalone time. nil otherwise.
 func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 	atOne := g.share == 1 && w.finish.f == g.v0.f
-	anyShare = anyShare && !e.timedTurns // only turns at a share of 1 are timed one by one
+	anyShare = anyShare && !e.turnsAtOne
 	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || !atOne && !anyShare {
 		return nil
 	}
@@ -657,15 +659,44 @@ func (e *engine) turnWaitsOf(tc *turnCand, last time.Duration, turns []eventlog.
 		return fmt.Errorf("internal error: the turns of the lane of job %s, timed one by one, end at %v with job %d next; planned: at %v with job %d",
 			tc.ids[0], now, next, last, tc.next)
 	}
+	tc.writeWaits(turns)
+	return nil
+}
+
+// turnStart is a turn's start in a sideBySide's run: its job (an index of
+// Turns.Jobs) and how long it waited.
+type turnStart struct {
+	i int
+	s float64
+}
+
+// sideWaits writes into turns the waits a sideBySide's run kept: every
+// boundary's start but the last, the one at the stretch's end.
+func (tc *turnCand) sideWaits(turns []eventlog.Turn) {
+	for len(tc.waits) < len(tc.jobs) {
+		tc.waits = append(tc.waits, nil)
+	}
+	for i := range tc.jobs {
+		tc.waits[i] = tc.waits[i][:0]
+	}
+	for _, x := range tc.starts[:max(len(tc.starts)-1, 0)] {
+		addWait(&tc.waits[x.i], x.s)
+	}
+	tc.writeWaits(turns)
+}
+
+// writeWaits writes each job's waits and last end (tc.waits, tc.ends) into
+// turns, those of the jobs whose iterations ended in the order of tc.jobs (as
+// takeTurns writes them), and notes the end as when the job asked again.
+func (tc *turnCand) writeWaits(turns []eventlog.Turn) {
 	k := 0
 	for i, m := range tc.jobs {
-		if tc.counts[i] > 0 || i == 0 { // as takeTurns writes them
+		if tc.counts[i] > 0 || i == 0 {
 			turns[k].Waits, turns[k].EndS = tc.waits[i], tc.ends[i].Seconds()
 			k++
 			m.j.requestedAt = tc.ends[i]
 		}
 	}
-	return nil
 }
 
 // addWait counts a wait of s seconds into ws. The turns go round in the same
@@ -700,8 +731,10 @@ func (e *engine) takeTurns(c stretchCand) error {
 		}
 		ended += n
 	}
-	if e.timedTurns {
-		if err := e.turnWaitsOf(tc, c.last, turns); err != nil {
+	if e.turnWaits {
+		if c.side {
+			tc.sideWaits(turns)
+		} else if err := e.turnWaitsOf(tc, c.last, turns); err != nil {
 			return err
 		}
 	}

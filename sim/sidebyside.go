@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/salusgo/salus/eventlog"
 	"math"
 	"slices"
 	"time"
@@ -31,6 +32,8 @@ import (
 type sideBySide struct {
 	g   *GPU
 	ran *int // the engine's count of the boundaries run (forwarded.sideRun)
+	// waits: the turns' starts and waits are kept (turnCand.starts, ends).
+	waits bool
 	// lanes: those that take turns, lanes[:act], then the passive ones.
 	lanes []sbsLane
 	act   int
@@ -130,6 +133,12 @@ func (s *sideBySide) begin(limit time.Duration) {
 		tc.done = tc.done[:0]
 		for _, x := range tc.jobs {
 			tc.done = append(tc.done, x.at)
+		}
+		if s.waits {
+			tc.starts, tc.ends = tc.starts[:0], tc.ends[:0]
+			for _, x := range tc.jobs {
+				tc.ends = append(tc.ends, x.j.requestedAt) // the running job's is set as its iteration ends
+			}
 		}
 		tc.t.Begin(l.j.iteration(l.j.done))
 		l.rr = tc.t.RoundRobin()
@@ -337,6 +346,9 @@ type sideSave struct {
 	lanes  []sbsLane
 	counts []int
 	done   []time.Duration
+	// with waits: each lane's starts kept so far, and its jobs' last ends
+	starts []int
+	ends   []time.Duration
 }
 
 // save keeps the run as it stands, to restore it; the passive lanes are
@@ -348,11 +360,15 @@ func (s *sideBySide) save() {
 	v := &s.saved
 	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs)
 	v.lanes = append(v.lanes[:0], s.lanes[:s.act]...)
-	v.counts, v.done = v.counts[:0], v.done[:0]
+	v.counts, v.done, v.starts, v.ends = v.counts[:0], v.done[:0], v.starts[:0], v.ends[:0]
 	for i := range s.lanes[:s.act] {
 		tc := s.lanes[i].tc
 		v.counts = append(v.counts, tc.counts...)
 		v.done = append(v.done, tc.done...)
+		if s.waits {
+			v.starts = append(v.starts, len(tc.starts))
+			v.ends = append(v.ends, tc.ends...)
+		}
 	}
 }
 
@@ -361,12 +377,16 @@ func (s *sideBySide) restore() {
 	v := &s.saved
 	s.clock, s.sum, s.cur, s.next, s.least, s.alone, s.segs = v.clock, v.sum, v.cur, v.next, v.least, v.alone, s.segs[:v.segs]
 	copy(s.lanes, v.lanes)
-	counts, done := v.counts, v.done
+	counts, done, ends := v.counts, v.done, v.ends
 	for i := range s.lanes[:s.act] {
 		s.fin[i] = s.lanes[i].finish
 		tc := s.lanes[i].tc
 		counts = counts[copy(tc.counts, counts):]
 		done = done[copy(tc.done, done):]
+		if s.waits {
+			tc.starts = tc.starts[:v.starts[i]]
+			ends = ends[copy(tc.ends, ends):]
+		}
 	}
 }
 
@@ -394,6 +414,10 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 	d := x.d + tc.counts[i]
 	tc.counts[i]++
 	l.taken++
+	if s.waits {
+		tc.ends[l.cur] = now.at // the iteration that ended
+		tc.starts = append(tc.starts, turnStart{i: i, s: eventlog.WaitS(tc.ends[i].Seconds(), now.at.Seconds())})
+	}
 	done := x.atN(d + 1)
 	left := int64(done - tc.done[i])
 	tc.done[i] = done
@@ -507,7 +531,7 @@ func (s *sideBySide) result(cands []stretchCand) {
 // boundary: their jobs' turns may be taken without their waits, and nothing
 // delays a turn.
 func (e *engine) sideBySideOK() bool {
-	return e.turnsOK && !e.timedTurns && e.switchCost == 0 && !e.o.Policy.Swapped
+	return e.turnsOK && !e.turnsAtOne && e.switchCost == 0 && !e.o.Policy.Swapped
 }
 
 // needsSide says whether the lanes of g, cands, need a sideBySide: some take
@@ -543,7 +567,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 		sides = sides[:len(sides)+1]
 	}
 	s := &sides[len(sides)-1]
-	s.g, s.ranTo, s.final, s.ran = g, -1, false, &e.forwarded.sideRun
+	s.g, s.ranTo, s.final, s.ran, s.waits = g, -1, false, &e.forwarded.sideRun, e.turnWaits
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ { // the lanes that take turns first
 		cands[i].side = true

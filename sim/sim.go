@@ -222,11 +222,13 @@ type engine struct {
 	cands         []stretchCand // reused by stretch
 	order         []*stretchCand
 	// turnsOK: a stretch may take the turns of a lane's jobs (the sink takes
-	// their record); timedTurns: only turns at a share of 1 are taken, each
-	// timed, the record carrying their waits (eventlog.TimedTurnsSink);
-	// turnPool, turnUsed and turnRecs are reused by stretch.
+	// their record); turnWaits: the record carries the turns' waits
+	// (eventlog.TurnWaitsSink); turnsAtOne: only turns at a share of 1 are
+	// taken (eventlog.TurnsAtOneSink); turnPool, turnUsed and turnRecs are
+	// reused by stretch.
 	turnsOK    bool
-	timedTurns bool
+	turnWaits  bool
+	turnsAtOne bool
 	turnPool   []*turnCand
 	turnUsed   int
 	turnRecs   []eventlog.Turn
@@ -341,7 +343,8 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	}
 	_, discard := o.Sink.(eventlog.Discard)
 	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, shapes: map[shapeKey]*shape{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
-		turnsOK: discard || eventlog.TakesTurns(o.Sink), timedTurns: !discard && eventlog.NeedsTimedTurns(o.Sink)}
+		turnsOK: discard || eventlog.TakesTurns(o.Sink), turnWaits: !discard && eventlog.NeedsTurnWaits(o.Sink),
+		turnsAtOne: !discard && eventlog.TakesTurnsAtOneOnly(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.forwarded }()
 	}

@@ -236,9 +236,9 @@ func (s *Study) Emit(e eventlog.Event) {
 // (eventlog.TurnsSink).
 func (s *Study) TakesTurns() bool { return true }
 
-// NeedsTimedTurns is true (eventlog.TimedTurnsSink): the GPUs' busy demand
-// counts each turn's GPU time, its time only at a share of 1 (turns).
-func (s *Study) NeedsTimedTurns() bool { return true }
+// TakesTurnsAtOneOnly is true (eventlog.TurnsAtOneSink): the GPUs' busy
+// demand counts each turn's GPU time, its time only at a share of 1 (turns).
+func (s *Study) TakesTurnsAtOneOnly() bool { return true }
 
 // turns takes a stretch of a lane's turns on its GPU: next runs after it. The
 // study counted the first turn's job's demand busy since its iteration began;
