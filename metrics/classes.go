@@ -124,7 +124,7 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 	case eventlog.Served:
 		s := c.class(j)
 		s.latencies = append(s.latencies, e.Latency)
-		s.waits = append(s.waits, math.Max(c.waitOf(j).lastStart-(e.T-e.Latency), 0))
+		s.waits = append(s.waits, eventlog.WaitS(e.T-e.Latency, c.waitOf(j).lastStart))
 	case eventlog.Finish, eventlog.Lost:
 		delete(c.waiting, j)
 	}
