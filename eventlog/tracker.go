@@ -240,9 +240,14 @@ func (t *Tracker) turns(next *JobState, e Event) error {
 		if !ok || tu.Iterations <= 0 {
 			return fmt.Errorf("a stretch of turns in lane %d: job %q (%d iterations) never arrived or ran none", e.Lane, tu.Job, tu.Iterations)
 		}
+		waits := 0
 		for _, w := range tu.Waits {
 			if w.N <= 0 || !(w.S >= 0) {
 				return fmt.Errorf("a stretch of turns in lane %d: job %q: %d waits of %g s (a count is at least 1, a wait at least 0)", e.Lane, tu.Job, w.N, w.S)
+			}
+			if waits += w.N; waits > tu.Iterations {
+				// Each start in it began an iteration that ended in it.
+				return fmt.Errorf("a stretch of turns in lane %d: job %q: more waits than its %d iterations", e.Lane, tu.Job, tu.Iterations)
 			}
 		}
 		if tu.EndS > e.T {

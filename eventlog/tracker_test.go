@@ -88,8 +88,8 @@ func TestGangAdmitRoundTrips(t *testing.T) {
 }
 
 // A stretch of turns with waits round-trips through a log line, and one whose
-// waits cannot be (a count below 1, a wait below 0, an end after the record)
-// is refused with the job named.
+// waits cannot be (a count below 1, a wait below 0, more waits than
+// iterations, an end after the record) is refused with the job named.
 func TestTurnWaitsRoundTripAndAreChecked(t *testing.T) {
 	head := []Event{
 		{Kind: Run},
@@ -114,6 +114,8 @@ func TestTurnWaitsRoundTripAndAreChecked(t *testing.T) {
 		func(e *Event) { e.Turns[1].Waits[0].N = 0 },
 		func(e *Event) { e.Turns[1].Waits[0].S = -1 },
 		func(e *Event) { e.Turns[1].EndS = 4 },
+		func(e *Event) { e.Turns[1].Waits[0].N = 2 }, // more than its one iteration
+		func(e *Event) { e.Turns[1].Waits[0].N = 1 << 62 },
 	} {
 		tr := NewTracker()
 		for _, e := range head {
