@@ -2,10 +2,11 @@ package sim
 
 import (
 	"fmt"
-	"github.com/salusgo/salus/eventlog"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/salusgo/salus/eventlog"
 )
 
 // Lanes side by side. Where the lanes of one GPU take turns beside each other
@@ -528,8 +529,8 @@ func (s *sideBySide) result(cands []stretchCand) {
 }
 
 // sideBySideOK says whether a stretch may run a GPU's lanes boundary by
-// boundary: their jobs' turns may be taken without their waits, and nothing
-// delays a turn.
+// boundary: their jobs' turns may be taken, at any share (no sink takes only
+// those at a share of 1), and nothing delays a turn.
 func (e *engine) sideBySideOK() bool {
 	return e.turnsOK && !e.turnsAtOne && e.switchCost == 0 && !e.o.Policy.Swapped
 }
