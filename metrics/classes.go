@@ -43,12 +43,20 @@ type ClassResult struct {
 
 // classState is what the collector keeps per class, when it keeps classes.
 type classState struct {
-	waits, latencies []float64
-	iterations       int
-	// zeroWaits counts the waits of zero that stretches stand for; weighted
-	// are the waits a stretch of turns carries, by value with their count.
-	zeroWaits int
-	weighted  []eventlog.Wait
+	// waits counts the iterations' waits by value: to the microsecond
+	// (eventlog.WaitS) they are a few thousand values where there are
+	// millions of waits, and a stretch stands for its waits of zero.
+	waits      map[float64]int
+	latencies  []float64
+	iterations int
+}
+
+// addWaits counts n waits of s seconds.
+func (s *classState) addWaits(w float64, n int) {
+	if s.waits == nil {
+		s.waits = map[float64]int{}
+	}
+	s.waits[w] += n
 }
 
 // jobWait is where a job's iterations stand, for its waits.
@@ -103,7 +111,7 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		w := c.waitOf(j)
 		if w.ended && j.Kind != inferKind {
 			s := c.class(j)
-			s.waits = append(s.waits, eventlog.WaitS(w.lastEnd, e.T))
+			s.addWaits(eventlog.WaitS(w.lastEnd, e.T), 1)
 		}
 		w.lastStart = e.T
 	case eventlog.IterEnd:
@@ -118,13 +126,13 @@ func (c *Collector) classEvent(e eventlog.Event, j *eventlog.JobState) {
 		// Its boundaries, each a start that waited for nothing.
 		s := c.class(j)
 		s.iterations += e.Iterations
-		s.zeroWaits += e.Iterations
+		s.addWaits(0, e.Iterations)
 		w := c.waitOf(j)
 		w.lastStart, w.lastEnd, w.ended = e.T, e.T, true
 	case eventlog.Served:
 		s := c.class(j)
 		s.latencies = append(s.latencies, e.Latency)
-		s.waits = append(s.waits, eventlog.WaitS(e.T-e.Latency, c.waitOf(j).lastStart))
+		s.addWaits(eventlog.WaitS(e.T-e.Latency, c.waitOf(j).lastStart), 1)
 	case eventlog.Finish, eventlog.Lost:
 		delete(c.waiting, j)
 	}
@@ -150,11 +158,7 @@ func (c *Collector) classTurns(e eventlog.Event, next *eventlog.JobState) {
 			continue
 		}
 		for _, x := range tu.Waits {
-			if x.S == 0 {
-				s.zeroWaits += x.N
-			} else {
-				s.weighted = append(s.weighted, x)
-			}
+			s.addWaits(x.S, x.N)
 		}
 		w.lastEnd, w.ended = tu.EndS, true
 	}
@@ -170,7 +174,7 @@ func (c *Collector) classBoundary(j *eventlog.JobState, t float64) {
 	}
 	s := c.class(j)
 	s.iterations++
-	s.waits = append(s.waits, 0)
+	s.addWaits(0, 1)
 	w := c.waitOf(j)
 	w.lastStart, w.lastEnd, w.ended = t, t, true
 }
@@ -225,27 +229,14 @@ func (c *Collector) classResults(jobs []JobResult) []ClassResult {
 }
 
 // waitCounts is every wait of the class, by value with its count, the
-// smallest first: the same from a log of iterations as from one of stretches,
-// whatever the order they came in.
+// smallest first.
 func (s *classState) waitCounts() []eventlog.Wait {
-	ws := make([]eventlog.Wait, 0, len(s.waits)+len(s.weighted)+1)
-	if s.zeroWaits > 0 {
-		ws = append(ws, eventlog.Wait{N: s.zeroWaits})
+	ws := make([]eventlog.Wait, 0, len(s.waits))
+	for w, n := range s.waits {
+		ws = append(ws, eventlog.Wait{S: w, N: n})
 	}
-	for _, x := range s.waits {
-		ws = append(ws, eventlog.Wait{S: x, N: 1})
-	}
-	ws = append(ws, s.weighted...)
 	slices.SortFunc(ws, func(a, b eventlog.Wait) int { return cmp.Compare(a.S, b.S) })
-	out := ws[:0]
-	for _, w := range ws {
-		if k := len(out) - 1; k >= 0 && out[k].S == w.S {
-			out[k].N += w.N
-		} else {
-			out = append(out, w)
-		}
-	}
-	return out
+	return ws
 }
 
 // waitFigures are the count, mean and q-quantile (as Percentile) of the waits
