@@ -240,12 +240,7 @@ type TurnWaitsSink interface {
 
 // NeedsTurnWaits says whether some sink of s needs the turns' waits
 // (TurnWaitsSink).
-func NeedsTurnWaits(s Sink) bool {
-	return anySink(s, func(x Sink) bool {
-		k, ok := x.(TurnWaitsSink)
-		return ok && k.NeedsTurnWaits()
-	})
-}
+func NeedsTurnWaits(s Sink) bool { return anySink(s, TurnWaitsSink.NeedsTurnWaits) }
 
 // TurnsAtOneSink is a TurnsSink that takes only the turns of lanes at a GPU
 // share of 1, where each turn takes its GPU time: a cluster study, which
@@ -257,24 +252,21 @@ type TurnsAtOneSink interface {
 
 // TakesTurnsAtOneOnly says whether some sink of s takes only turns at a share
 // of 1 (TurnsAtOneSink).
-func TakesTurnsAtOneOnly(s Sink) bool {
-	return anySink(s, func(x Sink) bool {
-		k, ok := x.(TurnsAtOneSink)
-		return ok && k.TakesTurnsAtOneOnly()
-	})
-}
+func TakesTurnsAtOneOnly(s Sink) bool { return anySink(s, TurnsAtOneSink.TakesTurnsAtOneOnly) }
 
-// anySink says whether f holds for s or, for Sinks, for one of its sinks.
-func anySink(s Sink, f func(Sink) bool) bool {
-	if k, ok := s.(Sinks); ok {
+// anySink says whether s, or for Sinks one of its sinks, is a K that says yes.
+func anySink[K Sink](s Sink, yes func(K) bool) bool {
+	switch k := s.(type) {
+	case Sinks:
 		for _, x := range k {
-			if anySink(x, f) {
+			if anySink(x, yes) {
 				return true
 			}
 		}
-		return false
+	case K:
+		return yes(k)
 	}
-	return f(s)
+	return false
 }
 
 // Sink takes events in time order.

@@ -636,12 +636,10 @@ func (e *engine) turnWaitsOf(tc *turnCand, last time.Duration, turns []eventlog.
 	n := len(tc.jobs)
 	tc.ends = slices.Grow(tc.ends[:0], n)[:n]
 	tc.taken = slices.Grow(tc.taken[:0], n)[:n]
-	for len(tc.waits) < n {
-		tc.waits = append(tc.waits, nil)
-	}
+	tc.clearWaits()
 	total := 0
 	for i, m := range tc.jobs {
-		tc.ends[i], tc.taken[i], tc.waits[i] = m.j.requestedAt, 0, tc.waits[i][:0]
+		tc.ends[i], tc.taken[i] = m.j.requestedAt, 0
 		total += tc.counts[i]
 	}
 	now := tc.e0
@@ -673,16 +671,21 @@ type turnStart struct {
 // sideWaits writes into turns the waits a sideBySide's run kept: every
 // boundary's start but the last, the one at the stretch's end.
 func (tc *turnCand) sideWaits(turns []eventlog.Turn) {
+	tc.clearWaits()
+	for _, x := range tc.starts[:max(len(tc.starts)-1, 0)] {
+		addWait(&tc.waits[x.i], x.s)
+	}
+	tc.writeWaits(turns)
+}
+
+// clearWaits empties each job's waits, a slot a job.
+func (tc *turnCand) clearWaits() {
 	for len(tc.waits) < len(tc.jobs) {
 		tc.waits = append(tc.waits, nil)
 	}
 	for i := range tc.jobs {
 		tc.waits[i] = tc.waits[i][:0]
 	}
-	for _, x := range tc.starts[:max(len(tc.starts)-1, 0)] {
-		addWait(&tc.waits[x.i], x.s)
-	}
-	tc.writeWaits(turns)
 }
 
 // writeWaits writes each job's waits and last end (tc.waits, tc.ends) into

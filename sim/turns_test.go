@@ -40,6 +40,24 @@ func salusTrace(t testing.TB, seed int64, jobs int) *workload.Trace {
 // the result of the iteration-by-iteration engine, under every registered
 // scheme, on one GPU and two; and turns are taken.
 func TestTurnsAreExact(t *testing.T) {
+	jobs := 120
+	if testing.Short() {
+		jobs = 50
+	}
+	turns := turnsAreExact(t, jobs, false)
+	for _, s := range []string{"salus/fair", "salus/fcfs", "salus/wfair", "salus/floor"} {
+		if turns[s] == 0 {
+			t.Errorf("%s: no stretch of turns ran", s)
+		}
+	}
+}
+
+// turnsAreExact runs every registered scheme on salus100 traces of jobs
+// jobs, seeds 1 and 2 on as many GPUs, with stretches and iteration by
+// iteration, and fails where a job's result differs, or with classes (the
+// jobs in three priority classes) a class's figures; it returns the
+// stretches of turns each scheme took.
+func turnsAreExact(t *testing.T, jobs int, classes bool) map[string]int {
 	turns := map[string]int{}
 	for _, ms := range simtest.Schemes() {
 		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
@@ -47,14 +65,21 @@ func TestTurnsAreExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		for seed := int64(1); seed <= 2; seed++ {
-			jobs := 120
-			if testing.Short() {
-				jobs = 50
-			}
 			tr := salusTrace(t, seed, jobs)
+			var prio map[string]int
+			if classes {
+				prio = map[string]int{}
+				for i := range tr.Jobs {
+					tr.Jobs[i].Priority = i % 3
+					prio[tr.Jobs[i].ID] = i % 3
+				}
+			}
 			gpus := int(seed)
 			resultOf := func(perIteration bool) metrics.Result {
 				c, n := metrics.NewCollector(), &turnCounter{}
+				if classes {
+					c.SetClasses(prio)
+				}
 				dev := device.DefaultDevice()
 				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
 				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: gpus, PerIteration: perIteration, Sink: sink}); err != nil {
@@ -67,16 +92,16 @@ func TestTurnsAreExact(t *testing.T) {
 				turns[ms[0]+"/"+ms[1]] += n.turns
 				return res
 			}
-			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
+			a, b := resultOf(true), resultOf(false)
+			if err := sameResults(a, b); err != nil {
 				t.Fatalf("%v seed %d on %d GPUs: with turns, %v", ms, seed, gpus, err)
+			}
+			if !reflect.DeepEqual(a.Classes, b.Classes) {
+				t.Fatalf("%v seed %d: classes with turns %+v, want %+v", ms, seed, b.Classes, a.Classes)
 			}
 		}
 	}
-	for _, s := range []string{"salus/fair", "salus/fcfs", "salus/wfair", "salus/floor"} {
-		if turns[s] == 0 {
-			t.Errorf("%s: no stretch of turns ran", s)
-		}
-	}
+	return turns
 }
 
 // Turns by attained time per unit of share (wfair; floor, whose jobs that
@@ -271,43 +296,7 @@ func TestTurnsOfLanesSideBySide(t *testing.T) {
 // iteration-by-iteration engine, and turns are taken under the policies
 // whose lanes take them.
 func TestTurnsAmongPrioritiesAreExact(t *testing.T) {
-	turns := map[string]int{}
-	for _, ms := range simtest.Schemes() {
-		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for seed := int64(1); seed <= 2; seed++ {
-			tr := salusTrace(t, seed, 60)
-			classes := map[string]int{}
-			for i := range tr.Jobs {
-				tr.Jobs[i].Priority = i % 3
-				classes[tr.Jobs[i].ID] = i % 3
-			}
-			resultOf := func(perIteration bool) metrics.Result {
-				c, n := metrics.NewCollector(), &turnCounter{}
-				c.SetClasses(classes)
-				dev := device.DefaultDevice()
-				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
-				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: int(seed), PerIteration: perIteration, Sink: sink}); err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				turns[ms[0]+"/"+ms[1]] += n.turns
-				return res
-			}
-			a, b := resultOf(true), resultOf(false)
-			if err := sameResults(a, b); err != nil {
-				t.Fatalf("%v seed %d: with turns, %v", ms, seed, err)
-			}
-			if !reflect.DeepEqual(a.Classes, b.Classes) {
-				t.Fatalf("%v seed %d: classes with turns %+v, want %+v", ms, seed, b.Classes, a.Classes)
-			}
-		}
-	}
+	turns := turnsAreExact(t, 60, true)
 	for _, s := range []string{"salus/fair", "salus/fcfs", "salus/pack"} {
 		if turns[s] == 0 {
 			t.Errorf("%s: no stretch of turns ran", s)
