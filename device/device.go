@@ -24,6 +24,7 @@ package device
 import (
 	"fmt"
 
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -73,6 +74,12 @@ type Device struct {
 	// jobs' iterations, as it does for a PyTorch job under salus serve, which builds
 	// its model before it asks for its first iteration. Only the simulator reads it.
 	StartupIsGPUWork bool `json:"startup_is_gpu_work,omitempty"`
+	// CoLocation, when set, is how jobs side by side on this GPU slow each
+	// other (package interference): each job at its own rate, by who runs
+	// beside it, in place of one share by demands (nil: today's rule).
+	// CoLocationName names it in reports ("measured", or the model file's name).
+	CoLocation     *interference.Model `json:"-"`
+	CoLocationName string              `json:"co_location,omitempty"`
 }
 
 // Count is how many GPUs the node has: GPUs, at least one.
@@ -125,6 +132,9 @@ func (d Device) Describe() string {
 			place = "least-loaded"
 		}
 		desc = fmt.Sprintf("%d x %s, %s placement", d.Count(), desc, place)
+	}
+	if d.CoLocationName != "" {
+		desc += ", co-location model " + d.CoLocationName
 	}
 	return desc
 }

@@ -149,6 +149,9 @@ func (r *PaperReport) Rows() []PaperRow {
 // reason is a note under its table.
 func (r *PaperReport) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite paper on sim: every figure of the paper's evaluation beside this project's; device %s\n", r.Device.Name)
+	if r.Device.CoLocationName != "" {
+		fmt.Fprintf(w, "Jobs side by side under the co-location model %s (salus interference show): the footnotes explain the\nfigures of today's rule (--interference rule), which they were written for.\n", r.Device.CoLocationName)
+	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(w, "\n%s\n%s\n\n", s.Title, Wrap(s.Setup, 100))
 		seeded := slices.ContainsFunc(s.Rows, func(r PaperRow) bool { return r.Range != "" })

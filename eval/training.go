@@ -23,6 +23,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/engine"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/plots"
 	"github.com/salusgo/salus/sim"
@@ -315,6 +316,9 @@ type SimOptions struct {
 	PerIteration bool
 	// Cluster, when set, is the nodes to run on instead of the device's node.
 	Cluster Cluster
+	// Interference is the co-location model (sim.Options.Interference); nil:
+	// one share per GPU by demands.
+	Interference *interference.Model
 }
 
 // SimulateOpts is Simulate with o.
@@ -324,7 +328,7 @@ func SimulateOpts(t *workload.Trace, s Scheme, mp core.ModeParams, dev device.De
 	if err != nil {
 		return Run{}, err
 	}
-	return RunOn(context.Background(), sim.Engine{PerIteration: o.PerIteration}, t, s, p, dev, o.Cluster, logPath, nil)
+	return RunOn(context.Background(), sim.Engine{PerIteration: o.PerIteration, Interference: o.Interference}, t, s, p, dev, o.Cluster, logPath, nil)
 }
 
 // RunOn runs scheme s (composed as p) on a trace on engine eng, on dev's node or

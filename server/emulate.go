@@ -8,6 +8,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/sim"
 )
@@ -127,7 +128,7 @@ func (e *emulator) partDone(w *sim.Work, all bool) {
 		}
 		for i, p := range g.parts {
 			if p == w {
-				g.holds[i] = &sim.Work{Job: w.Job, Lane: w.Lane, Demand: w.Demand}
+				g.holds[i] = &sim.Work{Job: w.Job, Lane: w.Lane, Demand: w.Demand, Model: w.Model}
 				g.gpus[i].Hold(g.holds[i])
 			}
 		}
@@ -150,7 +151,18 @@ type heldEnd struct {
 func newEmulator(compute core.ComputeSharing, dev device.Device, gpus int, fire func()) *emulator {
 	e := &emulator{dev: dev}
 	for range max(gpus, 1) {
-		e.gpus = append(e.gpus, sim.NewGPU(compute, dev))
+		g := sim.NewGPU(compute, dev)
+		if dev.CoLocation != nil {
+			// The daemon's sharing side by side is Salus's lanes.
+			mech := interference.Lanes
+			if compute == core.TimeSliced {
+				mech = interference.TimeSlicing
+			}
+			if dm, _ := dev.CoLocation.ForDevice(dev.Name, mech); dm != nil {
+				g.SetInterference(dm)
+			}
+		}
+		e.gpus = append(e.gpus, g)
 	}
 	e.timer = time.AfterFunc(math.MaxInt64, fire)
 	e.timer.Stop()
@@ -323,17 +335,24 @@ func (s *Server) startWork(now time.Duration, ss *Session) {
 	ss.workDone = false
 	ss.parts = len(ss.gpus)
 	if len(ss.gpus) == 1 {
-		e.gpus[ss.gpus[0]].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand})
+		e.gpus[ss.gpus[0]].Start(&sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand, Model: ss.modelJob()})
 		return
 	}
 	// A gang: a rank whose part is done holds its GPU until the last one's is.
 	g := emuGang{job: ss.id, holds: make([]*sim.Work, len(ss.gpus))}
 	for _, i := range ss.gpus {
-		w := &sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand}
+		w := &sim.Work{Job: ss.id, Lane: ss.lane, Left: ss.work, Demand: ss.demand, Model: ss.modelJob()}
 		e.gpus[i].Start(w)
 		g.parts, g.gpus = append(g.parts, w), append(g.gpus, e.gpus[i])
 	}
 	e.gangs = append(e.gangs, g)
+}
+
+// modelJob is the session's job type, as a co-location model knows it: its
+// catalog model and batch size (0 after a restart, whose journal keeps no
+// batch: the model's nearest batch stands in).
+func (ss *Session) modelJob() interference.Job {
+	return interference.Job{Name: ss.model, Batch: ss.batch}
 }
 
 // completeHeld processes a held end at now.

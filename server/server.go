@@ -318,6 +318,7 @@ type Session struct {
 	id        string
 	job       core.Job
 	model     string
+	batch     int // the open's batch size, for the co-location model (modelJob)
 	kind      string
 	transport string
 
@@ -719,7 +720,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 		return nil, errorf(protocol.CodeBadRequest, "open %q: kind %q: use train or infer", req.Job, req.Kind)
 	}
 
-	ss := &Session{id: req.Job, model: req.Model, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done, peer: req.Peer}
+	ss := &Session{id: req.Job, model: req.Model, batch: req.Batch, kind: req.Kind, transport: transport, lane: -1, drop: drop, pendingOpen: done, peer: req.Peer}
 	if transport == "connect" {
 		ss.secret = newSecret()
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/salusgo/salus/core"
 	engines "github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics"
 )
 
@@ -14,6 +15,9 @@ import (
 type Engine struct {
 	// PerIteration runs and logs every iteration, not stretches (Options.PerIteration).
 	PerIteration bool
+	// Interference is the co-location model (Options.Interference); nil: one
+	// share per GPU by demands.
+	Interference *interference.Model
 }
 
 func init() { engines.Register(0, Engine{}) }
@@ -45,7 +49,7 @@ func (e Engine) Run(_ context.Context, r engines.Run) (engines.Outcome, error) {
 		}
 		sinks = append(sinks, file)
 	}
-	o := Options{Policy: r.Policy, Device: r.Device, Sink: sinks, PerIteration: e.PerIteration, Cluster: r.Cluster}
+	o := Options{Policy: r.Policy, Device: r.Device, Sink: sinks, PerIteration: e.PerIteration, Cluster: r.Cluster, Interference: e.Interference}
 	if r.Cluster != nil {
 		np, err := core.LookupNodePlacement(r.NodePlacement)
 		if err != nil {

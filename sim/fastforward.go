@@ -212,7 +212,10 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.forwarded.scanned++
 		looked = true
 		at, _ := g.nextAt()
-		ok := len(g.delays) == 0
+		// Under a co-location model, works side by side run each at its own
+		// rate, which the stretches' arithmetic (one share per GPU) does not
+		// follow: such a GPU goes boundary by boundary.
+		ok := len(g.delays) == 0 && (g.im == nil || len(g.works) <= 1)
 		delayed = delayed || !ok
 		from := len(cands)
 		lastEnd := limit

@@ -8,6 +8,7 @@ import (
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/interference"
 )
 
 // Work is one iteration in flight on the device model.
@@ -21,6 +22,9 @@ type Work struct {
 	Left time.Duration
 	// Demand is the share of the GPU the work keeps busy when it runs alone.
 	Demand float64
+	// Model is the job's type (catalog model and batch size), by which a
+	// co-location model (GPU.SetInterference) says how it fares beside others.
+	Model interference.Job
 	// job is the simulator's own record of the job (nil for the daemon's emulator):
 	// it saves a lookup by name at every iteration's end.
 	job *job
@@ -34,9 +38,16 @@ type Work struct {
 	delayEnd time.Duration
 	endedAt  time.Duration
 	gpu      *GPU
-	index    int // in its heap
-	working  bool
-	held     bool // a hold (GPU.Hold), not an iteration
+	// Under a co-location model each work runs at its own rate: left is its
+	// standalone work still to do (ns) as of since, and slow how much slower
+	// than alone it has run since then; finish.i is then its end in real time.
+	left    float64
+	slow    float64
+	since   time.Duration
+	unit    int // its row in the co-location model
+	index   int // in its heap
+	working bool
+	held    bool // a hold (GPU.Hold), not an iteration
 }
 
 // vtime is a virtual time of a GPU: standalone work in nanoseconds, an integer
@@ -146,6 +157,14 @@ type GPU struct {
 	dirty bool
 	seq   uint64
 
+	// im, when set, is the co-location model (SetInterference): each work's rate
+	// then depends on who runs beside it, and units caches each job type's row.
+	im    *interference.DeviceModel
+	units map[interference.Job]int
+	// each: two works or more are in their work phase under im, each on a
+	// clock of its own (settleEach); otherwise the shared clock runs.
+	each bool
+
 	holds    int       // the works of works that are holds (Hold)
 	works    workHeap  // by finish
 	delays   delayHeap // by delayEnd
@@ -156,6 +175,26 @@ type GPU struct {
 // sharing mode says (a policy's Compute).
 func NewGPU(compute core.ComputeSharing, d device.Device) *GPU {
 	return &GPU{timeslice: compute == core.TimeSliced, efficiency: d.TimesliceEfficiency(), clock: clock{share: 1}}
+}
+
+// SetInterference makes d the GPU's co-location model: an iteration in its
+// work phase then runs 1 + the sum of d's terms of the jobs beside it slower
+// than alone (interference.DeviceModel), each at its own rate, in place of
+// one share for all. Set it before anything runs; nil keeps one share by
+// demands (today's rule).
+func (g *GPU) SetInterference(d *interference.DeviceModel) {
+	g.im = d
+	g.units = map[interference.Job]int{}
+}
+
+// unitOf is w's row in the co-location model.
+func (g *GPU) unitOf(w *Work) int {
+	u, ok := g.units[w.Model]
+	if !ok {
+		u = g.im.Index(w.Model)
+		g.units[w.Model] = u
+	}
+	return u
 }
 
 // vnow is the virtual clock now, at the share it ran at until now.
@@ -179,7 +218,7 @@ func (g *GPU) Start(w *Work) {
 		heap.Push(&g.delays, w)
 		return
 	}
-	if chained {
+	if chained && !g.each {
 		w.finish = w.finish.add(int64(w.Left))
 	} else {
 		w.finish = g.vnow().add(int64(w.Left))
@@ -188,6 +227,16 @@ func (g *GPU) Start(w *Work) {
 }
 
 func (g *GPU) enter(w *Work) {
+	if g.im != nil {
+		w.unit = g.unitOf(w)
+		if g.each {
+			// Its clock starts now: the shared one is not kept meanwhile.
+			w.left, w.slow, w.since = float64(w.Left), 1, g.now
+			if w.held {
+				w.left = math.Inf(1)
+			}
+		}
+	}
 	w.working = true
 	heap.Push(&g.works, w)
 	g.sum += fixed(w.Demand)
@@ -283,6 +332,18 @@ func (g *GPU) settle() {
 		return
 	}
 	g.dirty = false
+	if g.im != nil {
+		switch {
+		case g.n >= 2:
+			if !g.each {
+				g.toEach()
+			}
+			g.settleEach()
+			return
+		case g.each:
+			g.fromEach()
+		}
+	}
 	if g.n == 0 {
 		// Nothing holds a virtual time: start the clock afresh, at an integer.
 		g.t0, g.v0, g.share = g.now, vtime{}, 1
@@ -295,8 +356,77 @@ func (g *GPU) settle() {
 	g.v0, g.t0, g.share = g.vnow(), g.now, s
 }
 
+// toEach leaves the shared clock for a clock of each work's own: two works
+// or more now run side by side under a co-location model. Each work's
+// standalone work left is read off the shared clock as it stands.
+func (g *GPU) toEach() {
+	v := g.vnow()
+	for _, w := range g.works {
+		w.left, w.slow, w.since = w.finish.sub(v), 1, g.now
+		if w.held {
+			w.left = math.Inf(1)
+		}
+	}
+	g.each = true
+}
+
+// fromEach goes back to the shared clock, at a share of 1, when one work or
+// none is left in its work phase: a job alone runs as fast as alone under any
+// model, so a GPU that runs one job at a time keeps the shared clock, and the
+// stretches that read it (fastforward.go), whatever the co-location model.
+func (g *GPU) fromEach() {
+	g.t0, g.v0, g.share = g.now, vtime{}, 1
+	for _, w := range g.works {
+		if w.held {
+			w.finish = vtime{i: math.MaxInt64}
+			continue
+		}
+		w.left -= float64(g.now-w.since) / w.slow
+		w.finish = vtime{}.addF(max(w.left, 0))
+	}
+	g.each = false
+}
+
+// settleEach is settle under a co-location model with works side by side:
+// each work's rate follows the jobs beside it, so when they change every
+// work's progress is taken at its old rate and its end computed at its new
+// one, and finish holds that end in real time. O(n^2) in the works side by
+// side, which lanes and MPS clients keep to a handful.
+func (g *GPU) settleEach() {
+	others := make([]int, 0, len(g.works))
+	for _, w := range g.works {
+		if !w.held {
+			w.left -= float64(g.now-w.since) / w.slow
+		}
+		others = others[:0]
+		for _, v := range g.works {
+			if v != w && v.Job != w.Job {
+				others = append(others, v.unit)
+			}
+		}
+		w.slow, w.since = g.im.Slowdown(w.unit, others), g.now
+		if w.held {
+			continue
+		}
+		// The first nanosecond at or past the end of its work, as the shared
+		// clock's ends are.
+		end := math.Ceil(max(w.left, 0) * w.slow)
+		if end >= float64(math.MaxInt64-g.now) {
+			w.finish = vtime{i: math.MaxInt64}
+		} else {
+			w.finish = vtime{i: int64(g.now) + int64(end)}
+		}
+	}
+	heap.Init(&g.works)
+}
+
 // endOf is the real time at which w, in its work phase, ends at the current share.
-func (g *GPU) endOf(w *Work) time.Duration { return g.endAt(w.finish) }
+func (g *GPU) endOf(w *Work) time.Duration {
+	if g.each {
+		return max(time.Duration(w.finish.i), g.now)
+	}
+	return g.endAt(w.finish)
+}
 
 func (g *GPU) endAt(f vtime) time.Duration { return g.clock.endAfter(f, g.now) }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -47,6 +48,26 @@ type Options struct {
 	// PerIteration runs and logs every iteration: no stretches (see stretch), the
 	// log at the grain of iterations, each boundary an iter_end and an iter_start.
 	PerIteration bool
+	// Interference, when set, is the co-location model: each job's iterations
+	// run beside others at the rate it gives for the GPU's device and the
+	// policy's way of sharing compute (Mechanism), in place of one share by
+	// demands. A GPU that runs two jobs side by side under it goes boundary by
+	// boundary (the stretches' arithmetic assumes one share per GPU); one that
+	// runs one job at a time keeps its stretches. nil: Device.CoLocation.
+	Interference *interference.Model
+}
+
+// Mechanism is how p's iterations side by side share a GPU, as the
+// co-location model names it: time-slicing, MPS, or Salus's lanes.
+func Mechanism(p core.Policy) interference.Mechanism {
+	switch {
+	case p.Compute == core.TimeSliced:
+		return interference.TimeSlicing
+	case p.Mode == core.ModeMPS:
+		return interference.MPS
+	default:
+		return interference.Lanes
+	}
 }
 
 // maxTime is where the clock stops: a run that would pass it fails rather than wrap.
@@ -342,6 +363,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		return err
 	}
 	_, discard := o.Sink.(eventlog.Discard)
+	if o.Interference == nil {
+		o.Interference = o.Device.CoLocation
+	}
 	e := &engine{o: o, sched: sched, jobs: map[string]*job{}, shapes: map[shapeKey]*shape{}, resident: map[int]*job{}, log: !discard, noFastForward: noFF, devs: devs,
 		turnsOK: discard || eventlog.TakesTurns(o.Sink), turnWaits: !discard && eventlog.NeedsTurnWaits(o.Sink),
 		turnsAtOne: !discard && eventlog.TakesTurnsAtOneOnly(o.Sink)}
@@ -353,7 +377,15 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		if devs != nil {
 			dev = devs[g]
 		}
-		e.gpus = append(e.gpus, NewGPU(o.Policy.Compute, dev))
+		g := NewGPU(o.Policy.Compute, dev)
+		if o.Interference != nil {
+			dm, _ := o.Interference.ForDevice(dev.Name, Mechanism(o.Policy))
+			if dm == nil {
+				return fmt.Errorf("co-location model %q has no pairs for %s or %s", o.Interference.Name, dev.Name, interference.StandIn)
+			}
+			g.SetInterference(dm)
+		}
+		e.gpus = append(e.gpus, g)
 	}
 	e.isBusy = make([]bool, n)
 	e.isParked = make([]bool, n)
@@ -513,6 +545,7 @@ func (e *engine) partEnded(w *Work) error {
 		for i := range j.works {
 			if &j.works[i] == w {
 				j.holds[i].Job, j.holds[i].Lane, j.holds[i].Demand, j.holds[i].job = w.Job, w.Lane, w.Demand, j
+				j.holds[i].Model = w.Model
 				j.rankGPUs[i].Hold(&j.holds[i])
 			}
 		}
@@ -741,6 +774,7 @@ func (e *engine) apply(ds []core.Decision) error {
 				// next iteration continues from where the last one finished).
 				w := &j.works[i]
 				w.Job, w.Lane, w.Delay, w.Left, w.Demand, w.job = d.Job, d.Lane, delay, left, j.spec.Profile.Demand, j
+				w.Model = interference.Job{Name: j.spec.Profile.Model, Batch: j.spec.Profile.Batch}
 				e.wake(g).Start(w)
 			}
 			if len(d.GPUs) > 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -153,6 +154,7 @@ func SimRunner(g Grid) Runner {
 		}
 		return t, err
 	}
+	coLocation, imErr := interference.Named(g.Interference)
 	var cl eval.Cluster
 	var clErr error
 	if g.Cluster != "" {
@@ -166,6 +168,9 @@ func SimRunner(g Grid) Runner {
 		if clErr != nil {
 			return nil, clErr
 		}
+		if imErr != nil {
+			return nil, imErr
+		}
 		s, err := resolve(c.Policy, c.Mode)
 		if err != nil {
 			return nil, err
@@ -178,6 +183,9 @@ func SimRunner(g Grid) Runner {
 			dev.CapacityMiB = c.CapacityMiB
 		}
 		dev.GPUs = g.GPUs
+		if coLocation != nil {
+			dev.CoLocation, dev.CoLocationName = coLocation, g.Interference
+		}
 		var t *workload.Trace
 		if c.Trace == "" {
 			t, err = workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})

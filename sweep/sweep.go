@@ -51,6 +51,9 @@ type Grid struct {
 	// load divides its arrival times.
 	Traces   []string `json:"traces,omitempty"`
 	Resample string   `json:"resample,omitempty"`
+	// Interference names the co-location model (interference.Named: "rule" or
+	// "" today's rule, "measured" the built-in model, else a model file).
+	Interference string `json:"interference,omitempty"`
 	// Shard, when set, is the share of the runs this sweep does (shard.go).
 	Shard *Shard `json:"shard,omitempty"`
 }

@@ -89,6 +89,7 @@ type deviceFlags struct {
 	gpus         string // --gpus: a count (gpuCount)
 	gpuPlacement string
 	startupWork  bool
+	interference string
 	modes        core.ModeParams
 	// params are the modes' own parameters (core.Params), by name: one flag each.
 	params map[string]*float64
@@ -107,6 +108,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 	addGPUsFlag(f, &d.gpus, false, "")
 	f.StringVar(&d.gpuPlacement, "gpu-placement", core.DefaultGPUPlacement, gpuPlacementHelp())
 	f.BoolVar(&d.startupWork, "startup-on-gpu", false, "a job's start-up is GPU work its first iteration carries (TensorFlow 1.x under Salus: the first session.run autotunes cuDNN on the GPU), not time off the GPU that overlaps other jobs")
+	addInterferenceFlag(f, &d.interference)
 	f.Float64Var(&d.speed, "speed", 0, "compute speed relative to the P100 the profiles were measured on: iterations take P100 time / speed; start-up is not scaled (default 0: the preset's)")
 	// Each mode's parameters, as the mode declares them (core.Mode.Params).
 	d.params, d.ints = map[string]*float64{}, map[string]*int{}
@@ -212,6 +214,12 @@ func (d *deviceFlags) device() (device.Device, error) {
 		dev.GPUPlacement = d.gpuPlacement
 	}
 	dev.StartupIsGPUWork = d.startupWork
+	if dev.CoLocation, err = loadInterference(d.interference); err != nil {
+		return dev, err
+	}
+	if dev.CoLocation != nil {
+		dev.CoLocationName = d.interference
+	}
 	type param struct {
 		name string
 		v    float64

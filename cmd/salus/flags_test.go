@@ -160,6 +160,8 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "per-iteration", base: []string{"--events", filepath.Join(dir, "e.jsonl")}, args: []string{"--per-iteration"}},
 		{flag: "per-iteration", args: []string{"--per-iteration"}, refused: "give --events FILE"},
 		{flag: "speed", args: []string{"--speed", "2"}},
+		{flag: "interference", base: []string{"--policy", "pack", "-o", "json"}, args: []string{"--interference", "measured"}},
+		{flag: "interference", args: []string{"--interference", filepath.Join(dir, "none.json")}, refused: "none.json"},
 		{flag: "gpus", args: []string{"--gpus", "2"}},
 		{flag: "gpus", args: []string{"--gpus", "0"}, refused: "a node has 1 to"},
 		{flag: "gpu-placement", base: []string{"--gpus", "3", "--policy", "pack", "--load", "3"}, args: []string{"--gpu-placement", "first-fit"}},

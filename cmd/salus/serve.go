@@ -198,16 +198,18 @@ func newServeCmd() *cobra.Command {
 		logLevel  string
 		logFormat string
 		emulate   string
-		acc       socketAccess
-		mode      string
-		apiSocket string
-		catalogs  []string
-		tokenFile string
-		adminFile string
-		idle      time.Duration
-		onStop    string
-		jf        journalFlags
-		mp        = core.DefaultModeParams()
+		// interferenceName is --interference: the emulated GPU's co-location model.
+		interferenceName string
+		acc              socketAccess
+		mode             string
+		apiSocket        string
+		catalogs         []string
+		tokenFile        string
+		adminFile        string
+		idle             time.Duration
+		onStop           string
+		jf               journalFlags
+		mp               = core.DefaultModeParams()
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -306,6 +308,14 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 			var emulated *device.Device
 			if emulate != "" {
 				emulated = &dev
+				if dev.CoLocation, err = loadInterference(interferenceName); err != nil {
+					return err
+				}
+				if dev.CoLocation != nil {
+					dev.CoLocationName = interferenceName
+				}
+			} else if cmd.Flags().Changed("interference") {
+				return fmt.Errorf("--interference is how the emulated GPU (--emulate) runs jobs side by side; a real GPU runs them as it does: drop it or give --emulate")
 			}
 			gpus, gpuPlacement, err := sf.node(dev)
 			if err != nil {
@@ -396,6 +406,7 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 	f.StringVar(&adminFile, "admin-token-file", "", "file of the admin token (list sessions, evict, drain; created 0600 when absent; default "+fmt.Sprintf(tokenPathHelp, "admin-token")+")")
 	f.StringVar(&onStop, "on-stop", "restart", "what SIGTERM or SIGINT does to the jobs: restart (they stay open in the --events journal, and resume with the next daemon started on it within its --recover-window; without --events it is end) or end (they are ended and logged lost)")
 	f.DurationVar(&idle, "idle-timeout", 10*time.Minute, "a job that holds a lane without iterating this long gives it back while others wait for it (while jobs wait for admission, for its memory, or with an iteration begun and never ended: it is evicted); 0 disables")
+	addInterferenceFlag(f, &interferenceName)
 	f.StringVar(&emulate, "emulate", "", "emulate this GPU preset's compute for workers without one ("+strings.Join(device.Names(), ", ")+"): iterations take the simulator's device-model time")
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/report"
 	"github.com/salusgo/salus/sweep"
 	"github.com/salusgo/salus/workload"
@@ -70,8 +71,11 @@ then combines the shards' directories into the outputs of one sweep.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var done []sweep.Sample
+			if g.Interference == interference.RuleName {
+				g.Interference = "" // today's rule: the grid file as before the flag
+			}
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement", "interference"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -137,6 +141,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
 	addPresetFlag(f, &g.Device, "device preset")
+	addInterferenceFlag(f, &g.Interference)
 	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace (not with --trace)")
 	f.StringArrayVar(&g.Traces, "trace", nil, "trace file to sweep instead of the generated trace (repeatable); --load divides its arrival times")
 	f.StringVar(&g.Resample, "resample", "", "with --trace: how each seed draws a trace from the file: "+strings.Join(workload.ResampleMethods, ", ")+" (default: bootstrap with several seeds, none with one)")

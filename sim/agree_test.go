@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/salusgo/salus/core"
+	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
+	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/sim/simtest"
+)
+
+// agree runs a random trace of seed under scheme ms on gpus GPUs with the
+// stretches and boundary by boundary, under the co-location model m (nil:
+// today's rule), and says how the results differ; it also returns how many
+// iterations the stretches took.
+func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus int, m *interference.Model) (int, error) {
+	p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := simtest.RandomTrace(seed, jobs)
+	resultOf := func(noFF bool) (metrics.Result, int) {
+		c := metrics.NewCollector()
+		dev := device.DefaultDevice()
+		dev.IterOverheadS = float64(seed%4/3) * 0.0005
+		dev.SwitchS = float64(seed%3/2) * 0.0003
+		dev.StartupIsGPUWork = seed%5 > 2
+		var e forwarded
+		if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Interference: m,
+			Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {
+			t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
+		}
+		res, err := c.Result()
+		if err != nil {
+			t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
+		}
+		return res, e.iterations
+	}
+	slow, _ := resultOf(true)
+	fast, ff := resultOf(false)
+	return ff, sameResults(slow, fast)
+}
+
+// Under the co-location model the stretches take what a GPU running one job
+// at a time does, and every job's result is the per-iteration engine's: every
+// registered scheme, on one GPU and two.
+func TestStretchesAreExactUnderTheModel(t *testing.T) {
+	m := interference.Builtin()
+	stretched := 0
+	for _, ms := range simtest.Schemes() {
+		for seed := uint64(1); seed <= 4; seed++ {
+			gpus := 1 + int(seed%2)
+			ff, err := agree(t, ms, seed, 20, gpus, m)
+			if err != nil {
+				t.Fatalf("%s/%s seed %d on %d GPUs under the model: with stretches, %v", ms[0], ms[1], seed, gpus, err)
+			}
+			stretched += ff
+		}
+	}
+	if stretched == 0 {
+		t.Fatal("no stretch ever ran under the model")
+	}
+}
+
+// FuzzEnginesAgree is the agreement harness as a fuzz target: a random trace,
+// scheme, GPU count and model (today's rule or the built-in co-location
+// model), run with the stretches and per iteration, must give every job the
+// same result. go test ./sim -fuzz FuzzEnginesAgree explores beyond the seeds.
+func FuzzEnginesAgree(f *testing.F) {
+	for i := range 8 {
+		f.Add(uint64(i+1), uint8(i*5), uint8(i%3), i%2 == 0)
+	}
+	schemes := simtest.Schemes()
+	builtin := interference.Builtin()
+	f.Fuzz(func(t *testing.T, seed uint64, scheme, gpus uint8, model bool) {
+		var m *interference.Model
+		if model {
+			m = builtin
+		}
+		ms := schemes[int(scheme)%len(schemes)]
+		if _, err := agree(t, ms, seed, 12, 1+int(gpus%3), m); err != nil {
+			t.Fatalf("%s/%s seed %d on %d GPUs (model %v): %v", ms[0], ms[1], seed, 1+int(gpus%3), model, err)
+		}
+	})
+}
