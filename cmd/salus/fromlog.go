@@ -52,10 +52,11 @@ func newProfileCmd() *cobra.Command {
 	var (
 		of  outputFlags
 		out string
+		pf  pairsFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "profile LOG",
-		Short: "Turn a daemon's event log into catalog entries (--catalog FILE) for the jobs it saw",
+		Use:   "profile LOG | --pairs JOBS",
+		Short: "Turn a daemon's event log into catalog entries (--catalog FILE); --pairs: measure your jobs' co-location pairs",
 		Long: `Read a daemon's event log (salus serve --events FILE) and write one catalog profile per
 model, batch size and kind of the jobs that ran: the mean time of the steady iterations on
 the daemon's clock (each job's after its first; the median is in the profile's source), the
@@ -67,9 +68,16 @@ timed while several jobs ran at once, when no client measured memory (a CPU run)
 the demand. The output is a catalog file, ready for --catalog:
 
   salus profile events.jsonl --out profile.yaml
-  salus eval --catalog profile.yaml --trace trace.csv`,
+  salus eval --catalog profile.yaml --trace trace.csv
+` + pairsHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pf.check(cmd); err != nil {
+				return err
+			}
+			if pf.on {
+				return pf.runPairs(cmd, args[0], out)
+			}
 			formatFromOut(cmd, &of, out, map[string]string{".json": "json"})
 			if err := of.check(); err != nil {
 				return err
@@ -101,7 +109,8 @@ the demand. The output is a catalog file, ready for --catalog:
 		},
 	}
 	of.register(cmd, "o", "yaml", "json")
-	addOutFlag(cmd.Flags(), &out, "", "write the catalog to this file instead of standard output (a name ending in .json: JSON, unless --format says otherwise)")
+	addOutFlag(cmd.Flags(), &out, "", "write the catalog (with --pairs: the pair file) to this file instead of standard output (a name ending in .json: JSON, unless --format says otherwise)")
+	pf.register(cmd)
 	return cmd
 }
 
