@@ -24,6 +24,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
@@ -52,6 +53,8 @@ type Cell struct {
 	Seed   int64
 	Scheme eval.Scheme
 	Device string
+	// Interference names the co-location model (interference.Named; "": today's rule).
+	Interference string
 }
 
 // Status says how a cell ended.
@@ -142,6 +145,9 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 	if err != nil {
 		return r, err
 	}
+	if dev.CoLocation, err = interference.Named(c.Interference); err != nil {
+		return r, err
+	}
 	start := time.Now()
 	// Drawn as the run goes: memory holds the jobs alive, not the trace.
 	tr, err := workload.GenerateStream(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: c.Seed, Jobs: c.Jobs, Load: c.Load})
@@ -203,6 +209,8 @@ type Options struct {
 	Load    float64
 	Seed    int64
 	Device  string // the device preset
+	// Interference names the co-location model (interference.Named; "": today's rule).
+	Interference string
 	// Timeout bounds each cell (0: none).
 	Timeout time.Duration
 	// Runner runs each cell (nil: InProcess).
@@ -225,7 +233,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	var first error
 	for _, n := range o.Sizes {
 		for _, s := range o.Schemes {
-			c := Cell{Jobs: n, Load: o.Load, Seed: o.Seed, Scheme: s, Device: o.Device}
+			c := Cell{Jobs: n, Load: o.Load, Seed: o.Seed, Scheme: s, Device: o.Device, Interference: o.Interference}
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/salusgo/salus/cluster"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics/clusterstudy"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
@@ -23,6 +24,9 @@ type StudyOptions struct {
 	NodePlacement string
 	// Modes are the sharing modes' parameters.
 	Modes core.ModeParams
+	// Interference is the co-location model (sim.Options.Interference); nil:
+	// one share per GPU by demands.
+	Interference *interference.Model
 }
 
 // ClusterStudy simulates trace t on cluster c under exclusive GPUs and each
@@ -50,7 +54,7 @@ func ClusterStudy(c *cluster.Cluster, source string, t *workload.Trace, o StudyO
 			return nil, fmt.Errorf("%s: %w", run.name, err)
 		}
 		s := clusterstudy.New(c, t)
-		if err := sim.Run(t, sim.Options{Policy: p, Device: device.DefaultDevice(), Cluster: c, NodePlacement: np, Sink: s}); err != nil {
+		if err := sim.Run(t, sim.Options{Policy: p, Device: device.DefaultDevice(), Cluster: c, NodePlacement: np, Sink: s, Interference: o.Interference}); err != nil {
 			return nil, fmt.Errorf("%s: %w", run.name, err)
 		}
 		res, err := s.Result(run.name)

@@ -131,7 +131,7 @@ func (t *turnJobs) Within(i int, d time.Duration) int {
 // endOf is when the work phase of w's job's iteration done+k ends, its GPU's
 // share unchanged: its iterations follow each other from w's finish.
 func (j *job) endOf(g *GPU, w *Work, k int) time.Duration {
-	return j.endOn(&g.clock, g.now, w.finish, j.done, k)
+	return j.endOn(g.clockOf(w), g.now, w.finish, j.done, k)
 }
 
 // endOn is when iteration d+k of j ends on clock c (not before from), its
@@ -144,7 +144,7 @@ func (j *job) endOn(c *clock, from time.Duration, f vtime, d, k int) time.Durati
 // n, come before limit on g, its share unchanged: the largest m with
 // iteration done+m-1 ending before it.
 func (j *job) boundariesBefore(g *GPU, w *Work, limit time.Duration, n int) int {
-	return j.endsBefore(&g.clock, g.now, w.finish, j.done, n, limit)
+	return j.endsBefore(g.clockOf(w), g.now, w.finish, j.done, n, limit)
 }
 
 // endsBefore is how many of j's iterations from d, at most n, end before
@@ -212,17 +212,17 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.forwarded.scanned++
 		looked = true
 		at, _ := g.nextAt()
-		// Under a co-location model, works side by side run each at its own
-		// rate, which the stretches' arithmetic (one share per GPU) does not
-		// follow: such a GPU goes boundary by boundary.
-		ok := len(g.delays) == 0 && (g.im == nil || len(g.works) <= 1)
+		ok := len(g.delays) == 0
 		delayed = delayed || !ok
 		from := len(cands)
 		lastEnd := limit
 		// side: its lanes may be run boundary by boundary (every job alone on
 		// the GPU, every lane free, taking turns or in its job's last
 		// iteration, ending: its end is where the run stops).
-		side := e.sideBySideOK()
+		// Under a co-location model the works side by side are each on a clock
+		// of their own (GPU.clockOf), which endOf reads; the sideBySide's
+		// boundary-by-boundary run keeps one clock a GPU, so it is not used.
+		side := e.sideBySideOK() && g.im == nil
 		ending := e.ending[:0]
 		for _, w := range g.works {
 			if !ok {
@@ -421,6 +421,9 @@ func (e *engine) take(c *stretchCand) error {
 	if c.side {
 		e.forwarded.sideBySide += c.m
 	}
+	if g.each {
+		e.forwarded.ownClocks += c.m
+	}
 	if len(j.works) == 1 {
 		j.stretched(g, w, d, c.m)
 		return nil
@@ -491,7 +494,7 @@ func (e *engine) inStep(j *job) bool {
 			return false
 		}
 		g.settle()
-		if g.share != 1 || w.finish.f != g.v0.f {
+		if g.each || g.share != 1 || w.finish.f != g.v0.f {
 			return false
 		}
 		if at := g.endOf(w); i == 0 {
@@ -541,6 +544,11 @@ func (e *engine) turnsSideBySide(g *GPU, cands []stretchCand) {
 func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 	atOne := g.share == 1 && w.finish.f == g.v0.f
 	anyShare = anyShare && !e.turnsAtOne
+	if g.im != nil && g.n > 1 {
+		// Under a co-location model a turn changes who runs beside the other
+		// lanes, and so their rates: each turn is a boundary of its own.
+		return nil
+	}
 	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || !atOne && !anyShare {
 		return nil
 	}

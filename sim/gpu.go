@@ -38,13 +38,11 @@ type Work struct {
 	delayEnd time.Duration
 	endedAt  time.Duration
 	gpu      *GPU
-	// Under a co-location model each work runs at its own rate: left is its
-	// standalone work still to do (ns) as of since, and slow how much slower
-	// than alone it has run since then; finish.i is then its end in real time.
-	left    float64
-	slow    float64
-	since   time.Duration
-	unit    int // its row in the co-location model
+	// own is the work's clock while works side by side under a co-location
+	// model run each at its own rate (GPU.each): finish is then on it, and its
+	// share is the work's slowdown. unit is its row in the model.
+	own     clock
+	unit    int
 	index   int // in its heap
 	working bool
 	held    bool // a hold (GPU.Hold), not an iteration
@@ -162,8 +160,10 @@ type GPU struct {
 	im    *interference.DeviceModel
 	units map[interference.Job]int
 	// each: two works or more are in their work phase under im, each on a
-	// clock of its own (settleEach); otherwise the shared clock runs.
-	each bool
+	// clock of its own (settleEach); otherwise the shared clock runs. others
+	// is settleEach's buffer.
+	each   bool
+	others []int
 
 	holds    int       // the works of works that are holds (Hold)
 	works    workHeap  // by finish
@@ -218,9 +218,12 @@ func (g *GPU) Start(w *Work) {
 		heap.Push(&g.delays, w)
 		return
 	}
-	if chained && !g.each {
+	switch {
+	case chained:
 		w.finish = w.finish.add(int64(w.Left))
-	} else {
+	case g.each:
+		w.own, w.finish = clock{t0: g.now, share: 1}, vtime{i: int64(w.Left)}
+	default:
 		w.finish = g.vnow().add(int64(w.Left))
 	}
 	g.enter(w)
@@ -229,13 +232,6 @@ func (g *GPU) Start(w *Work) {
 func (g *GPU) enter(w *Work) {
 	if g.im != nil {
 		w.unit = g.unitOf(w)
-		if g.each {
-			// Its clock starts now: the shared one is not kept meanwhile.
-			w.left, w.slow, w.since = float64(w.Left), 1, g.now
-			if w.held {
-				w.left = math.Inf(1)
-			}
-		}
 	}
 	w.working = true
 	heap.Push(&g.works, w)
@@ -262,6 +258,7 @@ func (g *GPU) Hold(w *Work) {
 	g.seq++
 	w.seq = g.seq
 	w.finish = vtime{i: math.MaxInt64}
+	w.own = clock{t0: g.now, share: 1}
 	w.held = true
 	g.enter(w)
 	g.holds++
@@ -356,77 +353,63 @@ func (g *GPU) settle() {
 	g.v0, g.t0, g.share = g.vnow(), g.now, s
 }
 
-// toEach leaves the shared clock for a clock of each work's own: two works
-// or more now run side by side under a co-location model. Each work's
-// standalone work left is read off the shared clock as it stands.
+// toEach gives each work a clock of its own, a copy of the shared one: two
+// works or more now run side by side under a co-location model, each at the
+// rate its neighbours leave it (settleEach).
 func (g *GPU) toEach() {
-	v := g.vnow()
 	for _, w := range g.works {
-		w.left, w.slow, w.since = w.finish.sub(v), 1, g.now
-		if w.held {
-			w.left = math.Inf(1)
-		}
+		w.own = g.clock
 	}
 	g.each = true
 }
 
-// fromEach goes back to the shared clock, at a share of 1, when one work or
-// none is left in its work phase: a job alone runs as fast as alone under any
-// model, so a GPU that runs one job at a time keeps the shared clock, and the
-// stretches that read it (fastforward.go), whatever the co-location model.
+// fromEach goes back to the shared clock when one work or none is left in its
+// work phase: the one left's clock becomes the GPU's. A job alone runs as
+// fast as alone under any model, so a GPU that runs one job at a time keeps
+// the shared clock, and the stretches that read it (fastforward.go).
 func (g *GPU) fromEach() {
-	g.t0, g.v0, g.share = g.now, vtime{}, 1
 	for _, w := range g.works {
-		if w.held {
-			w.finish = vtime{i: math.MaxInt64}
-			continue
+		if !w.held {
+			g.clock = w.own
 		}
-		w.left -= float64(g.now-w.since) / w.slow
-		w.finish = vtime{}.addF(max(w.left, 0))
 	}
 	g.each = false
 }
 
 // settleEach is settle under a co-location model with works side by side:
-// each work's rate follows the jobs beside it, so when they change every
-// work's progress is taken at its old rate and its end computed at its new
-// one, and finish holds that end in real time. O(n^2) in the works side by
-// side, which lanes and MPS clients keep to a handful.
+// each work's clock is re-based, now, at the slowdown the jobs beside it
+// give it (interference.DeviceModel.Slowdown); a work whose slowdown is
+// unchanged keeps its clock, as the shared clock does its share. O(n^2) in
+// the works side by side, which lanes and MPS clients keep to a handful.
 func (g *GPU) settleEach() {
-	others := make([]int, 0, len(g.works))
 	for _, w := range g.works {
-		if !w.held {
-			w.left -= float64(g.now-w.since) / w.slow
-		}
-		others = others[:0]
-		for _, v := range g.works {
-			if v != w && v.Job != w.Job {
-				others = append(others, v.unit)
-			}
-		}
-		w.slow, w.since = g.im.Slowdown(w.unit, others), g.now
 		if w.held {
 			continue
 		}
-		// The first nanosecond at or past the end of its work, as the shared
-		// clock's ends are.
-		end := math.Ceil(max(w.left, 0) * w.slow)
-		if end >= float64(math.MaxInt64-g.now) {
-			w.finish = vtime{i: math.MaxInt64}
-		} else {
-			w.finish = vtime{i: int64(g.now) + int64(end)}
+		g.others = g.others[:0]
+		for _, v := range g.works {
+			if v != w && v.Job != w.Job {
+				g.others = append(g.others, v.unit)
+			}
+		}
+		if s := g.im.Slowdown(w.unit, g.others); s != w.own.share {
+			w.own = clock{t0: g.now, v0: w.own.vAt(g.now), share: s}
 		}
 	}
 	heap.Init(&g.works)
 }
 
-// endOf is the real time at which w, in its work phase, ends at the current share.
-func (g *GPU) endOf(w *Work) time.Duration {
+// clockOf is the clock w's finish is on: its own while works run side by
+// side under a co-location model, else the GPU's.
+func (g *GPU) clockOf(w *Work) *clock {
 	if g.each {
-		return max(time.Duration(w.finish.i), g.now)
+		return &w.own
 	}
-	return g.endAt(w.finish)
+	return &g.clock
 }
+
+// endOf is the real time at which w, in its work phase, ends at the current share.
+func (g *GPU) endOf(w *Work) time.Duration { return g.clockOf(w).endAfter(w.finish, g.now) }
 
 func (g *GPU) endAt(f vtime) time.Duration { return g.clock.endAfter(f, g.now) }
 
@@ -482,6 +465,9 @@ func (g *GPU) Advance(dt time.Duration) {
 		for len(g.delays) > 0 && g.delays[0].delayEnd <= at {
 			w := heap.Pop(&g.delays).(*Work)
 			w.finish = g.vnow().add(int64(w.Left))
+			if g.each {
+				w.own, w.finish = clock{t0: g.now, share: 1}, vtime{i: int64(w.Left)}
+			}
 			g.enter(w)
 		}
 		if at == target {
@@ -505,6 +491,11 @@ type workHeap []*Work
 func (h workHeap) Len() int { return len(h) }
 func (h workHeap) Less(i, j int) bool {
 	a, b := h[i], h[j]
+	if g := a.gpu; g != nil && g.each {
+		// Clocks of their own: by the real end.
+		ea, eb := g.endOf(a), g.endOf(b)
+		return ea < eb || ea == eb && a.seq < b.seq
+	}
 	return a.finish.less(b.finish) || a.finish == b.finish && a.seq < b.seq
 }
 func (h workHeap) Swap(i, j int) {

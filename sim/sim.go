@@ -314,6 +314,9 @@ func RunStream(s *workload.Stream, o Options) error {
 // away (a run past where another GPU's stopped).
 type forwarded struct {
 	iterations, sideBySide, sideRun int
+	// ownClocks counts the iterations stretches took on a GPU whose works
+	// side by side ran each on a clock of its own (a co-location model).
+	ownClocks int
 	// scanned counts the GPUs the stretches looked at, parked the jobs parked
 	// (parkedGangs those on several GPUs); woken those woken at an instant of
 	// their own, wokenEarly those woken within a stretch (wakeEarly).

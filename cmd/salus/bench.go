@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/interference"
 	"github.com/spf13/cobra"
 )
 
@@ -25,13 +27,15 @@ func init() { registerCommand(70, newBenchCmd) }
 type benchFlags struct {
 	schemeFlags
 	outputFlags
-	jobs    []int
-	load    float64
-	seed    int64
-	preset  string
-	timeout time.Duration
-	out     string
-	all     bool
+	jobs   []int
+	load   float64
+	seed   int64
+	preset string
+	// interference is --interference: the co-location model of every run.
+	interference string
+	timeout      time.Duration
+	out          string
+	all          bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -65,6 +69,7 @@ jobs (log-log, a line per scheme: flat is linear growth, rising is worse).`,
 	f.Float64Var(&bf.load, "load", 4, "arrival-rate multiplier of the generated traces (4: four times salus100's rate)")
 	f.Int64Var(&bf.seed, "seed", 1, "seed of the generated traces")
 	addPresetFlag(f, &bf.preset, "device preset")
+	addInterferenceFlag(f, &bf.interference)
 	f.DurationVar(&bf.timeout, "timeout", 10*time.Minute, "limit of each run (e.g. 120s, 10m); a run past it is killed and reported as over it; 0: none")
 	addOutFlag(f, &bf.out, "", "directory for bench.json and the chart bench-us-per-job (PNG, SVG)")
 	bf.outputFlags.register(cmd, "o", "table", "json", "csv", "markdown")
@@ -93,6 +98,9 @@ func (bf *benchFlags) run(cmd *cobra.Command) error {
 	if _, err := device.Preset(bf.preset); err != nil {
 		return err
 	}
+	if _, err := loadInterference(bf.interference); err != nil {
+		return err
+	}
 	schemes := bench.DefaultSchemes
 	if bf.all {
 		if len(bf.policies) > 0 || len(bf.modes) > 0 {
@@ -117,7 +125,7 @@ func (bf *benchFlags) run(cmd *cobra.Command) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
-	results, runErr := bench.Run(ctx, bench.Options{Sizes: bf.jobs, Schemes: schemes, Load: bf.load, Seed: bf.seed, Device: bf.preset,
+	results, runErr := bench.Run(ctx, bench.Options{Sizes: bf.jobs, Schemes: schemes, Load: bf.load, Seed: bf.seed, Device: bf.preset, Interference: bf.interference,
 		Timeout: bf.timeout, Runner: bench.ChildRunner(func(ctx context.Context, c bench.Cell) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, benchCellArgs(c)...)
 		}),
@@ -174,7 +182,7 @@ func writeBenchOut(dir string, results []bench.Result) error {
 // benchCellArgs are the arguments that make this program measure one cell.
 func benchCellArgs(c bench.Cell) []string {
 	return []string{"bench", "cell", "--jobs", strconv.Itoa(c.Jobs), "--load", strconv.FormatFloat(c.Load, 'g', -1, 64),
-		"--seed", strconv.FormatInt(c.Seed, 10), "--mode", c.Scheme.Mode, "--policy", c.Scheme.Policy, "--device", c.Device}
+		"--seed", strconv.FormatInt(c.Seed, 10), "--mode", c.Scheme.Mode, "--policy", c.Scheme.Policy, "--device", c.Device, "--interference", cmp.Or(c.Interference, interference.RuleName)}
 }
 
 // newBenchCellCmd is salus bench cell, hidden: one measurement, which salus bench
@@ -204,5 +212,6 @@ func newBenchCellCmd() *cobra.Command {
 	f.StringVar(&c.Scheme.Mode, "mode", "exclusive", "the one sharing mode: "+modeNames())
 	f.StringVar(&c.Scheme.Policy, "policy", "fifo", "the one policy")
 	addPresetFlag(f, &c.Device, "device preset")
+	addInterferenceFlag(f, &c.Interference)
 	return cmd
 }

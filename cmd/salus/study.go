@@ -21,6 +21,7 @@ func newStudyCmd() *cobra.Command {
 		placement               string
 		policies                []string
 		catalogs                []string
+		coLocation              string
 	)
 	cmd := &cobra.Command{
 		Use:   "study --cluster FILE --trace FILE",
@@ -57,7 +58,11 @@ that its jobs are timed on, and constrained to, the cluster's models.`,
 			if err != nil {
 				return err
 			}
-			r, err := eval.ClusterStudy(c, clusterFile, t, eval.StudyOptions{Policies: policies, NodePlacement: placement, Modes: core.DefaultModeParams()})
+			im, err := loadInterference(coLocation)
+			if err != nil {
+				return err
+			}
+			r, err := eval.ClusterStudy(c, clusterFile, t, eval.StudyOptions{Policies: policies, NodePlacement: placement, Modes: core.DefaultModeParams(), Interference: im})
 			if err != nil {
 				return err
 			}
@@ -83,5 +88,6 @@ that its jobs are timed on, and constrained to, the cluster's models.`,
 	cmd.Flags().StringVar(&placement, "node-placement", "", "how a job's node is chosen: "+strings.Join(core.NodePlacementNames(), ", ")+" (default: the core's)")
 	cmd.Flags().StringSliceVar(&policies, "policies", eval.StudyPolicies, "the policies run in Salus's mode, after exclusive GPUs")
 	addCatalogFlag(cmd, &catalogs)
+	addInterferenceFlag(cmd.Flags(), &coLocation)
 	return cmd
 }

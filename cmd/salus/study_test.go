@@ -33,6 +33,11 @@ func TestTraceClusterImportAndStudy(t *testing.T) {
 			t.Errorf("the study lacks %q:\n%s", w, out)
 		}
 	}
+	// Under the co-location model the study runs too (the cluster's GPU
+	// models without pairs of their own take the V100's).
+	if out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policies", "pack", "--interference", "measured"); err != nil || !strings.Contains(out, "pack") {
+		t.Errorf("study under the co-location model: %v\n%s", err, out)
+	}
 	if _, err := run(t, "trace", "cluster", "--format", "philly-nodes", yaml); err == nil || !strings.Contains(err.Error(), "alibaba2023-nodes") {
 		t.Errorf("an unknown format: %v, want the formats named", err)
 	}
