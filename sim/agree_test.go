@@ -44,27 +44,30 @@ func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus int, m *interfere
 }
 
 // Under the co-location model the stretches take what a GPU running one job
-// at a time does, and what jobs side by side that go on alone in their lanes
-// do (each on a clock of its own), and every job's result is the
-// per-iteration engine's: every registered scheme, on one GPU and two.
+// at a time does, what jobs side by side that go on alone in their lanes do
+// (each on a clock of its own), and pack's turns side by side (a sideBySide
+// on the lanes' own clocks); every job's result is the per-iteration
+// engine's: every registered scheme, on one, two and three GPUs.
 func TestStretchesAreExactUnderTheModel(t *testing.T) {
 	m := interference.Builtin()
-	stretched, side := 0, 0
+	var all forwarded
 	for _, ms := range simtest.Schemes() {
-		for seed := uint64(1); seed <= 8; seed++ {
-			gpus := 1 + int(seed%2)
+		for seed := uint64(1); seed <= 15; seed++ {
+			gpus := 1 + int(seed%3)
 			ff, err := agree(t, ms, seed, 30, gpus, m)
 			if err != nil {
 				t.Fatalf("%s/%s seed %d on %d GPUs under the model: with stretches, %v", ms[0], ms[1], seed, gpus, err)
 			}
-			stretched += ff.iterations
-			side += ff.ownClocks
+			all.iterations += ff.iterations
+			all.ownClocks += ff.ownClocks
+			all.sideBySide += ff.sideBySide
 		}
 	}
-	if stretched == 0 || side == 0 {
-		t.Fatalf("stretches took %d iterations under the model, %d of them side by side: want both", stretched, side)
+	if all.iterations == 0 || all.ownClocks == 0 || all.sideBySide == 0 {
+		t.Fatalf("stretches took %d iterations under the model, %d of them side by side on clocks of their own, %d in a sideBySide: want all three",
+			all.iterations, all.ownClocks, all.sideBySide)
 	}
-	t.Logf("stretches took %d iterations, %d of them of jobs side by side on clocks of their own", stretched, side)
+	t.Logf("stretches took %d iterations, %d of them side by side on clocks of their own, %d in a sideBySide", all.iterations, all.ownClocks, all.sideBySide)
 }
 
 // FuzzEnginesAgree is the agreement harness as a fuzz target: a random trace,

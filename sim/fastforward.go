@@ -219,10 +219,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		// side: its lanes may be run boundary by boundary (every job alone on
 		// the GPU, every lane free, taking turns or in its job's last
 		// iteration, ending: its end is where the run stops).
-		// Under a co-location model the works side by side are each on a clock
-		// of their own (GPU.clockOf), which endOf reads; the sideBySide's
-		// boundary-by-boundary run keeps one clock a GPU, so it is not used.
-		side := e.sideBySideOK() && g.im == nil
+		side := e.sideBySideOK()
 		ending := e.ending[:0]
 		for _, w := range g.works {
 			if !ok {
@@ -546,8 +543,8 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 	anyShare = anyShare && !e.turnsAtOne
 	if g.im != nil && g.n > 1 {
 		// Under a co-location model a turn changes who runs beside the other
-		// lanes, and so their rates: each turn is a boundary of its own.
-		return nil
+		// lanes, and so their rates: only a sideBySide takes such turns.
+		atOne = false
 	}
 	if !e.turnsOK || e.switchCost > 0 || e.o.Policy.Swapped || !atOne && !anyShare {
 		return nil
@@ -784,6 +781,9 @@ func (e *engine) takeTurns(c stretchCand) error {
 	e.forwarded.iterations += ended
 	if c.side {
 		e.forwarded.sideBySide += ended
+	}
+	if g.each {
+		e.forwarded.ownClocks += ended
 	}
 	e.turnRecs = turns
 	if e.log {

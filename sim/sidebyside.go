@@ -29,9 +29,19 @@ import (
 // is taken at the instant the clock in force then gives it. The run heeds
 // only where the first of them stops it (the passive lanes' least stop).
 
+// Under a co-location model (GPU.SetInterference) each lane's work runs on a
+// clock of its own (GPU.clockOf), at the rate the jobs beside it leave it: a
+// turn that changes a lane's job changes every lane's rate. The run then
+// keeps each lane's clock (own) and takes every lane's boundaries, the
+// passive lanes' too, one instant at a time; the lane whose end comes first
+// is found by the ends themselves, and at a change of jobs every clock is
+// re-based as GPU.settleEach re-bases it.
+
 // sideBySide is a GPU whose lanes a stretch runs boundary by boundary.
 type sideBySide struct {
-	g   *GPU
+	g *GPU
+	// own: the GPU runs under a co-location model, each lane on its clock.
+	own bool
 	ran *int // the engine's count of the boundaries run (forwarded.sideRun)
 	// waits: the turns' starts and waits are kept (turnCand.starts, ends).
 	waits bool
@@ -78,7 +88,10 @@ type sbsLane struct {
 	c  int       // its candidate, an index of the stretch's cands; -1: ending
 	tc *turnCand // its turns; nil: passive, its job goes on alone (or ends)
 	// The iteration in flight: its job, index, virtual finish, demand, and
-	// where the job's iterations so far end alone (j.at(d+1)).
+	// where the job's iterations so far end alone (j.at(d+1)); under a
+	// co-location model (own), its clock and its job's row in the model.
+	clk    clock
+	unit   int
 	j      *job
 	d      int
 	cur    int  // tc: the job's index in tc.jobs
@@ -118,6 +131,13 @@ func (s *sideBySide) begin(limit time.Duration) {
 		l.j, l.d, l.finish, l.demand = w.job, w.job.done, w.finish, fixed(w.Demand)
 		l.done = l.j.at(l.d + 1)
 		l.m, l.last, l.prev, l.ending = 0, -1, -1, l.c < 0
+		if s.own {
+			l.clk, l.unit = w.own, w.unit
+		}
+		if i >= s.act && s.own {
+			l.stop = l.ending // its next boundary is its job's end
+			continue
+		}
 		if i >= s.act {
 			stop := l.finish // an ending lane's: its iteration in flight is the last
 			if !l.ending {
@@ -152,8 +172,26 @@ func (s *sideBySide) begin(limit time.Duration) {
 
 // peek finds the run's next instant. Every lane runs on the GPU's one clock,
 // so the lane of least virtual finish ends first: a change of share moves
-// every end, but not their order, and only the first is timed.
+// every end, but not their order, and only the first is timed. Under a
+// co-location model each lane's end is timed on its own clock.
 func (s *sideBySide) peek() {
+	if s.own {
+		s.next, s.alone = time.Duration(math.MaxInt64), -1
+		n := 0
+		for i := range s.lanes {
+			l := &s.lanes[i]
+			switch t := l.clk.endAfter(l.finish, s.cur); {
+			case t < s.next:
+				s.next, s.alone, n = t, i, 1
+			case t == s.next:
+				n++
+			}
+		}
+		if n > 1 {
+			s.alone = -1
+		}
+		return
+	}
 	// The least finish (act: the passive stop), and the next integer part.
 	least, f, second := s.act, s.stopF, int64(math.MaxInt64)
 	for i, g := range s.fin {
@@ -175,6 +213,15 @@ func (s *sideBySide) peek() {
 // whether one of them, or the passive lanes' stop, stops the run there.
 func (s *sideBySide) ends() (stops bool) {
 	s.ending = s.ending[:0]
+	if s.own {
+		for i := range s.lanes {
+			if l := &s.lanes[i]; (s.alone < 0 || s.alone == i) && l.clk.endAfter(l.finish, s.cur) == s.next {
+				s.ending = append(s.ending, i)
+				stops = stops || l.stop
+			}
+		}
+		return stops
+	}
 	if i := s.alone; i >= 0 {
 		if i == s.act {
 			return true
@@ -201,6 +248,10 @@ func (s *sideBySide) endsNext(f vtime) bool {
 // take takes the boundaries of the next instant (ends found them), re-bases
 // the clock where the share changed, and peeks at the instant after.
 func (s *sideBySide) take() {
+	if s.own {
+		s.takeOwn()
+		return
+	}
 	at := s.next
 	now := instant{at: at}
 	changed := false
@@ -220,6 +271,54 @@ func (s *sideBySide) take() {
 	}
 	s.cur = at
 	s.peek()
+}
+
+// takeOwn is take under a co-location model: the lanes that end now take
+// their boundaries, each on its clock, and where a lane's job changed every
+// lane's clock is re-based at the rate the jobs beside it now leave it.
+func (s *sideBySide) takeOwn() {
+	at := s.next
+	changed := false
+	for _, i := range s.ending {
+		if l := &s.lanes[i]; l.tc != nil {
+			now := instant{at: at}
+			changed = s.boundary(i, &l.clk, &now) || changed
+		} else {
+			s.passiveBoundary(l, at)
+		}
+	}
+	if changed {
+		g := s.g
+		for i := range s.lanes {
+			l := &s.lanes[i]
+			g.others = g.others[:0]
+			for k := range s.lanes {
+				if k != i {
+					g.others = append(g.others, s.lanes[k].unit)
+				}
+			}
+			if sh := g.im.Slowdown(l.unit, g.others); sh != l.clk.share {
+				l.clk = clock{t0: at, v0: l.clk.vAt(at), share: sh}
+			}
+		}
+	}
+	s.cur = at
+	s.peek()
+}
+
+// passiveBoundary takes the boundary at of a lane whose job goes on alone in
+// it (a co-location model's run): its next iteration follows from its
+// finish, as GPU.Start chains it; once that is the job's last, the lane's next
+// boundary, the job's end, stops the run.
+func (s *sideBySide) passiveBoundary(l *sbsLane, at time.Duration) {
+	*s.ran++
+	l.m++
+	l.prev, l.last = l.last, at
+	l.d++
+	next := l.j.at(l.d + 1)
+	l.finish = l.finish.add(int64(next - l.done))
+	l.done = next
+	l.stop = l.d == l.j.spec.Iterations-1
 }
 
 // advance takes every instant before bound, and says whether the run stopped
@@ -360,7 +459,11 @@ func (s *sideBySide) save() {
 	}
 	v := &s.saved
 	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs)
-	v.lanes = append(v.lanes[:0], s.lanes[:s.act]...)
+	n := s.act
+	if s.own {
+		n = len(s.lanes) // the passive lanes run too
+	}
+	v.lanes = append(v.lanes[:0], s.lanes[:n]...)
 	v.counts, v.done, v.starts, v.ends = v.counts[:0], v.done[:0], v.starts[:0], v.ends[:0]
 	for i := range s.lanes[:s.act] {
 		tc := s.lanes[i].tc
@@ -433,9 +536,18 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 	}
 	l.stop = l.ending || tc.jobs[l.next].fresh
 	changed := false
-	if i == l.cur {
+	switch {
+	case i == l.cur:
 		l.finish = l.finish.add(left)
-	} else {
+	case s.own:
+		// Another job's iteration: a clock of its own from now, as GPU.Start
+		// gives it, and every lane's rate changes (takeOwn).
+		*c, l.finish = clock{t0: now.at, share: 1}, vtime{i: left}
+		l.unit = s.g.unitOf(&x.j.works[0])
+		changed = true
+		s.sum += x.demand - l.demand
+		l.demand = x.demand
+	default:
 		if !now.ok {
 			now.v, now.ok = c.vAt(now.at), true
 		}
@@ -510,7 +622,9 @@ func (s *sideBySide) timeOf(f vtime) time.Duration {
 
 // result writes the run's boundaries into the lanes' candidates.
 func (s *sideBySide) result(cands []stretchCand) {
-	s.catchUp(s.stop) // the run took every instant before its stop
+	if !s.own {
+		s.catchUp(s.stop) // the run took every instant before its stop
+	}
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		if l.c < 0 {
@@ -569,6 +683,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	}
 	s := &sides[len(sides)-1]
 	s.g, s.ranTo, s.final, s.ran, s.waits = g, -1, false, &e.forwarded.sideRun, e.turnWaits
+	s.own = g.each
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ { // the lanes that take turns first
 		cands[i].side = true
@@ -613,5 +728,17 @@ func (s *sideBySide) commit() error {
 		return fmt.Errorf("internal error: the lanes side by side on a GPU ended with demands %d, the GPU's are %d", s.sum, g.sum)
 	}
 	g.clock, g.dirty = s.clock, false
+	if s.own {
+		// Each lane's work takes the clock its lane ran on: the running job's
+		// where the lane took turns.
+		for i := range s.lanes {
+			l := &s.lanes[i]
+			w := l.w
+			if l.tc != nil && l.m > 0 {
+				w = &l.tc.jobs[l.cur].j.works[0]
+			}
+			w.own = l.clk
+		}
+	}
 	return nil
 }
