@@ -160,9 +160,11 @@ type GPU struct {
 	im    *interference.DeviceModel
 	units map[interference.Job]int
 	// each: two works or more are in their work phase under im, each on a
-	// clock of its own (settleEach); otherwise the shared clock runs. others
-	// is settleEach's buffer.
+	// clock of its own (settleEach); otherwise the shared clock runs. rows,
+	// clocks and others are settleEach's and reRate's buffers.
 	each   bool
+	rows   []int
+	clocks []*clock
 	others []int
 
 	holds    int       // the works of works that are holds (Hold)
@@ -377,26 +379,39 @@ func (g *GPU) fromEach() {
 }
 
 // settleEach is settle under a co-location model with works side by side:
-// each work's clock is re-based, now, at the slowdown the jobs beside it
-// give it (interference.DeviceModel.Slowdown); a work whose slowdown is
-// unchanged keeps its clock, as the shared clock does its share. O(n^2) in
-// the works side by side, which lanes and MPS clients keep to a handful.
+// each work's clock is re-based, now, at the slowdown the works beside it
+// give it (reRate). A hold presses on the others but runs no clock.
 func (g *GPU) settleEach() {
+	g.rows, g.clocks = g.rows[:0], g.clocks[:0]
 	for _, w := range g.works {
+		c := &w.own
 		if w.held {
+			c = nil
+		}
+		g.rows, g.clocks = append(g.rows, w.unit), append(g.clocks, c)
+	}
+	g.reRate(g.now, g.rows, g.clocks)
+	heap.Init(&g.works)
+}
+
+// reRate re-bases, at at, each clock of clocks (nil: none to re-base) at
+// the slowdown the co-location model gives its job type, units[i], beside
+// all the others (a job has one work on a GPU at a time); a clock whose
+// slowdown is unchanged is kept, as the shared clock keeps its share. The
+// device model's one rule for rates side by side: GPU.settleEach and a
+// sideBySide's run (takeOwn) both call it. O(n^2) in the works side by
+// side, which lanes and MPS clients keep to a handful.
+func (g *GPU) reRate(at time.Duration, units []int, clocks []*clock) {
+	for i, c := range clocks {
+		if c == nil {
 			continue
 		}
-		g.others = g.others[:0]
-		for _, v := range g.works {
-			if v != w && v.Job != w.Job {
-				g.others = append(g.others, v.unit)
-			}
-		}
-		if s := g.im.Slowdown(w.unit, g.others); s != w.own.share {
-			w.own = clock{t0: g.now, v0: w.own.vAt(g.now), share: s}
+		g.others = append(g.others[:0], units[:i]...)
+		g.others = append(g.others, units[i+1:]...)
+		if s := g.im.Slowdown(units[i], g.others); s != c.share {
+			*c = clock{t0: at, v0: c.vAt(at), share: s}
 		}
 	}
-	heap.Init(&g.works)
 }
 
 // clockOf is the clock w's finish is on: its own while works run side by

@@ -289,18 +289,11 @@ func (s *sideBySide) takeOwn() {
 	}
 	if changed {
 		g := s.g
+		g.rows, g.clocks = g.rows[:0], g.clocks[:0]
 		for i := range s.lanes {
-			l := &s.lanes[i]
-			g.others = g.others[:0]
-			for k := range s.lanes {
-				if k != i {
-					g.others = append(g.others, s.lanes[k].unit)
-				}
-			}
-			if sh := g.im.Slowdown(l.unit, g.others); sh != l.clk.share {
-				l.clk = clock{t0: at, v0: l.clk.vAt(at), share: sh}
-			}
+			g.rows, g.clocks = append(g.rows, s.lanes[i].unit), append(g.clocks, &s.lanes[i].clk)
 		}
+		g.reRate(at, g.rows, g.clocks)
 	}
 	s.cur = at
 	s.peek()
