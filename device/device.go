@@ -82,6 +82,15 @@ type Device struct {
 	CoLocationName string              `json:"co_location,omitempty"`
 }
 
+// CoLocationLine says in a line how jobs side by side on the device slow each
+// other: under the co-location model CoLocationName, or (empty) today's rule.
+func (d Device) CoLocationLine() string {
+	if d.CoLocationName == "" {
+		return ""
+	}
+	return "Jobs side by side: co-location model " + d.CoLocationName + " (salus interference show; --interference rule: one share by demands)."
+}
+
 // Count is how many GPUs the node has: GPUs, at least one.
 func (d Device) Count() int { return max(d.GPUs, 1) }
 
@@ -132,9 +141,6 @@ func (d Device) Describe() string {
 			place = "least-loaded"
 		}
 		desc = fmt.Sprintf("%d x %s, %s placement", d.Count(), desc, place)
-	}
-	if d.CoLocationName != "" {
-		desc += ", co-location model " + d.CoLocationName
 	}
 	return desc
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
 )
 
@@ -66,8 +67,12 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	if r.Trace.SeedUsed() {
 		seed = fmt.Sprintf(", seed %d", r.Trace.Seed)
 	}
-	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs%s), device %s\n\n",
+	fmt.Fprintf(w, "Suite %s on %s: trace %s (%d jobs%s), device %s\n",
 		r.Suite, r.Engine, r.Trace.Name, r.Trace.Jobs, seed, r.Device.Describe())
+	if l := r.Device.CoLocationLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
 	if r.Cluster != "" {
 		fmt.Fprintf(w, "The runs are on the cluster of %s (its GPUs' models, memory and speeds); the device is the reference of declared and alone times.\n", r.Cluster)
 	}
@@ -225,6 +230,15 @@ func (r *Report) JobsCSV(w io.Writer) error {
 	return cw.Error()
 }
 
+// coLocation is the device's co-location line (Device.CoLocationLine) with
+// its newline, or nothing under today's rule.
+func coLocation(d device.Device) string {
+	if l := d.CoLocationLine(); l != "" {
+		return l + "\n"
+	}
+	return ""
+}
+
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
 
 // Table prints the tuning suite: each workload's makespan per scheme against one by one.
@@ -233,8 +247,8 @@ func (r *TuningReport) Table(w io.Writer) error {
 	if r.Iterations > 0 {
 		length = fmt.Sprintf("of %d iterations", r.Iterations)
 	}
-	fmt.Fprintf(w, "%s\n\n", Wrap(fmt.Sprintf("Suite tuning on %s: the paper's sets, %d jobs per set %s, submitted at once; device %s",
-		r.Engine, r.Jobs, length, r.Device.Describe()), 100))
+	fmt.Fprintf(w, "%s\n%s\n", Wrap(fmt.Sprintf("Suite tuning on %s: the paper's sets, %d jobs per set %s, submitted at once; device %s",
+		r.Engine, r.Jobs, length, r.Device.Describe()), 100), coLocation(r.Device))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tscheme\titerations\tmakespan (min)\tone by one (min)\timprovement\tpaper\tGPU busy\t")
 	for _, run := range r.Runs {
@@ -267,8 +281,8 @@ func (r *TuningReport) CSV(w io.Writer) error {
 
 // Table prints the inference suite: GPUs needed per scheme, then latency per model.
 func (r *InferenceReport) Table(w io.Writer) error {
-	fmt.Fprintf(w, "%s\n\n", Wrap(fmt.Sprintf("Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s",
-		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Describe()), 100))
+	fmt.Fprintf(w, "%s\n%s\n", Wrap(fmt.Sprintf("Suite inference on %s: %d jobs (%d models x %d), %d requests each, batch 1; device %s",
+		r.Engine, r.Jobs, len(InferenceModels), r.Jobs/len(InferenceModels), r.Requests, r.Device.Describe()), 100), coLocation(r.Device))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "model\talone (ms)\t")
 	for _, run := range r.Runs {

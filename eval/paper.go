@@ -149,8 +149,9 @@ func (r *PaperReport) Rows() []PaperRow {
 // reason is a note under its table.
 func (r *PaperReport) Table(w io.Writer) error {
 	fmt.Fprintf(w, "Suite paper on sim: every figure of the paper's evaluation beside this project's; device %s\n", r.Device.Name)
-	if r.Device.CoLocationName != "" {
-		fmt.Fprintf(w, "Jobs side by side under the co-location model %s (salus interference show): the footnotes explain the\nfigures of today's rule (--interference rule), which they were written for.\n", r.Device.CoLocationName)
+	if l := r.Device.CoLocationLine(); l != "" {
+		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, "Where a note below speaks of demands or shares, it explains today's rule's figure (--interference rule).")
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(w, "\n%s\n%s\n\n", s.Title, Wrap(s.Setup, 100))

@@ -219,6 +219,9 @@ func (d *deviceFlags) device() (device.Device, error) {
 	}
 	if dev.CoLocation != nil {
 		dev.CoLocationName = d.interference
+		if d.slice != 0 || d.ctxSwitch != 0 {
+			return dev, fmt.Errorf("--slice and --context-switch are today's rule's model of time-slicing (give --interference rule too): under the co-location model %s the measured pairs include the driver's slices and switches", d.interference)
+		}
 	}
 	type param struct {
 		name string

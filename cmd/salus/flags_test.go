@@ -135,6 +135,7 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 	}
 	onCluster := []string{"--cluster", clusterFile, "--policy", "pack", "--load", "8"}
 	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
+	tsRule := append(slices.Clone(ts), "--interference", "rule")
 	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
 	sus := []string{"--policy", "fair", "--mode", "suspend"}
 	srtf4 := []string{"--policy", "srtf", "--load", "4"}
@@ -160,15 +161,17 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "per-iteration", base: []string{"--events", filepath.Join(dir, "e.jsonl")}, args: []string{"--per-iteration"}},
 		{flag: "per-iteration", args: []string{"--per-iteration"}, refused: "give --events FILE"},
 		{flag: "speed", args: []string{"--speed", "2"}},
-		{flag: "interference", base: []string{"--policy", "pack", "-o", "json"}, args: []string{"--interference", "measured"}},
+		{flag: "interference", base: []string{"--policy", "pack", "-o", "json"}, args: []string{"--interference", "rule"}},
 		{flag: "interference", args: []string{"--interference", filepath.Join(dir, "none.json")}, refused: "none.json"},
 		{flag: "gpus", args: []string{"--gpus", "2"}},
 		{flag: "gpus", args: []string{"--gpus", "0"}, refused: "a node has 1 to"},
 		{flag: "gpu-placement", base: []string{"--gpus", "3", "--policy", "pack", "--load", "3"}, args: []string{"--gpu-placement", "first-fit"}},
 		{flag: "gpu-placement", args: []string{"--gpu-placement", "worst"}, refused: "unknown GPU placement"},
-		{flag: "slice", base: ts, args: []string{"--slice", "0.0005"}},
+		{flag: "slice", base: tsRule, args: []string{"--slice", "0.0005"}},
+		{flag: "slice", base: ts, args: []string{"--slice", "0.0005"}, refused: "--interference rule"},
 		{flag: "slice", args: []string{"--slice", "0.0005"}, refused: "timeslice mode only"},
-		{flag: "context-switch", base: ts, args: []string{"--context-switch", "0.001"}},
+		{flag: "context-switch", base: tsRule, args: []string{"--context-switch", "0.001"}},
+		{flag: "context-switch", base: ts, args: []string{"--context-switch", "0.001"}, refused: "--interference rule"},
 		{flag: "context-switch", args: []string{"--context-switch", "0.001"}, refused: "timeslice mode only"},
 		{flag: "context-mib", base: ts, args: []string{"--context-mib", "1000"}},
 		{flag: "context-mib", args: []string{"--context-mib", "1000"}, refused: "timeslice mode only"},
@@ -263,8 +266,11 @@ func TestEvalRefusesModeAndSuiteFlags(t *testing.T) {
 			t.Errorf("eval %v: %v, want %q", c.args, err, c.want)
 		}
 	}
-	if _, err := run(t, "eval", "--policy", "fifo", "--mode", "timeslice", "--slice", "0.01", "-o", "json"); err != nil {
-		t.Errorf("--slice under timeslice: %v", err)
+	if _, err := run(t, "eval", "--policy", "fifo", "--mode", "timeslice", "--slice", "0.01", "--interference", "rule", "-o", "json"); err != nil {
+		t.Errorf("--slice under timeslice and today's rule: %v", err)
+	}
+	if _, err := run(t, "eval", "--policy", "fifo", "--mode", "timeslice", "--slice", "0.01", "-o", "json"); err == nil || !strings.Contains(err.Error(), "--interference rule") {
+		t.Errorf("--slice under timeslice and the co-location model: %v, want it refused", err)
 	}
 }
 

@@ -24,6 +24,14 @@ func TestGoldenOutputs(t *testing.T) {
 		{"eval-csv", []string{"eval", "--format", "csv", "--seed", "2", "--load", "2"}},
 		{"simulate-srtf", []string{"simulate", "--policy", "srtf"}},
 		{"simulate-h100-fair", []string{"simulate", "--policy", "fair", "--device", "h100"}},
+		// Today's rule by name reproduces the outputs from before the
+		// co-location model was the default, byte for byte.
+		{"eval-rule", []string{"eval", "--interference", "rule"}},
+		{"eval-all-rule", []string{"eval", "--suite", "all", "--interference", "rule"}},
+		{"eval-json-rule", []string{"eval", "--format", "json", "--interference", "rule"}},
+		{"eval-csv-rule", []string{"eval", "--format", "csv", "--seed", "2", "--load", "2", "--interference", "rule"}},
+		{"simulate-srtf-rule", []string{"simulate", "--policy", "srtf", "--interference", "rule"}},
+		{"simulate-h100-fair-rule", []string{"simulate", "--policy", "fair", "--device", "h100", "--interference", "rule"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := run(t, c.args...)

@@ -22,9 +22,9 @@ func init() { registerCommand(35, newInterferenceCmd) }
 
 // addInterferenceFlag is --interference: the co-location model a run uses.
 func addInterferenceFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "interference", interference.RuleName, "co-location model: how jobs side by side on one GPU slow each other: "+
-		interference.RuleName+" (one share per GPU by the jobs' demands, the results so far), "+interference.BuiltinName+
-		" (calibrated on published measured pairs: docs/concepts.md), or a model file from salus interference fit")
+	f.StringVar(p, "interference", interference.BuiltinName, "co-location model: how jobs side by side on one GPU slow each other: "+
+		interference.BuiltinName+" (calibrated on published measured pairs: docs/concepts.md), a model file from salus interference fit, or "+
+		interference.RuleName+" (one share per GPU by the jobs' demands, as before the measured model)")
 }
 
 // loadInterference is the model --interference names; nil for today's rule.

@@ -174,14 +174,3 @@ func TestPredictIsWhatTheSimulatorRuns(t *testing.T) {
 		}
 	}
 }
-
-// Today's rule by name is the default: the same run, byte for byte.
-func TestRuleByNameIsTheDefault(t *testing.T) {
-	for _, args := range [][]string{{"simulate", "--policy", "pack", "-o", "json"}, {"eval", "-o", "csv"}} {
-		plain, err1 := run(t, args...)
-		named, err2 := run(t, append(args, "--interference", "rule")...)
-		if err1 != nil || err2 != nil || plain != named {
-			t.Errorf("salus %v: --interference rule changed the output (%v, %v)", args, err1, err2)
-		}
-	}
-}

@@ -92,6 +92,9 @@ policies.`,
 				return printReport(w, rep, of.format)
 			}
 			fmt.Fprintf(w, "trace %s (%d jobs), %s (mode %s), device %s\n", trace.Name, len(trace.Jobs), run.Scheme, run.Mode, dev.Describe())
+			if l := dev.CoLocationLine(); l != "" {
+				fmt.Fprintln(w, l)
+			}
 			if cl.Nodes != nil {
 				fmt.Fprintf(w, "cluster %s, node placement %s\n", describeCluster(cl.Nodes), cl.Placement)
 			}
