@@ -426,8 +426,6 @@ func (g *GPU) clockOf(w *Work) *clock {
 // endOf is the real time at which w, in its work phase, ends at the current share.
 func (g *GPU) endOf(w *Work) time.Duration { return g.clockOf(w).endAfter(w.finish, g.now) }
 
-func (g *GPU) endAt(f vtime) time.Duration { return g.clock.endAfter(f, g.now) }
-
 // nextAt is when the next phase ends (a delay or a work), absolute.
 func (g *GPU) nextAt() (time.Duration, bool) {
 	g.settle()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,16 +21,7 @@ func TestSimulateJobsFile(t *testing.T) {
 		if _, err := run(t, args...); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
+		return readCSV(t, path)
 	}
 	plain := read("plain")
 	if len(plain) != 101 {
