@@ -26,35 +26,13 @@ import (
 func TestFastForwardIsExact(t *testing.T) {
 	skipped := 0
 	for _, ms := range simtest.Schemes() {
-		p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
-		if err != nil {
-			t.Fatal(err)
-		}
 		for seed := uint64(1); seed <= 6; seed++ {
-			trace := simtest.RandomTrace(seed, 20)
 			gpus := 1 + int(seed%2)
-			resultOf := func(noFF bool) (metrics.Result, int) {
-				c := metrics.NewCollector()
-				dev := device.DefaultDevice()
-				dev.IterOverheadS = float64(seed%4/3) * 0.0005
-				dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
-				dev.StartupIsGPUWork = seed > 2          // the first iteration carries the start-up
-				var e forwarded
-				if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {
-					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatalf("%s/%s seed %d: %v", ms[0], ms[1], seed, err)
-				}
-				return res, e.iterations
-			}
-			slow, _ := resultOf(true)
-			fast, ff := resultOf(false)
-			if err := sameResults(slow, fast); err != nil {
+			ff, err := agree(t, ms, seed, 20, gpus, nil)
+			if err != nil {
 				t.Fatalf("%s/%s seed %d on %d GPUs: with stretches, %v", ms[0], ms[1], seed, gpus, err)
 			}
-			if ff == 0 {
+			if ff.iterations == 0 {
 				skipped++
 			}
 		}
