@@ -77,6 +77,7 @@ type DeviceModel struct {
 
 	index map[Job]int
 	terms [][]float64 // x_ij, by index in Jobs; the last row and column are Unknown's
+	fixed [][]int64   // terms in fixed point (Slowdown)
 }
 
 // JobParams are one job type's parameters on a device.
@@ -206,6 +207,14 @@ func (d *DeviceModel) prepare() error {
 		d.terms[a][b] = termOf(mp.NormA)
 		d.terms[b][a] = termOf(mp.NormB)
 	}
+	d.fixed = make([][]int64, n)
+	for i := range n {
+		d.fixed[i] = make([]int64, n)
+		for j := range n {
+			// Bounded well inside int64 even summed over thousands of jobs.
+			d.fixed[i][j] = int64(math.Round(min(max(d.terms[i][j], -1), 1<<20) * fixedScale))
+		}
+	}
 	return nil
 }
 
@@ -273,13 +282,27 @@ func (d *DeviceModel) Term(i, j int) float64 { return d.terms[i][j] }
 
 // Slowdown is how much longer than alone job i's work takes while the jobs
 // others run beside it: 1 + the sum of their terms.
+//
+// The terms are summed in fixed point (1/2^32), so that the sum does not
+// depend on the order the others come in: the simulator's engines list a
+// GPU's works in different orders, and must agree to the nanosecond.
 func (d *DeviceModel) Slowdown(i int, others []int) float64 {
-	s := 1.0
+	var sum int64
+	row := d.fixed[i]
 	for _, j := range others {
-		s += d.terms[i][j]
+		sum += row[j]
 	}
-	return max(s, minSlowdown)
+	return SlowdownOf(sum)
 }
+
+// FixedTerm is Term in fixed point: what Slowdown sums.
+func (d *DeviceModel) FixedTerm(i, j int) int64 { return d.fixed[i][j] }
+
+// SlowdownOf is the slowdown of a sum of fixed-point terms (FixedTerm).
+func SlowdownOf(sum int64) float64 { return max(1+float64(sum)/fixedScale, minSlowdown) }
+
+// fixedScale is the fixed point of the terms.
+const fixedScale = 1 << 32
 
 // PredictPair is each job's throughput beside the other over alone, from the
 // model's parameters, or the measurement where the pair was measured (two

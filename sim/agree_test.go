@@ -26,7 +26,7 @@ func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus int, m *interfere
 		dev := device.DefaultDevice()
 		dev.IterOverheadS = float64(seed%4/3) * 0.0005
 		dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
-		dev.StartupIsGPUWork = (seed-1)%6 >= 2 // the first iteration carries the start-up
+		dev.StartupIsGPUWork = (seed-1)%6 >= 2   // the first iteration carries the start-up
 		var e forwarded
 		if err := run(trace, Options{Policy: p, Device: dev, GPUs: gpus, Interference: m,
 			Sink: eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}}, noFF, &e); err != nil {

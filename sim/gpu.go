@@ -95,6 +95,17 @@ type clock struct {
 	share float64
 }
 
+// reRate re-bases c at at to run at share s from then, and says whether it
+// did: a clock whose share is s already is kept, so that the same rates give
+// the same ends.
+func (c *clock) reRate(at time.Duration, s float64) bool {
+	if s == c.share {
+		return false
+	}
+	*c = clock{t0: at, v0: c.vAt(at), share: s}
+	return true
+}
+
 // vAt is the virtual clock at t >= t0, the share unchanged until then. At a
 // share of 1 it is exact integer arithmetic (as floats are, below 2^53 ns: 104
 // days without a change of share), so that an iteration started at t ends at
@@ -396,11 +407,10 @@ func (g *GPU) settleEach() {
 
 // reRate re-bases, at at, each clock of clocks (nil: none to re-base) at
 // the slowdown the co-location model gives its job type, units[i], beside
-// all the others (a job has one work on a GPU at a time); a clock whose
-// slowdown is unchanged is kept, as the shared clock keeps its share. The
-// device model's one rule for rates side by side: GPU.settleEach and a
-// sideBySide's run (takeOwn) both call it. O(n^2) in the works side by
-// side, which lanes and MPS clients keep to a handful.
+// all the others (a job has one work on a GPU at a time; clock.reRate keeps
+// a clock whose slowdown is unchanged). O(n^2) in the works side by side,
+// which lanes and MPS clients keep to a handful; a sideBySide's run keeps
+// the same fixed-point sums as it goes (takeOwn).
 func (g *GPU) reRate(at time.Duration, units []int, clocks []*clock) {
 	for i, c := range clocks {
 		if c == nil {
@@ -408,9 +418,7 @@ func (g *GPU) reRate(at time.Duration, units []int, clocks []*clock) {
 		}
 		g.others = append(g.others[:0], units[:i]...)
 		g.others = append(g.others, units[i+1:]...)
-		if s := g.im.Slowdown(units[i], g.others); s != c.share {
-			*c = clock{t0: at, v0: c.vAt(at), share: s}
-		}
+		c.reRate(at, g.im.Slowdown(units[i], g.others))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
 )
 
 // Lanes side by side. Where the lanes of one GPU take turns beside each other
@@ -92,6 +93,9 @@ type sbsLane struct {
 	// co-location model (own), its clock and its job's row in the model.
 	clk    clock
 	unit   int
+	press  int64         // the fixed-point sum of its terms from the other lanes
+	end    time.Duration // when its iteration in flight ends on clk (peek)
+	stale  bool          // its end is to be timed again: its finish or clock changed
 	j      *job
 	d      int
 	cur    int  // tc: the job's index in tc.jobs
@@ -125,6 +129,20 @@ func (s *sideBySide) begin(limit time.Duration) {
 	s.saved.segs = -1
 	s.stopF = never
 	s.fin = s.fin[:0]
+	if s.own {
+		for i := range s.lanes {
+			s.lanes[i].unit = s.lanes[i].w.unit
+		}
+		for i := range s.lanes {
+			l := &s.lanes[i]
+			l.press = 0
+			for k := range s.lanes {
+				if k != i {
+					l.press += g.im.FixedTerm(l.unit, s.lanes[k].unit)
+				}
+			}
+		}
+	}
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		w := l.w
@@ -132,7 +150,7 @@ func (s *sideBySide) begin(limit time.Duration) {
 		l.done = l.j.at(l.d + 1)
 		l.m, l.last, l.prev, l.ending = 0, -1, -1, l.c < 0
 		if s.own {
-			l.clk, l.unit = w.own, w.unit
+			l.clk, l.stale = w.own, true
 		}
 		if i >= s.act && s.own {
 			l.stop = l.ending // its next boundary is its job's end
@@ -180,7 +198,10 @@ func (s *sideBySide) peek() {
 		n := 0
 		for i := range s.lanes {
 			l := &s.lanes[i]
-			switch t := l.clk.endAfter(l.finish, s.cur); {
+			if l.stale {
+				l.end, l.stale = l.clk.endAfter(l.finish, s.cur), false
+			}
+			switch t := l.end; {
 			case t < s.next:
 				s.next, s.alone, n = t, i, 1
 			case t == s.next:
@@ -215,7 +236,7 @@ func (s *sideBySide) ends() (stops bool) {
 	s.ending = s.ending[:0]
 	if s.own {
 		for i := range s.lanes {
-			if l := &s.lanes[i]; (s.alone < 0 || s.alone == i) && l.clk.endAfter(l.finish, s.cur) == s.next {
+			if l := &s.lanes[i]; (s.alone < 0 || s.alone == i) && l.end == s.next {
 				s.ending = append(s.ending, i)
 				stops = stops || l.stop
 			}
@@ -274,26 +295,44 @@ func (s *sideBySide) take() {
 }
 
 // takeOwn is take under a co-location model: the lanes that end now take
-// their boundaries, each on its clock, and where a lane's job changed every
-// lane's clock is re-based at the rate the jobs beside it now leave it.
+// their boundaries, each on its clock; where a lane's job changed, every other
+// lane's pressure changes by the two jobs' terms, and each clock whose
+// slowdown changed is re-based now (clock.reRate), as GPU.settleEach would
+// find it: the sums are of fixed-point terms, exact in any order.
 func (s *sideBySide) takeOwn() {
 	at := s.next
 	changed := false
 	for _, i := range s.ending {
-		if l := &s.lanes[i]; l.tc != nil {
-			now := instant{at: at}
-			changed = s.boundary(i, &l.clk, &now) || changed
-		} else {
+		l := &s.lanes[i]
+		l.stale = true
+		if l.tc == nil {
 			s.passiveBoundary(l, at)
+			continue
+		}
+		was := l.unit
+		now := instant{at: at}
+		if !s.boundary(i, &l.clk, &now) {
+			continue
+		}
+		changed = true
+		im := s.g.im
+		l.press = 0
+		for k := range s.lanes {
+			if k == i {
+				continue
+			}
+			o := &s.lanes[k]
+			o.press += im.FixedTerm(o.unit, l.unit) - im.FixedTerm(o.unit, was)
+			l.press += im.FixedTerm(l.unit, o.unit)
 		}
 	}
 	if changed {
-		g := s.g
-		g.rows, g.clocks = g.rows[:0], g.clocks[:0]
 		for i := range s.lanes {
-			g.rows, g.clocks = append(g.rows, s.lanes[i].unit), append(g.clocks, &s.lanes[i].clk)
+			l := &s.lanes[i]
+			if l.clk.reRate(at, interference.SlowdownOf(l.press)) {
+				l.stale = true
+			}
 		}
-		g.reRate(at, g.rows, g.clocks)
 	}
 	s.cur = at
 	s.peek()
@@ -536,7 +575,7 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 		// Another job's iteration: a clock of its own from now, as GPU.Start
 		// gives it, and every lane's rate changes (takeOwn).
 		*c, l.finish = clock{t0: now.at, share: 1}, vtime{i: left}
-		l.unit = s.g.unitOf(&x.j.works[0])
+		l.unit = x.j.works[0].unit // set when it last entered this GPU
 		changed = true
 		s.sum += x.demand - l.demand
 		l.demand = x.demand

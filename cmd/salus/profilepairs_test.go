@@ -133,7 +133,7 @@ func TestProfilePairsOfTwoCPUJobs(t *testing.T) {
 			p.NormA = (p.NormA + p.NormB) / 2
 			p.NormB = p.NormA
 		}
-		if math.Abs(a-p.NormA) > 1e-9 || math.Abs(b-p.NormB) > 1e-9 {
+		if math.Abs(a-p.NormA) > 1e-8 || math.Abs(b-p.NormB) > 1e-8 {
 			t.Errorf("%s beside %s: the fitted model says %v, %v; measured %v, %v", p.A, p.B, a, b, p.NormA, p.NormB)
 		}
 	}
