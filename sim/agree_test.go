@@ -51,12 +51,19 @@ func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus int, m *interfere
 func TestStretchesAreExactUnderTheModel(t *testing.T) {
 	m := interference.Builtin()
 	var all forwarded
+	defer func(n int) { maxSegs = n }(maxSegs)
 	for _, ms := range simtest.Schemes() {
 		for seed := uint64(1); seed <= 15; seed++ {
 			gpus := 1 + int(seed%3)
+			// Every third seed cuts a passive lane's clock segments short, so
+			// that they are caught up within a run.
+			maxSegs = 1 << 12
+			if seed%3 == 0 {
+				maxSegs = 2
+			}
 			ff, err := agree(t, ms, seed, 30, gpus, m)
 			if err != nil {
-				t.Fatalf("%s/%s seed %d on %d GPUs under the model: with stretches, %v", ms[0], ms[1], seed, gpus, err)
+				t.Fatalf("%s/%s seed %d on %d GPUs (segments %d) under the model: with stretches, %v", ms[0], ms[1], seed, gpus, maxSegs, err)
 			}
 			all.iterations += ff.iterations
 			all.ownClocks += ff.ownClocks

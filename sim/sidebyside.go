@@ -33,10 +33,11 @@ import (
 // Under a co-location model (GPU.SetInterference) each lane's work runs on a
 // clock of its own (GPU.clockOf), at the rate the jobs beside it leave it: a
 // turn that changes a lane's job changes every lane's rate. The run then
-// keeps each lane's clock (own) and takes every lane's boundaries, the
-// passive lanes' too, one instant at a time; the lane whose end comes first
-// is found by the ends themselves, and at a change of jobs every clock is
-// re-based as GPU.settleEach re-bases it.
+// keeps each lane's clock (own), finds the lane that ends first by the ends
+// themselves, and at a change of jobs re-bases every clock as
+// GPU.settleEach would. A passive lane keeps the segments of its own clock,
+// as the GPU's one clock's are kept otherwise, and its boundaries are
+// counted from them at the run's end.
 
 // sideBySide is a GPU whose lanes a stretch runs boundary by boundary.
 type sideBySide struct {
@@ -91,11 +92,16 @@ type sbsLane struct {
 	// The iteration in flight: its job, index, virtual finish, demand, and
 	// where the job's iterations so far end alone (j.at(d+1)); under a
 	// co-location model (own), its clock and its job's row in the model.
-	clk    clock
-	unit   int
-	press  int64         // the fixed-point sum of its terms from the other lanes
-	end    time.Duration // when its iteration in flight ends on clk (peek)
-	stale  bool          // its end is to be timed again: its finish or clock changed
+	clk   clock
+	unit  int
+	press int64         // the fixed-point sum of its terms from the other lanes
+	end   time.Duration // when its iteration in flight ends on clk (peek)
+	stale bool          // its end is to be timed again: its finish or clock changed
+	// A passive lane's, under a co-location model: its clock's segments from
+	// the run's start (the last is clk), and the virtual finish where its job
+	// ends (stopF), which stops the run.
+	segs   []clock
+	stopF  vtime
 	j      *job
 	d      int
 	cur    int  // tc: the job's index in tc.jobs
@@ -153,7 +159,11 @@ func (s *sideBySide) begin(limit time.Duration) {
 			l.clk, l.stale = w.own, true
 		}
 		if i >= s.act && s.own {
-			l.stop = l.ending // its next boundary is its job's end
+			l.segs = append(l.segs[:0], l.clk)
+			l.stopF = l.finish // an ending lane's: its iteration in flight is the last
+			if !l.ending {
+				l.stopF = l.finish.add(int64(l.j.at(l.j.spec.Iterations) - l.done))
+			}
 			continue
 		}
 		if i >= s.act {
@@ -194,23 +204,7 @@ func (s *sideBySide) begin(limit time.Duration) {
 // co-location model each lane's end is timed on its own clock.
 func (s *sideBySide) peek() {
 	if s.own {
-		s.next, s.alone = time.Duration(math.MaxInt64), -1
-		n := 0
-		for i := range s.lanes {
-			l := &s.lanes[i]
-			if l.stale {
-				l.end, l.stale = l.clk.endAfter(l.finish, s.cur), false
-			}
-			switch t := l.end; {
-			case t < s.next:
-				s.next, s.alone, n = t, i, 1
-			case t == s.next:
-				n++
-			}
-		}
-		if n > 1 {
-			s.alone = -1
-		}
+		s.peekOwn()
 		return
 	}
 	// The least finish (act: the passive stop), and the next integer part.
@@ -230,16 +224,56 @@ func (s *sideBySide) peek() {
 	}
 }
 
+// peekOwn is peek under a co-location model: the least of the lanes' ends,
+// each on its clock (act: a passive lane's stop, where its job ends), timed
+// again only where a lane's finish or clock changed.
+func (s *sideBySide) peekOwn() {
+	s.next, s.alone = time.Duration(math.MaxInt64), -1
+	n := 0
+	for i := range s.lanes {
+		l := &s.lanes[i]
+		if l.stale {
+			f := l.finish
+			if i >= s.act {
+				f = l.stopF
+			}
+			l.end, l.stale = l.clk.endAfter(f, s.cur), false
+		}
+		k := i
+		if i >= s.act {
+			k = s.act
+		}
+		switch {
+		case l.end < s.next:
+			s.next, s.alone, n = l.end, k, 1
+		case l.end == s.next:
+			n++
+		}
+	}
+	if n > 1 {
+		s.alone = -1
+	}
+}
+
 // ends finds the lanes whose iterations end at the next instant, and says
 // whether one of them, or the passive lanes' stop, stops the run there.
 func (s *sideBySide) ends() (stops bool) {
 	s.ending = s.ending[:0]
 	if s.own {
+		if s.alone == s.act {
+			return true // a passive lane's job ends
+		}
 		for i := range s.lanes {
-			if l := &s.lanes[i]; (s.alone < 0 || s.alone == i) && l.end == s.next {
-				s.ending = append(s.ending, i)
-				stops = stops || l.stop
+			l := &s.lanes[i]
+			if l.end != s.next {
+				continue
 			}
+			if i >= s.act {
+				stops = true
+				continue
+			}
+			s.ending = append(s.ending, i)
+			stops = stops || l.stop
 		}
 		return stops
 	}
@@ -303,12 +337,8 @@ func (s *sideBySide) takeOwn() {
 	at := s.next
 	changed := false
 	for _, i := range s.ending {
-		l := &s.lanes[i]
+		l := &s.lanes[i] // a lane that takes turns: the passive ones stop the run instead
 		l.stale = true
-		if l.tc == nil {
-			s.passiveBoundary(l, at)
-			continue
-		}
 		was := l.unit
 		now := instant{at: at}
 		if !s.boundary(i, &l.clk, &now) {
@@ -329,28 +359,20 @@ func (s *sideBySide) takeOwn() {
 	if changed {
 		for i := range s.lanes {
 			l := &s.lanes[i]
-			if l.clk.reRate(at, interference.SlowdownOf(l.press)) {
-				l.stale = true
+			if !l.clk.reRate(at, interference.SlowdownOf(l.press)) {
+				continue
+			}
+			l.stale = true
+			if i >= s.act {
+				l.segs = append(l.segs, l.clk)
+				if len(l.segs) >= maxSegs && s.saved.segs < 0 {
+					l.catchUp(at + 1) // no epoch's save to honour (in one, save does)
+				}
 			}
 		}
 	}
 	s.cur = at
 	s.peek()
-}
-
-// passiveBoundary takes the boundary at of a lane whose job goes on alone in
-// it (a co-location model's run): its next iteration follows from its
-// finish, as GPU.Start chains it; once that is the job's last, the lane's next
-// boundary, the job's end, stops the run.
-func (s *sideBySide) passiveBoundary(l *sbsLane, at time.Duration) {
-	*s.ran++
-	l.m++
-	l.prev, l.last = l.last, at
-	l.d++
-	next := l.j.at(l.d + 1)
-	l.finish = l.finish.add(int64(next - l.done))
-	l.done = next
-	l.stop = l.d == l.j.spec.Iterations-1
 }
 
 // advance takes every instant before bound, and says whether the run stopped
@@ -489,6 +511,13 @@ func (s *sideBySide) save() {
 	if len(s.segs) >= maxSegs {
 		s.catchUp(s.cur + 1) // every instant to cur is taken
 	}
+	if s.own {
+		for i := s.act; i < len(s.lanes); i++ {
+			if l := &s.lanes[i]; len(l.segs) >= maxSegs {
+				l.catchUp(s.cur + 1)
+			}
+		}
+	}
 	v := &s.saved
 	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs)
 	n := s.act
@@ -596,46 +625,58 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 // catchUp counts the passive lanes' boundaries before x, which the run has
 // reached, and starts the segments again from the clock in force. A
 // boundary's instant comes from the segment in force when the run reached
-// it (timeOf); one before x is in an earlier segment, or ends before x on the
+// it (timeOn); one before x is in an earlier segment, or ends before x on the
 // last.
 func (s *sideBySide) catchUp(x time.Duration) {
 	last := s.segs[len(s.segs)-1]
 	for i := s.act; i < len(s.lanes); i++ {
-		l := &s.lanes[i]
-		if l.ending {
-			continue // its one boundary stops the run
-		}
-		// The boundaries up to the one that starts the job's last iteration.
-		m := l.j.endsBefore(&last, last.t0, l.finish, l.d, l.j.spec.Iterations-1-l.d, x)
-		if m == 0 {
-			continue
-		}
-		if m > 1 {
-			l.prev = s.timeOf(l.finishOf(m - 2))
-		} else {
-			l.prev = l.last
-		}
-		l.last = s.timeOf(l.finishOf(m - 1))
-		l.m += m
-		l.d += m
-		next := l.j.at(l.d + 1)
-		l.finish = l.finish.add(int64(next - l.done))
-		l.done = next
+		s.lanes[i].catchUpOn(s.segs, x)
 	}
 	s.segs = append(s.segs[:0], last)
+}
+
+// catchUp is sideBySide.catchUp for one passive lane on its own clock's
+// segments (a co-location model's run).
+func (l *sbsLane) catchUp(x time.Duration) {
+	l.catchUpOn(l.segs, x)
+	l.segs = append(l.segs[:0], l.segs[len(l.segs)-1])
+}
+
+// catchUpOn counts a passive lane's boundaries before x on the clock whose
+// segments are segs (catchUp).
+func (l *sbsLane) catchUpOn(segs []clock, x time.Duration) {
+	if l.ending {
+		return // its one boundary stops the run
+	}
+	last := segs[len(segs)-1]
+	// The boundaries up to the one that starts the job's last iteration.
+	m := l.j.endsBefore(&last, last.t0, l.finish, l.d, l.j.spec.Iterations-1-l.d, x)
+	if m == 0 {
+		return
+	}
+	if m > 1 {
+		l.prev = timeOn(segs, l.finishOf(m-2))
+	} else {
+		l.prev = l.last
+	}
+	l.last = timeOn(segs, l.finishOf(m-1))
+	l.m += m
+	l.d += m
+	next := l.j.at(l.d + 1)
+	l.finish = l.finish.add(int64(next - l.done))
+	l.done = next
 }
 
 // finishOf is the virtual finish of a passive lane's k-th next boundary.
 func (l *sbsLane) finishOf(k int) vtime { return l.finish.add(int64(l.j.at(l.d+k+1) - l.done)) }
 
-// timeOf is the instant the run took a passive lane's boundary of virtual
+// timeOn is the instant the run took a passive lane's boundary of virtual
 // finish f at: the first segment whose clock ends it no later than the next
 // segment's start (the re-base is at that instant's take, after the lanes
 // that end then), at the least the segment's start. Segments whose end is
 // well before f cannot: the search starts past them, with room for the
 // rounding of the clock's re-bases.
-func (s *sideBySide) timeOf(f vtime) time.Duration {
-	segs := s.segs
+func timeOn(segs []clock, f vtime) time.Duration {
 	from := f.add(-(4 + f.i>>46))
 	k, _ := slices.BinarySearchFunc(segs[1:], from, func(c clock, v vtime) int {
 		if c.v0.less(v) {
@@ -654,7 +695,11 @@ func (s *sideBySide) timeOf(f vtime) time.Duration {
 
 // result writes the run's boundaries into the lanes' candidates.
 func (s *sideBySide) result(cands []stretchCand) {
-	if !s.own {
+	if s.own {
+		for i := s.act; i < len(s.lanes); i++ {
+			s.lanes[i].catchUp(s.stop) // the run took every instant before its stop
+		}
+	} else {
 		s.catchUp(s.stop) // the run took every instant before its stop
 	}
 	for i := range s.lanes {
@@ -720,19 +765,28 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	for i := from; i < len(cands); i++ { // the lanes that take turns first
 		cands[i].side = true
 		if tc := cands[i].turns; tc != nil {
-			s.lanes = append(s.lanes, sbsLane{w: cands[i].w, c: i, tc: tc})
+			s.addLane(sbsLane{w: cands[i].w, c: i, tc: tc})
 		}
 	}
 	s.act = len(s.lanes)
 	for i := from; i < len(cands); i++ {
 		if cands[i].turns == nil {
-			s.lanes = append(s.lanes, sbsLane{w: cands[i].w, c: i})
+			s.addLane(sbsLane{w: cands[i].w, c: i})
 		}
 	}
 	for _, w := range ending {
-		s.lanes = append(s.lanes, sbsLane{w: w, c: -1})
+		s.addLane(sbsLane{w: w, c: -1})
 	}
 	return sides
+}
+
+// addLane appends l to s's lanes, reusing the segments' storage of the lane
+// that stood there before: a stretch allocates nothing for them.
+func (s *sideBySide) addLane(l sbsLane) {
+	if n := len(s.lanes); n < cap(s.lanes) {
+		l.segs = s.lanes[:n+1][n].segs[:0]
+	}
+	s.lanes = append(s.lanes, l)
 }
 
 // runSides runs every sideBySide up to limit and returns the limit lowered
