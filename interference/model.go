@@ -299,7 +299,13 @@ func (d *DeviceModel) Slowdown(i int, others []int) float64 {
 func (d *DeviceModel) FixedTerm(i, j int) int64 { return d.fixed[i][j] }
 
 // SlowdownOf is the slowdown of a sum of fixed-point terms (FixedTerm).
-func SlowdownOf(sum int64) float64 { return max(1+float64(sum)/fixedScale, minSlowdown) }
+func SlowdownOf(sum int64) float64 {
+	s := 1 + float64(sum)*(1.0/fixedScale) // a power of two: exact as the division
+	if s < minSlowdown {
+		return minSlowdown
+	}
+	return s
+}
 
 // fixedScale is the fixed point of the terms.
 const fixedScale = 1 << 32

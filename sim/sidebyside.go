@@ -95,6 +95,7 @@ type sbsLane struct {
 	clk   clock
 	unit  int
 	press int64         // the fixed-point sum of its terms from the other lanes
+	rated int64         // the press its clock\'s share was last set from
 	end   time.Duration // when its iteration in flight ends on clk (peek)
 	stale bool          // its end is to be timed again: its finish or clock changed
 	// A passive lane's, under a co-location model: its clock's segments from
@@ -147,6 +148,7 @@ func (s *sideBySide) begin(limit time.Duration) {
 					l.press += g.im.FixedTerm(l.unit, s.lanes[k].unit)
 				}
 			}
+			l.rated = l.press // its clock's share is this sum's (GPU.settleEach)
 		}
 	}
 	for i := range s.lanes {
@@ -359,6 +361,10 @@ func (s *sideBySide) takeOwn() {
 	if changed {
 		for i := range s.lanes {
 			l := &s.lanes[i]
+			if l.press == l.rated {
+				continue // the same sum, the same share
+			}
+			l.rated = l.press
 			if !l.clk.reRate(at, interference.SlowdownOf(l.press)) {
 				continue
 			}
@@ -605,6 +611,7 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 		// gives it, and every lane's rate changes (takeOwn).
 		*c, l.finish = clock{t0: now.at, share: 1}, vtime{i: left}
 		l.unit = x.j.works[0].unit // set when it last entered this GPU
+		l.rated = math.MinInt64    // a clock at a share of 1: to be rated
 		changed = true
 		s.sum += x.demand - l.demand
 		l.demand = x.demand
