@@ -151,6 +151,12 @@ func (c *clock) endAfter(f vtime, now time.Duration) time.Duration {
 // finish. An event that does not change the share (an arrival elsewhere, another
 // job's boundary) changes no iteration's end, and an event costs O(log n).
 //
+// Under a co-location model (SetInterference) each job's rate depends on who
+// runs beside it: while two works or more are in their work phase each has a
+// clock of its own (clockOf), re-based at each change of who runs beside whom
+// (reRate); while one runs, the shared clock above serves, a job alone
+// running as fast as alone under any model.
+//
 // It knows no clock: the simulator advances it by virtual time, the daemon's
 // emulated GPU by wall time. Times are integer nanoseconds; an iteration's end is
 // an exact instant.
