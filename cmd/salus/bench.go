@@ -35,6 +35,7 @@ type benchFlags struct {
 	interference string
 	timeout      time.Duration
 	out          string
+	reuseOut     bool
 	all          bool
 }
 
@@ -72,6 +73,7 @@ jobs (log-log, a line per scheme: flat is linear growth, rising is worse).`,
 	addInterferenceFlag(f, &bf.interference)
 	f.DurationVar(&bf.timeout, "timeout", 10*time.Minute, "limit of each run (e.g. 120s, 10m); a run past it is killed and reported as over it; 0: none")
 	addOutFlag(f, &bf.out, "", "directory for bench.json and the chart bench-us-per-job (PNG, SVG)")
+	addReuseOutFlag(f, &bf.reuseOut)
 	bf.outputFlags.register(cmd, "o", "table", "json", "csv", "markdown")
 	cmd.AddCommand(newBenchCellCmd())
 	return cmd
@@ -114,7 +116,7 @@ func (bf *benchFlags) run(cmd *cobra.Command) error {
 		}
 	}
 	if bf.out != "" {
-		if err := createOut(bf.out); err != nil {
+		if err := createOut(bf.out, bf.reuseOut); err != nil {
 			return err
 		}
 	}

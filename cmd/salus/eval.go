@@ -31,6 +31,8 @@ type evalFlags struct {
 	suite  string
 	engine string
 	out    string
+	// reuseOut is --reuse-out: write into an --out folder that holds other files.
+	reuseOut bool
 	// engineFlags and suiteFlags are the flags each engine (engine.Flagged) and
 	// each suite (eval.Flagged) defines, by name.
 	engineFlags, suiteFlags map[string][]string
@@ -86,6 +88,7 @@ time-slices, --iterations outside the overhead suite) is refused with a message 
 	f.StringVar(&ef.engine, "engine", engine.Reference().Name(), "engine: "+engine.Describe())
 	ef.addEngineFlags(cmd, "")
 	addOutFlag(f, &ef.out, "", "directory for event logs, results.json, results.csv, plots (PNG, SVG) and index.html")
+	addReuseOutFlag(f, &ef.reuseOut)
 	ef.outputFlags.register(cmd, "o", "table", "wide", "json", "csv")
 	ef.addSuiteFlags(cmd)
 	return cmd
@@ -197,7 +200,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 		return nil, err
 	}
 	if ef.out != "" {
-		if err := createOut(ef.out); err != nil {
+		if err := createOut(ef.out, ef.reuseOut); err != nil {
 			return nil, err
 		}
 	}

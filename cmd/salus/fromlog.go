@@ -173,6 +173,8 @@ func newReportCmd() *cobra.Command {
 	var (
 		of  outputFlags
 		out string
+		// reuseOut is --reuse-out.
+		reuseOut bool
 	)
 	cmd := &cobra.Command{
 		Use:   "report LOG [LOG...]",
@@ -198,7 +200,7 @@ start-up and memory its log measured) and how far the live run is from it.`,
 				return err
 			}
 			if out != "" {
-				if err := createOut(out); err != nil {
+				if err := createOut(out, reuseOut); err != nil {
 					return err
 				}
 				if err := eval.WriteResults(out, rep); err != nil {
@@ -224,6 +226,7 @@ start-up and memory its log measured) and how far the live run is from it.`,
 	}
 	of.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &out, "", "directory for results.json, results.csv, plots and index.html")
+	addReuseOutFlag(cmd.Flags(), &reuseOut)
 	return cmd
 }
 

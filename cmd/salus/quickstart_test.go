@@ -161,7 +161,7 @@ var quickChecks = map[string]func(t *testing.T, dir, out string){
 		if !strings.Contains(out, "Recommendation:") {
 			t.Errorf("salus eval printed no recommendation:\n%s", out)
 		}
-		for _, f := range []string{"my-trace.csv", "results/index.html", "results/results.json", "sweep/sweep.json"} {
+		for _, f := range []string{"my-trace.csv", "results/eval/index.html", "results/eval/results.json", "results/sweep/sweep.json"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("the quick start wrote no %s", f)
 			}
@@ -197,6 +197,18 @@ func runQuickBlock(t *testing.T, b quickBlock) {
 	}
 	for _, d := range []string{"examples", "client", "deploy"} {
 		if err := os.Symlink(filepath.Join(root, d), filepath.Join(work, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The checkout's own folders whose names a results folder might take (a
+	// Go package, the docs): copies of a file each, so that a quick start run
+	// from the root that wrote into one would be refused (createOut), and
+	// would not touch the checkout if it were not.
+	for _, d := range []string{"sweep", "eval", "report", "docs"} {
+		if err := os.Mkdir(filepath.Join(work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, d, "doc.go"), []byte("package "+d+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -106,6 +106,7 @@ Same as: salus eval --engine live --trace FILE.`,
 		"; the live engine runs "+strings.Join(live.Modes(), " and "))
 	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &ef.out, "", "directory for event logs, results.json and results.csv")
+	addReuseOutFlag(cmd.Flags(), &ef.reuseOut)
 	return cmd
 }
 

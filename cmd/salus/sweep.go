@@ -36,6 +36,7 @@ func newSweepCmd() *cobra.Command {
 		sf      schemeFlags
 		seeds   int
 		out     string
+		reuse   bool // --reuse-out
 		resume  string
 		workers int
 		shard   string
@@ -130,7 +131,8 @@ then combines the shards' directories into the outputs of one sweep.`,
 			if err := sweep.Check(g); err != nil {
 				return err
 			}
-			return runSweep(cmd, g, done, out, workers)
+			// A resumed sweep writes into its own folder.
+			return runSweep(cmd, g, done, out, workers, reuse || resume != "")
 		},
 	}
 	f := cmd.Flags()
@@ -149,6 +151,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	cf.register(f)
 	addCatalogFlag(cmd, &g.Catalogs)
 	addOutFlag(f, &out, "sweep-out", "directory for samples.jsonl, sweep.csv, sweep.json and the plots")
+	addReuseOutFlag(f, &reuse)
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
 	f.StringVar(&shard, "shard", "", "I/N: run the I-th of N shares of the grid's runs (0 <= I < N); salus sweep merge combines the shards")
@@ -179,13 +182,13 @@ func sweepTraces(cmd *cobra.Command, g *sweep.Grid, seeds int) error {
 	return nil
 }
 
-func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int) error {
+func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int, reuse bool) error {
 	cells := g.Cells(sweep.Applicable)
 	if len(cells) == 0 {
 		return fmt.Errorf("no policy runs under the modes %v", g.Modes)
 	}
 	tasks := g.Tasks(cells, done)
-	if err := createOut(out); err != nil {
+	if err := createOut(out, reuse); err != nil {
 		return err
 	}
 	if err := sweep.WriteGrid(out, g); err != nil {
@@ -263,7 +266,10 @@ func writeSweep(cmd *cobra.Command, out string, res *sweep.Result, cells []sweep
 
 // newSweepMergeCmd is salus sweep merge: the shards of a sweep, as one.
 func newSweepMergeCmd() *cobra.Command {
-	var out string
+	var (
+		out   string
+		reuse bool // --reuse-out
+	)
 	cmd := &cobra.Command{
 		Use:   "merge DIR...",
 		Short: "Combine the directories of a sweep's shards (sweep --shard I/N) into the outputs of one sweep",
@@ -276,7 +282,7 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 			if err != nil {
 				return err
 			}
-			if err := createOut(out); err != nil {
+			if err := createOut(out, reuse); err != nil {
 				return err
 			}
 			if err := sweep.WriteGrid(out, g); err != nil {
@@ -292,6 +298,7 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 		},
 	}
 	addOutFlag(cmd.Flags(), &out, "sweep-merged", "directory for the merged sweep's outputs")
+	addReuseOutFlag(cmd.Flags(), &reuse)
 	return cmd
 }
 
