@@ -180,16 +180,16 @@ func errorsOf(pairs []Pair, p predictor) []float64 {
 // pairs only), as d answers them: measurements where it has them, else from
 // the parameters.
 func (d *DeviceModel) Errors(pairs []Pair) []float64 {
-	var errs []float64
+	var measured []Pair
 	for _, q := range pairs {
-		if !q.Measured {
-			continue
+		if q.Measured {
+			measured = append(measured, q)
 		}
-		a, b := d.PredictPair(q.A, q.B)
-		errs = append(errs, math.Abs(a-q.NormA), math.Abs(b-q.NormB))
 	}
-	return errs
+	return errorsOf(measured, d)
 }
+
+func (d *DeviceModel) predict(a, b Job) (float64, float64) { return d.PredictPair(a, b) }
 
 func foldsOf(pairs []Pair, k int) []int {
 	f := make([]int, len(pairs))

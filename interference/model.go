@@ -273,9 +273,6 @@ func (d *DeviceModel) Index(j Job) int {
 	return i
 }
 
-// Known says whether d has parameters of job j of its own.
-func (d *DeviceModel) Known(j Job) bool { _, ok := d.index[j]; return ok }
-
 // Term is x_ij: the term job i's slowdown takes from job j beside it (by
 // index, Index).
 func (d *DeviceModel) Term(i, j int) float64 { return d.terms[i][j] }

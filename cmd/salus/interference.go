@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,7 +209,7 @@ error per job is printed.`,
 				_ = cw.Write([]string{p.WorkerType, p.A.Name, strconv.Itoa(p.A.Batch), p.B.Name, strconv.Itoa(p.B.Batch),
 					strconv.FormatFloat(a, 'f', 6, 64), strconv.FormatFloat(b, 'f', 6, 64)})
 				if p.Measured {
-					errs = append(errs, abs(a-p.NormA), abs(b-p.NormB))
+					errs = append(errs, math.Abs(a-p.NormA), math.Abs(b-p.NormB))
 				}
 			}
 			cw.Flush()
@@ -234,13 +235,6 @@ error per job is printed.`,
 	f.StringVar(&out, "out", "", "the predictions' CSV")
 	f.StringVar(&mode, "mode", "", "the mechanism to predict under: timeslice, mps or lanes (default: mps on v100, timeslice elsewhere)")
 	return cmd
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 func newInterferenceShowCmd() *cobra.Command {
