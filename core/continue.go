@@ -190,6 +190,18 @@ func keepsLead(o Order) bool {
 	return false
 }
 
+// losesLead says whether, under order o, a running job's standing against the
+// ready jobs only gets worse as it runs: by the GPU time it attains (fair,
+// LAS's queues, weighted fair's and floor's keys) or by the order of its
+// requests (fcfs). Once after a ready job, it stays after it.
+func losesLead(o Order) bool {
+	switch o.(type) {
+	case ByAttained, ByRequest, LAS, ByWeightedAttained, ByFloor:
+		return true
+	}
+	return false
+}
+
 // Stretch is what Stretchable says of a job's boundaries.
 type Stretch int
 
@@ -282,6 +294,58 @@ func (p *ContinueProbe) KeptBefore() (time.Duration, bool) {
 		return 0, false
 	}
 	return l.since + s.policy.Quantum, true
+}
+
+// Yeses says how many of the next n boundaries, the first at from, Next would
+// say yes to one after another, and takes them as Skip would; service(k) is
+// the GPU time of the first k of them in all. It looks at O(log n) of them
+// where no quantum keeps the lane at from and the order only loses the job
+// its lead (losesLead: once Next says no, it says no to every later
+// boundary, so the first no is found by halving) or only gains it (keepsLead:
+// a yes to the first is a yes to all). false otherwise: ask Next boundary by
+// boundary.
+func (p *ContinueProbe) Yeses(from time.Duration, n int, service func(k int) time.Duration) (int, bool) {
+	s, js := p.s, p.js
+	l := js.lane
+	gains := keepsLead(s.policy.Order)
+	if !gains && !losesLead(s.policy.Order) || s.policy.Quantum > 0 && l.last == js && from-l.since < s.policy.Quantum {
+		return 0, false
+	}
+	first := l.ready.first()
+	yes := func(k int) bool { // Next's answer to boundary k-1, after k in all
+		if first == nil {
+			return true
+		}
+		v := p.v
+		v.Attained += service(k)
+		v.Iterations += k
+		v.RequestSeq = p.req + uint64(k)
+		return s.lessView(v, first.view)
+	}
+	if gains {
+		if n == 0 || !yes(1) {
+			return 0, true
+		}
+		p.Skip(n, service(n))
+		return n, true
+	}
+	// Gallop to a boundary it says no to, then halve: yes up to lo, no at hi.
+	lo, hi := 0, 1
+	for hi <= n && yes(hi) {
+		lo, hi = hi, 2*hi
+	}
+	hi = min(hi, n+1)
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; yes(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 {
+		p.Skip(lo, service(lo))
+	}
+	return lo, true
 }
 
 // Skip takes n boundaries that Next would say yes to (KeptBefore's), after

@@ -167,11 +167,11 @@ func (j *job) endsBefore(c *clock, from time.Duration, f vtime, d, n int, limit 
 	return m
 }
 
-// serviceOf is the GPU time of j's next m iterations, from iteration done:
-// the sum of their iteration times.
-func (j *job) serviceOf(m int) time.Duration {
-	gpu := j.at(j.done+m) - j.at(j.done)
-	if j.done == 0 {
+// runOf is the GPU time of j's m iterations from iteration d: the sum of
+// their iteration times (iteration's).
+func (j *job) runOf(d, m int) time.Duration {
+	gpu := j.at(d+m) - j.at(d)
+	if d == 0 && m > 0 {
 		gpu += j.firstExtra
 	}
 	return gpu
@@ -303,7 +303,23 @@ func (e *engine) stretch(limit time.Duration) error {
 			// A quantum keeps the lane: every boundary before its end is a yes.
 			k = j.boundariesBefore(g, c.w, min(limit, until), c.ok)
 			if k > 0 {
-				p.Skip(k, j.serviceOf(k))
+				p.Skip(k, j.runOf(j.done, k))
+			}
+		}
+		if k < c.ok {
+			// Where the order only loses the job its lead, the first no is
+			// found by halving, not boundary by boundary.
+			before := j.boundariesBefore(g, c.w, limit, c.ok)
+			if before > k {
+				d := j.done + k
+				yes, ok := p.Yeses(j.endOf(g, c.w, k), before-k, func(m int) time.Duration { return j.runOf(d, m) })
+				if ok {
+					if k += yes; k < before {
+						limit = j.endOf(g, c.w, k)
+					}
+					c.ok = k
+					continue
+				}
 			}
 		}
 		for ; k < c.ok; k++ {
@@ -405,7 +421,7 @@ func (e *engine) stretch(limit time.Duration) error {
 func (e *engine) take(c *stretchCand) error {
 	w, j, g := c.w, c.w.job, e.gpus[c.g]
 	d := j.done
-	gpu := j.serviceOf(c.m)
+	gpu := j.runOf(d, c.m)
 	if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
 		return err
 	}

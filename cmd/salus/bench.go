@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,6 +192,7 @@ func benchCellArgs(c bench.Cell) []string {
 // runs in a child process.
 func newBenchCellCmd() *cobra.Command {
 	var c bench.Cell
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:    "cell",
 		Short:  "Measure one run and print its result as JSON (salus bench runs it in a child process)",
@@ -199,6 +201,17 @@ func newBenchCellCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.Contains(c.Scheme.Mode, ",") || strings.Contains(c.Scheme.Policy, ",") {
 				return fmt.Errorf("salus bench cell measures one scheme: give one --mode and one --policy (salus bench runs several)")
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			r, err := bench.Measure(cmd.Context(), c)
 			if err != nil {
@@ -215,5 +228,7 @@ func newBenchCellCmd() *cobra.Command {
 	f.StringVar(&c.Scheme.Policy, "policy", "fifo", "the one policy")
 	addPresetFlag(f, &c.Device, "device preset")
 	addInterferenceFlag(f, &c.Interference)
+	// For whoever speeds the simulator up: go tool pprof salus FILE.
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (generation included) to this file")
 	return cmd
 }
