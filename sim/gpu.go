@@ -365,11 +365,7 @@ func (g *GPU) settle() {
 		g.t0, g.v0, g.share = g.now, vtime{}, 1
 		return
 	}
-	s := g.shareOf(g.n, g.sum)
-	if s == g.share {
-		return
-	}
-	g.v0, g.t0, g.share = g.vnow(), g.now, s
+	g.clock.reRate(g.now, g.shareOf(g.n, g.sum))
 }
 
 // toEach gives each work a clock of its own, a copy of the shared one: two

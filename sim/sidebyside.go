@@ -316,8 +316,7 @@ func (s *sideBySide) take() {
 		changed = s.boundary(i, &s.clock, &now) || changed
 	}
 	if changed {
-		if sh := s.g.shareOf(s.g.n, s.sum); sh != s.clock.share {
-			s.clock = clock{t0: at, v0: now.v, share: sh}
+		if s.clock.reRate(at, s.g.shareOf(s.g.n, s.sum)) { // as GPU.settle re-bases it
 			if s.act < len(s.lanes) { // only the passive lanes read the segments
 				s.segs = append(s.segs, s.clock)
 				if len(s.segs) >= maxSegs && s.saved.segs < 0 {
@@ -347,6 +346,9 @@ func (s *sideBySide) takeOwn() {
 			continue
 		}
 		changed = true
+		if l.unit == was {
+			continue // another job of the same row: the same terms, every press as it was
+		}
 		im := s.g.im
 		l.press = 0
 		for k := range s.lanes {
