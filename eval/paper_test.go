@@ -113,3 +113,65 @@ func TestPaperReproducesTable1Ratios(t *testing.T) {
 		t.Errorf("figures: %+v", figs)
 	}
 }
+
+// A user's scheme runs beside Table 1's on the same seeds: its rows carry no
+// paper figure, its seeds' range, and FIFO's average JCT over its own seed by
+// seed; a scheme of Table 1 given again is not run twice. Rows the experiments
+// are built from say "calibrated" in the table, not "agrees".
+func TestPaperSuiteTakesTheUsersSchemes(t *testing.T) {
+	const seeds = 3
+	rep, err := ReproducePaper(PaperOptions{Seeds: seeds, Schemes: []Scheme{{"salus", "las"}, {"salus", "srtf"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]PaperRow{}
+	for _, r := range rep.Rows() {
+		rows[r.Figure+"/"+r.Row+"/"+r.Column] = r
+	}
+	for _, col := range []string{"makespan", "avg_queuing", "avg_jct", "p95_jct"} {
+		r, ok := rows["Table 1/las (yours)/"+col]
+		if !ok || r.Paper != "-" || r.Ours == "" || !strings.Contains(r.Range, " to ") {
+			t.Errorf("Table 1 row of las, %s: %+v (found %v): want no paper figure, ours and the seeds' range", col, r, ok)
+		}
+	}
+	if _, ok := rows["Table 1/srtf (yours)/avg_jct"]; ok {
+		t.Error("srtf, one of Table 1's schemes, was run again as the user's")
+	}
+	// FIFO over las, seed by seed: its median lies between the seeds' extremes
+	// of each scheme's average JCT ratio.
+	ratio := rows["Table 1 (ratio)/FIFO/las avg JCT/start-up on GPU"]
+	if ratio.Ours == "" {
+		t.Fatalf("no FIFO/las ratio row: %v", ratio)
+	}
+	las, fifo := rows["Table 1/las (yours)/avg_jct"], rows["Table 1/FIFO/avg_jct"]
+	if parse(las.Ours) <= 0 || parse(fifo.Ours) <= 0 {
+		t.Fatalf("las %v, fifo %v", las, fifo)
+	}
+	found := false
+	for _, j := range rep.JCTs {
+		if j.Policy == "las (yours)" {
+			found = len(j.Seeds) == seeds
+		}
+	}
+	if !found {
+		t.Errorf("Fig. 7 has no JCTs of las over %d seeds: %+v", seeds, rep.JCTs)
+	}
+	var table bytes.Buffer
+	if err := rep.Table(&table); err != nil {
+		t.Fatal(err)
+	}
+	for key := range calibratedRows {
+		r, ok := rows[key]
+		if !ok || !strings.HasPrefix(r.Why, calibratedPrefix) {
+			t.Errorf("%s: %+v (found %v): want it calibrated", key, r, ok)
+		}
+	}
+	for _, line := range strings.Split(table.String(), "\n") {
+		if strings.HasPrefix(line, "Table 1         FIFO ") && strings.Contains(line, "makespan") && !strings.Contains(line, "calibrated") {
+			t.Errorf("FIFO's makespan, the trace's scale input, is not marked calibrated: %q", line)
+		}
+		if len(line) > 120 {
+			t.Errorf("a line of %d characters: %q", len(line), line)
+		}
+	}
+}

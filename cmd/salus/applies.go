@@ -42,6 +42,9 @@ func (ef *evalFlags) rules() []flagRule {
 			}
 		}
 		where := "the " + strings.Join(readers, " and ") + " suite"
+		if n := len(readers); n > 2 {
+			where = "the " + strings.Join(readers[:n-1], ", ") + " and " + readers[n-1] + " suite"
+		}
 		if len(readers) > 1 {
 			where += "s"
 		}

@@ -71,6 +71,8 @@ X (2: twice as fast), --capacity-mib and --device change the device, and
 salus sweep --trace gives confidence intervals over such draws).
 
 Suites: ` + eval.Describe() + `.
+--suite paper --policy NAME (and --mode) runs your schemes beside Table 1's on the same
+seeds of the paper trace: their rows in Table 1 and Fig. 7, each over the seeds' range.
 --suite all keeps going when a suite fails: the failure is a section of its report,
 and the command exits non-zero.
 
@@ -214,6 +216,11 @@ func (ef *evalFlags) run() (eval.Result, error) {
 			return nil, err
 		}
 		o.Training.Cluster = ef.cluster
+	} else if len(ef.policies) > 0 || len(ef.modes) > 0 {
+		// The paper suite puts the user's schemes beside Table 1's.
+		if o.Training.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+			return nil, err
+		}
 	}
 	rep, err := eval.RunSuite(ef.suite, o)
 	if rep == nil {
