@@ -64,10 +64,10 @@ func Merge(dirs []string, applicable func(policy, mode string) (string, bool)) (
 		if i == 0 {
 			grid, gridJSON = g, b
 			first = prov
+		} else if err := SameSweep(first, prov); err != nil { // first: it says what differs
+			return grid, nil, fmt.Errorf("%s and %s are not shards of one sweep: %v; merge the shards of one sweep, run with one build on the same inputs", dirs[0], dir, err)
 		} else if !bytes.Equal(b, gridJSON) {
 			return grid, nil, fmt.Errorf("%s holds another grid than %s: merge the shards of one sweep", dir, dirs[0])
-		} else if err := SameSweep(first, prov); err != nil {
-			return grid, nil, fmt.Errorf("%s and %s are not shards of one sweep: %v; merge the shards of one sweep, run with one build on the same inputs", dirs[0], dir, err)
 		}
 		if prov != nil {
 			parts = append(parts, prov.Parts...)
