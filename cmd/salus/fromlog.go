@@ -188,7 +188,9 @@ srtf run and its pack run, say) are put side by side, one row each, with the rat
 fifo run among them and the recommendation. With --out DIR, also write results.json,
 results.csv and the HTML report (index.html with its plots) there. Beside a live daemon's
 run it puts what the simulator predicts for the same jobs (each with the iteration time,
-start-up and memory its log measured) and how far the live run is from it.`,
+start-up and memory its log measured) and how far the live run is from it. A log that holds
+several daemons' runs (serve --continue-events) is reported run by run, one row each.
+results.json begins with where it came from: the build, the command and each log's sha256.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {

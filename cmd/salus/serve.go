@@ -271,7 +271,9 @@ is in the log. While the log cannot be written (a full disk), the daemon grants 
 refuses new jobs with journal_unavailable, and resumes by itself once it can write again
 (--on-journal-error). Past --events-rotate-mib the log is renamed FILE.000001, ... and begun
 anew with a snapshot of the open sessions, all a restart reads; salus report reads the
-files as one run.
+files as one run. A log whose run left no session open holds a run that is over: a daemon
+started on it is refused unless --continue-events, which adds its run to the log as a run of
+its own (salus report reports each run apart).
 
 Every client is bounded: --max-conns connections at once, --handshake-timeout to open a
 session, --read-timeout for a frame once begun, --write-timeout for each reply (a client
