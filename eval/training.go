@@ -11,7 +11,9 @@
 package eval
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +28,7 @@ import (
 	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/plots"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/sim"
 	"github.com/salusgo/salus/workload"
 )
@@ -407,12 +410,14 @@ type JobsOutput interface {
 }
 
 // WriteResults writes results.json and results.csv into dir, and jobs.csv (one
-// line per job and run) for a report with per-job results.
-func WriteResults(dir string, r Output) error {
+// line per job and run) for a report with per-job results. results.json is the
+// report's JSON with where it came from (prov) first, under "provenance".
+func WriteResults(dir string, r Output, prov provenance.Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	files := map[string]func(io.Writer) error{"results.json": r.JSON, "results.csv": r.CSV}
+	withProvenance := func(w io.Writer) error { return jsonWithProvenance(w, r, prov) }
+	files := map[string]func(io.Writer) error{"results.json": withProvenance, "results.csv": r.CSV}
 	if j, ok := r.(JobsOutput); ok {
 		files["jobs.csv"] = j.JobsCSV
 	}
@@ -430,6 +435,36 @@ func WriteResults(dir string, r Output) error {
 		}
 	}
 	return nil
+}
+
+// jsonWithProvenance writes r's JSON with prov as its first field,
+// "provenance": a report that is not a JSON object goes under "results".
+func jsonWithProvenance(w io.Writer, r Output, prov provenance.Record) error {
+	var body bytes.Buffer
+	if err := r.JSON(&body); err != nil {
+		return err
+	}
+	p, err := json.Marshal(prov)
+	if err != nil {
+		return err
+	}
+	var all []byte
+	b := bytes.TrimSpace(body.Bytes())
+	switch inner := bytes.TrimSpace(bytes.TrimPrefix(b, []byte("{"))); {
+	case len(b) > 0 && b[0] == '{' && len(inner) > 0 && inner[0] == '}':
+		all = fmt.Appendf(nil, `{"provenance":%s}`, p)
+	case len(b) > 0 && b[0] == '{':
+		all = fmt.Appendf(nil, `{"provenance":%s,%s`, p, inner)
+	default:
+		all = fmt.Appendf(nil, `{"provenance":%s,"results":%s}`, p, b)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, all, "", "  "); err != nil {
+		return fmt.Errorf("results.json: %w", err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
 // The training suite: the trace under each scheme (the paper's long-running jobs).

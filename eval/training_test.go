@@ -6,11 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -91,8 +93,24 @@ func TestOutDirHoldsLogsAndResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteResults(dir, rep); err != nil {
+	prov := provenance.Record{Version: "devel", Command: []string{"salus", "eval"}, Seeds: []int64{4}}
+	if err := WriteResults(dir, rep, prov); err != nil {
 		t.Fatal(err)
+	}
+	// results.json is the report's JSON with its provenance as the first field.
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Provenance provenance.Record `json:"provenance"`
+		Runs       []map[string]any  `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("results.json: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(got.Provenance, prov) || len(got.Runs) != len(rep.Runs) {
+		t.Errorf("results.json: provenance %+v (want %+v), %d runs (want %d)", got.Provenance, prov, len(got.Runs), len(rep.Runs))
 	}
 	for _, name := range []string{"events-fifo.jsonl.gz", "events-pack.jsonl.gz", "results.json", "results.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {

@@ -164,6 +164,9 @@ type Event struct {
 	// stretch of a lane's turns: the jobs whose iterations ended in it, the job
 	// that ran before it first (Job is the one that runs after it)
 	Turns []Turn `json:"turns,omitempty"`
+	// run: a daemon's run, who started it and when (nil: a log written before
+	// it, or by another engine)
+	RunInfo *RunInfo `json:"run_info,omitempty"`
 	// run
 	Policy      string  `json:"policy,omitempty"`
 	Mode        string  `json:"mode,omitempty"`
@@ -173,6 +176,31 @@ type Event struct {
 	Seed        int64   `json:"seed,omitempty"`
 	CapacityMiB float64 `json:"capacity_mib,omitempty"`
 }
+
+// RunInfo is on a daemon's run header: which run of its log it begins or
+// continues, and the build and command line of the daemon. A log (a daemon's
+// journal) may hold several runs, one after another: a run header with an ID
+// and without Reason "restart" begins a new one; a restart's header continues
+// the run before it, and carries no ID.
+type RunInfo struct {
+	// ID is a new run's identifier, random; empty on a restart's header.
+	ID string `json:"id,omitempty"`
+	// Started is the wall-clock time the daemon started, RFC 3339.
+	Started string `json:"started,omitempty"`
+	// Version and Commit are the daemon's build (as salus version prints it),
+	// Command its command line.
+	Version string   `json:"version,omitempty"`
+	Commit  string   `json:"commit,omitempty"`
+	Command []string `json:"command,omitempty"`
+}
+
+// RestartReason is the Reason of a run header written by a daemon restarted on
+// its log to continue its run.
+const RestartReason = "restart"
+
+// BeginsRun says whether e begins a run of its log: a run header, unless a
+// restart's (which continues the run before it).
+func BeginsRun(e Event) bool { return e.Kind == Run && e.Reason != RestartReason }
 
 // Turn is what one job did in a stretch of its lane's turns: its iterations
 // that ended there and their GPU time (seconds). With waits (a simulator's
@@ -435,6 +463,10 @@ func Append(b []byte, e Event) []byte {
 	b = appendNum(b, "peak_mib", e.PeakMiB)
 	b = appendNum(b, "demand", e.Demand)
 	b = appendNum(b, "share", e.Share)
+	if e.RunInfo != nil { // a run header: rare, and nested, so encoding/json's
+		q, _ := json.Marshal(e.RunInfo)
+		b = append(append(b, `,"run_info":`...), q...)
+	}
 	if len(e.Open) > 0 { // a snapshot: rare, and nested, so encoding/json's
 		q, _ := json.Marshal(e.Open)
 		b = append(append(b, `,"open":`...), q...)

@@ -196,3 +196,20 @@ func TestOpenAppendAfterACutLine(t *testing.T) {
 		t.Errorf("a bad line in the middle: %v", err)
 	}
 }
+
+// A run header's RunInfo goes into the log and comes back, and only a header
+// without the restart reason begins a run.
+func TestRunInfoRoundTrip(t *testing.T) {
+	e := Event{T: 12.5, Kind: Run, Policy: "fair", RunInfo: &RunInfo{ID: "ab12", Started: "2026-01-02T03:04:05Z", Version: "devel", Commit: "0123abc", Command: []string{"salus", "serve", "--events=x"}}}
+	var got []Event
+	if err := Read(strings.NewReader(string(Append(nil, e))+"\n"), "x", func(e Event) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].RunInfo == nil || !reflect.DeepEqual(*got[0].RunInfo, *e.RunInfo) || got[0].Policy != "fair" {
+		t.Fatalf("read back %+v, want %+v", got, e)
+	}
+	restart := Event{Kind: Run, Reason: RestartReason}
+	if !BeginsRun(e) || BeginsRun(restart) || BeginsRun(Event{Kind: Arrive}) {
+		t.Error("BeginsRun: want a new run's header only")
+	}
+}

@@ -134,6 +134,14 @@ type Config struct {
 	// log are rebuilt and held for RecoverWindow, for their clients to resume
 	// (journal.go). The server takes it over: it follows the run from it.
 	Recover *Journal
+	// NewRun, with Recover, begins a new run in the log after the one it holds
+	// (its clock goes on from the log's last time) instead of continuing that
+	// run: for a log that holds no open session (New refuses one that does: a
+	// new run would lose them).
+	NewRun bool
+	// RunInfo, when set, goes on the run header: the run's identity, the
+	// daemon's build and command line (eventlog.RunInfo).
+	RunInfo *eventlog.RunInfo
 	// RecoverWindow is how long recovered sessions wait for their clients to
 	// resume them. Positive only for a daemon whose log is a journal (a file it
 	// appends to): the open reply then says it (recover_ms), and clients whose
@@ -492,7 +500,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerConnMetrics() // conns.go's
 	s.registerJournalMetrics()
 	run := eventlog.Event{Kind: eventlog.Run, Policy: cfg.Policy.Name, Mode: cfg.Policy.Mode, Engine: "live",
-		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB}
+		Trace: cfg.Trace, CapacityMiB: cfg.CapacityMiB, RunInfo: cfg.RunInfo}
 	if len(gpus) > 1 {
 		run.GPUs = len(gpus)
 		run.GPUPlacement = s.sched.GPUPlacement().Name()
@@ -503,7 +511,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: the event log to recover from ends at %v: %v", cfg.Recover.LastS, err)
 		}
 		s.offset = last
-		run.T, run.Reason = last.Seconds(), "restart"
+		run.T = last.Seconds()
+		if !cfg.NewRun {
+			run.Reason = eventlog.RestartReason
+		} else if n := len(cfg.Recover.open); n > 0 {
+			return nil, fmt.Errorf("server: a new run on a log that holds %d open sessions would lose them: continue the log's run (a restart) instead", n)
+		}
 	}
 	if cfg.Emulate != nil {
 		s.emu = newEmulator(cfg.Policy.Compute, *cfg.Emulate, len(gpus), s.emuFire)

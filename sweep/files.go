@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/salusgo/salus/provenance"
 )
 
 // The files of a sweep directory.
@@ -128,21 +130,22 @@ func WriteResults(dir string, r Result) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, r.Cells); err != nil {
+	if err := WriteCSV(&buf, r.Cells, r.Grid.Provenance); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, CSVFile), buf.Bytes(), 0o644)
 }
 
-// WriteCSV writes one line per cell: its coordinates, its runs, and for each
-// metric its mean, CI95 half width, and the interval's bounds.
-func WriteCSV(w io.Writer, cells []Summary) error {
+// WriteCSV writes one line per cell: its coordinates, its runs, for each
+// metric its mean, CI95 half width, and the interval's bounds, and where it
+// came from (prov: provenanceColumns; empty when nil).
+func WriteCSV(w io.Writer, cells []Summary, prov *provenance.Record) error {
 	cw := csv.NewWriter(w)
 	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed", "trace"}
 	for _, m := range Metrics {
 		head = append(head, m+"_mean", m+"_ci95", m+"_low", m+"_high")
 	}
-	cw.Write(head)
+	cw.Write(append(head, provenanceColumns...))
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
 	for _, c := range cells {
 		row := []string{c.Policy, c.ModeName(), f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace}
@@ -150,7 +153,7 @@ func WriteCSV(w io.Writer, cells []Summary) error {
 			s := c.Metrics[m]
 			row = append(row, f(s.Mean), f(s.CI95), f(s.Low), f(s.High))
 		}
-		cw.Write(row)
+		cw.Write(append(row, provenanceCells(prov, c.Trace)...))
 	}
 	cw.Flush()
 	return cw.Error()

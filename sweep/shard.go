@@ -3,9 +3,12 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/salusgo/salus/provenance"
 )
 
 // Shard is one of Count shares of a grid's runs, Index from 0: the k-th run of the
@@ -43,6 +46,8 @@ func Merge(dirs []string, applicable func(policy, mode string) (string, bool)) (
 	var grid Grid
 	var gridJSON []byte
 	shards := 0 // the shard count the directories were run with, when known
+	var first *provenance.Record
+	var parts [][]string
 	byKey := map[string]Sample{}
 	for i, dir := range dirs {
 		g, samples, err := Load(dir)
@@ -53,11 +58,22 @@ func Merge(dirs []string, applicable func(policy, mode string) (string, bool)) (
 			shards = g.Shard.Count
 		}
 		g.Shard = nil
+		prov := g.Provenance
+		g.Provenance = nil // compared on its own: the shards' commands differ
 		b, _ := json.Marshal(g)
 		if i == 0 {
 			grid, gridJSON = g, b
+			first = prov
+		} else if err := SameSweep(first, prov); err != nil { // first: it says what differs
+			return grid, nil, fmt.Errorf("%s and %s are not shards of one sweep: %v; merge the shards of one sweep, run with one build on the same inputs", dirs[0], dir, err)
 		} else if !bytes.Equal(b, gridJSON) {
 			return grid, nil, fmt.Errorf("%s holds another grid than %s: merge the shards of one sweep", dir, dirs[0])
+		}
+		if prov != nil {
+			parts = append(parts, prov.Parts...)
+			if len(prov.Parts) == 0 {
+				parts = append(parts, prov.Command)
+			}
 		}
 		for _, s := range samples {
 			key := Task{Cell: s.Cell, Seed: s.Seed}.key()
@@ -87,5 +103,26 @@ func Merge(dirs []string, applicable func(policy, mode string) (string, bool)) (
 		return grid, nil, fmt.Errorf("%d of %d runs are in none of the directories (first: %s): run the missing shards, or resume them (salus sweep --resume DIR)",
 			len(missing), k, missing[0])
 	}
+	if first != nil { // the shards' own, with their commands as its parts
+		p := *first
+		p.Parts = parts
+		grid.Provenance = &p
+	}
 	return grid, all, nil
+}
+
+// SameSweep refuses two records of one sweep's parts (shards, or runs of a
+// resumed sweep) that ran different builds or read different inputs; a grid
+// without a record (written before them) agrees with any.
+func SameSweep(a, b *provenance.Record) error {
+	if a == nil || b == nil {
+		return nil
+	}
+	if ok, how := provenance.SameBuild(*a, *b); !ok {
+		return fmt.Errorf("they ran different builds (%s)", how)
+	}
+	if how := SameInputs(*a, *b); how != "" {
+		return errors.New(how)
+	}
+	return nil
 }

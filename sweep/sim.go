@@ -188,7 +188,7 @@ func SimRunner(g Grid) Runner {
 		}
 		var t *workload.Trace
 		if c.Trace == "" {
-			t, err = workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: c.Load})
+			t, err = generated(g, cat, seed, c.Load)
 		} else {
 			t, err = fileTrace(read, c, g.Resample, seed)
 		}

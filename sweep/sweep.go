@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/salusgo/salus/provenance"
 )
 
 // Grid is what a sweep covers.
@@ -56,6 +58,10 @@ type Grid struct {
 	Interference string `json:"interference,omitempty"`
 	// Shard, when set, is the share of the runs this sweep does (shard.go).
 	Shard *Shard `json:"shard,omitempty"`
+	// Provenance is where the sweep's results come from (provenance.go): the
+	// build, the command line, the seeds, the sha256 of the traces and of the
+	// co-location model; none in a grid written before it.
+	Provenance *provenance.Record `json:"provenance,omitempty"`
 }
 
 // Cell is one point of the grid, all seeds together.

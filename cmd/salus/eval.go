@@ -16,6 +16,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/engine"
 	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/workload"
 )
 
@@ -40,6 +41,8 @@ type evalFlags struct {
 	opts eval.Options
 	// progress receives the suites' progress lines and the engine's warnings (stderr).
 	progress io.Writer
+	// command is the command line, which results.json records.
+	command []string
 
 	// Set by run: the engine, and the training suite's trace and device, which
 	// a run on another engine than the reference is compared on.
@@ -139,6 +142,7 @@ func (ef *evalFlags) execute(cmd *cobra.Command) error {
 		return err
 	}
 	ef.progress = cmd.ErrOrStderr()
+	ef.command = commandLine(cmd, nil)
 	var err error
 	if ef.cluster, err = ef.cf.load(cmd.Flags()); err != nil {
 		return err
@@ -227,7 +231,11 @@ func (ef *evalFlags) run() (eval.Result, error) {
 		return nil, err
 	}
 	if ef.out != "" {
-		if werr := eval.WriteResults(ef.out, rep); werr != nil {
+		prov, werr := ef.provenance(o.Training.Trace)
+		if werr != nil {
+			return nil, werr
+		}
+		if werr := eval.WriteResults(ef.out, rep, prov); werr != nil {
 			return nil, werr
 		}
 		if werr := writeReport(ef.out, rep, o.Training.Trace); werr != nil {
@@ -262,4 +270,24 @@ func (ef *evalFlags) training(dev device.Device) (eval.TrainingOptions, error) {
 	}
 	ef.trace, ef.dev = trace, dev
 	return eval.TrainingOptions{Trace: trace, Schemes: schemes, Device: dev, Modes: ef.df.modes, OutDir: ef.out}, nil
+}
+
+// provenance is where the run's results come from: the build, the command, the
+// seed, the training suite's trace (nil: the suites generate their own, from
+// the seed) and the co-location model.
+func (ef *evalFlags) provenance(trace *workload.Trace) (provenance.Record, error) {
+	p := provenance.New(ef.command)
+	if ef.tf.seed != 0 { // replay takes no seed
+		p.Seeds = []int64{ef.tf.seed}
+	}
+	if trace != nil {
+		t, err := traceProvenance(ef.tf, trace)
+		if err != nil {
+			return p, err
+		}
+		p.Traces = []provenance.Trace{t}
+	}
+	var err error
+	p.Interference, err = provenance.ModelOf(ef.df.interference)
+	return p, err
 }

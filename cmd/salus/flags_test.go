@@ -306,6 +306,7 @@ func TestServeRefusesWhatDoesNothing(t *testing.T) {
 		{[]string{"--on-journal-error", "continue"}, "--on-journal-error applies to the event log"},
 		{[]string{"--events-rotate-mib", "8"}, "--events-rotate-mib applies to the event log"},
 		{[]string{"--max-recovered", "10"}, "--max-recovered applies to the event log"},
+		{[]string{"--continue-events"}, "--continue-events applies to the event log"},
 		{[]string{"--events", filepath.Join(t.TempDir(), "e.jsonl"), "--on-journal-error", "maybe"}, `--on-journal-error "maybe": use stop`},
 		{[]string{"--events", filepath.Join(t.TempDir(), "e.jsonl"), "--events-rotate-mib", "-1"}, "give 0 or more"},
 		{[]string{"--policy", "srtf,pack"}, "salus serve runs one policy"},

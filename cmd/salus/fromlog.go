@@ -17,7 +17,9 @@ import (
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/history"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/metrics"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
 )
@@ -186,13 +188,39 @@ srtf run and its pack run, say) are put side by side, one row each, with the rat
 fifo run among them and the recommendation. With --out DIR, also write results.json,
 results.csv and the HTML report (index.html with its plots) there. Beside a live daemon's
 run it puts what the simulator predicts for the same jobs (each with the iteration time,
-start-up and memory its log measured) and how far the live run is from it.`,
+start-up and memory its log measured) and how far the live run is from it. A log that holds
+several daemons' runs (serve --continue-events) is reported run by run, one row each.
+results.json begins with where it came from: the build, the command and each log's sha256.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := of.check(); err != nil {
 				return err
 			}
-			rep, err := reportFromLogs(args)
+			prov := provenance.New(commandLine(cmd, args))
+			prov.Interference = provenance.Model{Name: interference.RuleName} // predictLive's device
+			for _, path := range args {
+				t, err := provenance.File(path)
+				if err != nil {
+					return err
+				}
+				prov.Logs = append(prov.Logs, t)
+			}
+			if out != "" {
+				if err := createOut(out, reuseOut); err != nil {
+					return err
+				}
+			}
+			w := cmd.OutOrStdout()
+			note := w // what the runs of a log are: beside the table, on stderr beside JSON or CSV
+			if of.format != "table" {
+				note = cmd.ErrOrStderr()
+			}
+			logs, cleanup, err := logsByRun(args, out, note)
+			defer cleanup()
+			if err != nil {
+				return err
+			}
+			rep, err := reportFromLogs(logs)
 			if err != nil {
 				return err
 			}
@@ -200,21 +228,17 @@ start-up and memory its log measured) and how far the live run is from it.`,
 				return err
 			}
 			if out != "" {
-				if err := createOut(out, reuseOut); err != nil {
-					return err
-				}
-				if err := eval.WriteResults(out, rep); err != nil {
+				if err := eval.WriteResults(out, rep, prov); err != nil {
 					return err
 				}
 				var trace *workload.Trace
-				if l, err := history.Read(args[0]); err == nil { // the first log's jobs
+				if l, err := history.Read(logs[0]); err == nil { // the first log's jobs
 					trace, _, _ = l.Trace(workload.Default(), rep.Trace.Name)
 				}
 				if err := writeReport(out, rep, trace); err != nil {
 					return err
 				}
 			}
-			w := cmd.OutOrStdout()
 			if err := printReport(w, rep, of.format); err != nil {
 				return err
 			}
@@ -228,6 +252,44 @@ start-up and memory its log measured) and how far the live run is from it.`,
 	addOutFlag(cmd.Flags(), &out, "", "directory for results.json, results.csv, plots and index.html")
 	addReuseOutFlag(cmd.Flags(), &reuseOut)
 	return cmd
+}
+
+// logsByRun is the logs to report: each of paths, or, for one that holds
+// several runs (daemons started on it with --continue-events), each run as a
+// log of its own (splitRuns) in out, or in a temporary folder that cleanup
+// removes when out is empty. It says on note how many runs such a log holds.
+func logsByRun(paths []string, out string, note io.Writer) (logs []string, cleanup func(), err error) {
+	cleanup = func() {}
+	for _, path := range paths {
+		runs, err := logRuns(path)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		if runs <= 1 {
+			logs = append(logs, path)
+			continue
+		}
+		dir := out
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "salus-report-"); err != nil {
+				return nil, cleanup, err
+			}
+			prev := cleanup
+			cleanup = func() { prev(); os.RemoveAll(dir) }
+		}
+		split, err := splitRuns(path, dir, runs)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		names := make([]string, len(split))
+		for i, p := range split {
+			names[i] = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		}
+		fmt.Fprintf(note, "%s holds %d runs (daemons started on it one after another): each is reported apart, as %s\n\n",
+			path, runs, strings.Join(names, ", "))
+		logs = append(logs, split...)
+	}
+	return logs, cleanup, nil
 }
 
 // reportFromLogs is the report of one log, or of several side by side: a row per

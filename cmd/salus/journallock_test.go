@@ -43,7 +43,7 @@ func TestSecondDaemonOnOneJournalIsRefused(t *testing.T) {
 	}
 	a.cmd.Process.Kill()
 	a.cmd.Wait()
-	b := startDaemonProc(t, filepath.Join(dir, "b.sock"), "--events", events) // the kill let the lock go
+	b := startDaemonProc(t, filepath.Join(dir, "b.sock"), "--events", events, "--continue-events") // the kill let the lock go; the log holds a run with no session open
 	b.cmd.Process.Kill()
 	b.cmd.Wait()
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/server"
 	"github.com/salusgo/salus/workload"
 )
@@ -268,7 +271,9 @@ is in the log. While the log cannot be written (a full disk), the daemon grants 
 refuses new jobs with journal_unavailable, and resumes by itself once it can write again
 (--on-journal-error). Past --events-rotate-mib the log is renamed FILE.000001, ... and begun
 anew with a snapshot of the open sessions, all a restart reads; salus report reads the
-files as one run.
+files as one run. A log whose run left no session open holds a run that is over: a daemon
+started on it is refused unless --continue-events, which adds its run to the log as a run of
+its own (salus report reports each run apart).
 
 Every client is bounded: --max-conns connections at once, --handshake-timeout to open a
 session, --read-timeout for a frame once begun, --write-timeout for each reply (a client
@@ -367,6 +372,7 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 			if err := lf.apply(&cfg); err != nil {
 				return err
 			}
+			jf.command = commandLine(cmd, nil)
 			file, err := jf.open(events, logger, &cfg)
 			if err != nil {
 				return err
@@ -554,6 +560,28 @@ type journalFlags struct {
 	onError       string
 	rotateMiB     int64
 	maxRecovered  int
+	// continueEvents is --continue-events: a new run may go after the one the
+	// log holds.
+	continueEvents bool
+	// command is the daemon's command line, for its run header.
+	command []string
+}
+
+// runInfo is the run header's identity of a daemon run: a new run's random id
+// (none for a restart, which continues the run before it), the start time, the
+// build and the command line.
+func runInfo(command []string, restart bool) *eventlog.RunInfo {
+	p := provenance.New(command)
+	ri := &eventlog.RunInfo{Started: time.Now().UTC().Format(time.RFC3339), Version: p.Version, Commit: p.Commit, Command: command}
+	if p.Modified {
+		ri.Commit += "+dirty"
+	}
+	if !restart {
+		var id [8]byte
+		rand.Read(id[:])
+		ri.ID = hex.EncodeToString(id[:])
+	}
+	return ri
 }
 
 func (j *journalFlags) register(cmd *cobra.Command) {
@@ -562,12 +590,13 @@ func (j *journalFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&j.flushEvery, "events-flush", 0, "with --events: 0 writes every event as it happens (a kill -9 loses none); a duration buffers events and writes them that often (a kill -9 loses up to that much)")
 	f.StringVar(&j.onError, "on-journal-error", server.JournalStop, "with --events: while the log cannot be written (a full disk): stop (grant no work, refuse opens with journal_unavailable, answer no iteration's end until it is written, resume when it can be) or continue (go on, and write the events once it can; a crash meanwhile loses them)")
 	f.Int64Var(&j.rotateMiB, "events-rotate-mib", server.DefaultJournalRotateBytes>>20, "with --events: once the log has grown this many MiB, rename it FILE.000001, ... and begin FILE anew with a snapshot of the open sessions, all a restart then reads (0: never; salus report and metrics read the segments and FILE as one run)")
+	f.BoolVar(&j.continueEvents, "continue-events", false, "with --events: when the log already holds a daemon's run with no session open (a restart with open sessions continues its run without it), add this daemon's run to it as a run of its own; without it such a log is refused")
 	f.IntVar(&j.maxRecovered, "max-recovered", server.DefaultMaxRecovered, "with --events: a restart restores at most this many of the sessions open in the log (the earliest arrivals); the others are logged lost at once (0: no bound)")
 }
 
 // check refuses the journal's flags without --events: there is no journal then.
 func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
-	for _, name := range []string{"recover-window", "events-flush", "on-journal-error", "events-rotate-mib", "max-recovered"} {
+	for _, name := range []string{"recover-window", "events-flush", "on-journal-error", "events-rotate-mib", "max-recovered", "continue-events"} {
 		if events == "" && changed(fs, name) {
 			return fmt.Errorf("--%s applies to the event log (--events FILE), and there is none: drop it or give --events", name)
 		}
@@ -618,12 +647,26 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 	case err != nil:
 		return nil, fmt.Errorf("--events %s: it holds something that is not an event log this daemon can continue (%v): move it away or give another file", path, err)
 	}
-	if jn.Events > 0 {
+	// A log with sessions open at its end is this daemon's run, cut by a crash
+	// or a stop for a restart: it continues, whatever the flags (a restart
+	// never loses a session). A log with none holds a run that is over: a new
+	// one goes after it only when asked (--continue-events), as a run of its
+	// own that salus report tells apart.
+	switch open := len(jn.Open()); {
+	case jn.Events > 0 && open > 0:
 		cfg.Recover = jn
 		logger.Info("continuing the run of the event log", "events", path, "log_time_s", jn.LastS,
-			"open_sessions", len(jn.Open()), "read_files", len(jn.Files), "read_mib", float64(jn.Bytes)/(1<<20),
+			"open_sessions", open, "read_files", len(jn.Files), "read_mib", float64(jn.Bytes)/(1<<20),
 			"read_in", time.Since(t0).Round(time.Microsecond))
+	case jn.Events > 0 && !j.continueEvents:
+		return nil, fmt.Errorf("--events %s already holds a daemon's run (%d events, up to %.1f s of its clock) and no session open in it to recover: give a new file, or --continue-events to add this daemon's run to the log as a run of its own (salus report reports each run apart)",
+			path, jn.Events, jn.LastS)
+	case jn.Events > 0:
+		cfg.Recover, cfg.NewRun = jn, true
+		logger.Info("beginning a new run in the event log, after the one it holds (--continue-events)", "events", path, "log_time_s", jn.LastS,
+			"read_files", len(jn.Files), "read_mib", float64(jn.Bytes)/(1<<20), "read_in", time.Since(t0).Round(time.Microsecond))
 	}
+	cfg.RunInfo = runInfo(j.command, cfg.Recover != nil && !cfg.NewRun)
 	file, err := eventlog.OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("--events: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/interference"
+	"github.com/salusgo/salus/provenance"
 	"github.com/salusgo/salus/report"
 	"github.com/salusgo/salus/sweep"
 	"github.com/salusgo/salus/workload"
@@ -131,6 +132,9 @@ then combines the shards' directories into the outputs of one sweep.`,
 			if err := sweep.Check(g); err != nil {
 				return err
 			}
+			if err := sweepProvenance(cmd, &g, resume); err != nil {
+				return err
+			}
 			// A resumed sweep writes into its own folder.
 			return runSweep(cmd, g, done, out, workers, reuse || resume != "")
 		},
@@ -157,6 +161,29 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.StringVar(&shard, "shard", "", "I/N: run the I-th of N shares of the grid's runs (0 <= I < N); salus sweep merge combines the shards")
 	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
+}
+
+// sweepProvenance records in the grid where its results come from. A resumed
+// sweep must run the build and read the inputs (traces, model) it began with:
+// its samples are one sweep's; its record then lists each command that ran it.
+func sweepProvenance(cmd *cobra.Command, g *sweep.Grid, resume string) error {
+	p := provenance.New(commandLine(cmd, nil))
+	if err := sweep.Inputs(*g, &p); err != nil {
+		return err
+	}
+	if resume != "" && g.Provenance != nil {
+		if err := sweep.SameSweep(g.Provenance, &p); err != nil {
+			return fmt.Errorf("--resume %s: the sweep began as %q, and %v since: start a new sweep (another --out), or resume with what it began with",
+				resume, strings.Join(g.Provenance.Command, " "), err)
+		}
+		p.Parts = g.Provenance.Parts
+		if len(p.Parts) == 0 {
+			p.Parts = [][]string{g.Provenance.Command}
+		}
+		p.Parts = append(p.Parts, p.Command)
+	}
+	g.Provenance = &p
+	return nil
 }
 
 // sweepTraces checks the flags of a sweep over trace files, and chooses the
@@ -281,6 +308,9 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 			g, all, err := sweep.Merge(dirs, sweep.Applicable)
 			if err != nil {
 				return err
+			}
+			if g.Provenance != nil { // the merge's command; the shards' are its parts
+				g.Provenance.Command = commandLine(cmd, dirs)
 			}
 			if err := createOut(out, reuse); err != nil {
 				return err
