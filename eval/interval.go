@@ -118,7 +118,7 @@ func MeanInterval(xs []float64) (mean, low, high float64) {
 	z0 := norm.Quantile(p)
 	// Small samples: the normal quantile widened to Student's t with n-1
 	// degrees of freedom, times sqrt(n/(n-1)) (Hesterberg's expanded bootstrap).
-	expand := math.Sqrt(float64(n)/float64(n-1))
+	expand := math.Sqrt(float64(n) / float64(n-1))
 	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}
 	at := func(alpha float64) float64 {
 		z := expand * tq.Quantile(alpha)
