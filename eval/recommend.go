@@ -7,14 +7,24 @@ import (
 	"strings"
 
 	"github.com/salusgo/salus/metrics"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Estimate is a metric's value: one run's, or a sweep's mean with the half width
-// of its 95% confidence interval across seeds (CI95; 0 for one run).
+// Estimate is a metric's value: one run's, or a mean across seeds with its 95%
+// confidence interval: [Low, High] when given (a sweep's, MeanInterval), else
+// Mean ± CI95 (0 for one run).
 type Estimate struct {
 	Mean float64 `json:"mean"`
 	CI95 float64 `json:"ci95,omitempty"`
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+}
+
+// bounds is the estimate's interval, and whether it has one.
+func (e Estimate) bounds() (lo, hi float64, ok bool) {
+	if e.High > e.Low {
+		return e.Low, e.High, true
+	}
+	return e.Mean - e.CI95, e.Mean + e.CI95, e.CI95 > 0
 }
 
 // Candidate is one scheme's figures for Recommend, by metric key (makespan_s,
@@ -57,8 +67,9 @@ var Criteria = []Criterion{
 // Recommend says, in one paragraph, which scheme is best on each criterion and by
 // how much against the runner-up. From a sweep it gives the 95% confidence
 // intervals across seeds and judges the lead seed by seed when it has the
-// per-seed values (PerSeed: the mean difference and its interval, clear of zero
-// or not), else by whether the two intervals overlap (then the lead is within the
+// per-seed values (PerSeed: the mean difference and its BCa interval, as the
+// cells' intervals are computed, clear of zero or not), else by whether the
+// two intervals overlap (then the lead is within the
 // noise across seeds). A lead within the noise is no win: that criterion has no
 // clear winner. A single run's lead (no interval, no per-seed values) says nothing
 // of the noise and counts, unless it is under 0.5% (singleRunTie): a tie. It ends with the scheme that clearly leads on most
@@ -200,15 +211,20 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 	}
 	b, s := es[best], es[second]
 	show := func(e Estimate) string {
-		if e.CI95 > 0 {
+		switch lo, hi, ok := e.bounds(); {
+		case ok && e.High > e.Low:
+			return fmt.Sprintf("%.*f%s [%.*f, %.*f]", c.Prec, e.Mean*c.Scale, c.Unit, c.Prec, lo*c.Scale, c.Prec, hi*c.Scale)
+		case ok:
 			return fmt.Sprintf("%.*f ± %.*f%s", c.Prec, e.Mean*c.Scale, c.Prec, e.CI95*c.Scale, c.Unit)
 		}
 		return fmt.Sprintf("%.*f%s", c.Prec, e.Mean*c.Scale, c.Unit)
 	}
+	_, _, bi := b.e.bounds()
+	_, _, si := s.e.bounds()
 	// A single run's figures (no interval, no seeds) that differ by less than
 	// singleRunTie are a tie: a lead that small is no reason to choose.
 	tie := 1e-9
-	if b.e.CI95 == 0 && s.e.CI95 == 0 && len(cands[index(cands, b.scheme)].PerSeed[c.Key]) == 0 {
+	if !bi && !si && len(cands[index(cands, b.scheme)].PerSeed[c.Key]) == 0 {
 		tie = singleRunTie
 	}
 	if math.Abs(b.e.Mean-s.e.Mean) <= tie*math.Abs(s.e.Mean) {
@@ -249,25 +265,27 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 			text += fmt.Sprintf("; its worst slowdown is %.2fx against %.2fx", wb.Mean, ws.Mean)
 		}
 	}
-	if d, half, n, ok := paired(cands[index(cands, b.scheme)].PerSeed[c.Key], cands[index(cands, s.scheme)].PerSeed[c.Key]); ok {
-		if !c.Higher {
-			d = -d
+	if d, lo, hi, n, ok := paired(cands[index(cands, b.scheme)].PerSeed[c.Key], cands[index(cands, s.scheme)].PerSeed[c.Key]); ok {
+		if !c.Higher { // the lead: how much lower the best is
+			d, lo, hi = -d, -hi, -lo
 		}
 		var verdict string
 		switch {
-		case d > half:
+		case lo > 0:
 			verdict = "clear of zero"
-		case d < -half: // the seeds both ran say the runner-up is ahead
+		case hi < 0: // the seeds both ran say the runner-up is ahead
 			verdict = "so on the seeds both ran the runner-up is ahead"
 			noisy = true
 		default:
 			verdict = "so the lead is within the noise"
 			noisy = true
 		}
-		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f ± %.*f%s, %s", n, b.scheme,
-			c.Prec, d*c.Scale, c.Prec, half*c.Scale, c.Unit, verdict)
-	} else if b.e.CI95 > 0 || s.e.CI95 > 0 {
-		if math.Abs(b.e.Mean-s.e.Mean) <= b.e.CI95+s.e.CI95 {
+		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f%s [%.*f, %.*f], %s", n, b.scheme,
+			c.Prec, d*c.Scale, c.Unit, c.Prec, lo*c.Scale, c.Prec, hi*c.Scale, verdict)
+	} else if bi || si {
+		blo, bhi, _ := b.e.bounds()
+		slo, shi, _ := s.e.bounds()
+		if blo <= shi && slo <= bhi {
 			text += "; the 95% intervals overlap, so the lead is within the noise across seeds"
 			noisy = true
 		} else {
@@ -280,9 +298,12 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 	return text + ".", b.scheme, false, true
 }
 
-// paired is the mean of a - b over the seeds both have, and the half width of its
-// 95% confidence interval (Student's t); false with fewer than two such seeds.
-func paired(a, b map[int64]float64) (mean, half float64, n int, ok bool) {
+// paired is the mean of a - b over the seeds both have, and its 95% interval
+// by the same method as the cells' (MeanInterval, a BCa bootstrap of the
+// per-seed differences): the lead is clear of zero when the interval is. Seeds
+// are the same traces for both schemes, so the difference takes out the spread
+// the traces share. False with fewer than two such seeds.
+func paired(a, b map[int64]float64) (mean, lo, hi float64, n int, ok bool) {
 	var ds []float64
 	for seed, x := range a {
 		if y, ok := b[seed]; ok {
@@ -290,19 +311,10 @@ func paired(a, b map[int64]float64) (mean, half float64, n int, ok bool) {
 		}
 	}
 	if n = len(ds); n < 2 {
-		return 0, 0, n, false
+		return 0, 0, 0, n, false
 	}
-	for _, d := range ds {
-		mean += d
-	}
-	mean /= float64(n)
-	var ss float64
-	for _, d := range ds {
-		ss += (d - mean) * (d - mean)
-	}
-	sd := math.Sqrt(ss / float64(n-1))
-	half = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(n))
-	return mean, half, n, true
+	mean, lo, hi = MeanInterval(ds)
+	return mean, lo, hi, n, true
 }
 
 func index(cands []Candidate, scheme string) int {

@@ -36,8 +36,8 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	// With intervals: pack leads on makespan within the noise; srtf on average JCT
 	// clear of it. Without times alone, fairness is not compared.
 	cands := []Candidate{
-		{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {5000, 400}, "avg_jct_s": {600, 30}, "p95_jct_s": {2000, 100}}},
-		{Scheme: "pack", Metrics: map[string]Estimate{"makespan_s": {4800, 300}, "avg_jct_s": {900, 40}, "p95_jct_s": {2100, 100}}},
+		{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 5000, CI95: 400}, "avg_jct_s": {Mean: 600, CI95: 30}, "p95_jct_s": {Mean: 2000, CI95: 100}}},
+		{Scheme: "pack", Metrics: map[string]Estimate{"makespan_s": {Mean: 4800, CI95: 300}, "avg_jct_s": {Mean: 900, CI95: 40}, "p95_jct_s": {Mean: 2100, CI95: 100}}},
 	}
 	got = Recommend(cands)
 	for _, want := range []string{
@@ -57,7 +57,7 @@ func TestRecommendNamesTheBestScheme(t *testing.T) {
 	cands[1].PerSeed = map[string]map[int64]float64{"makespan_s": {1: 4880, 2: 4480, 3: 5280, 4: 4760}}
 	got = Recommend(cands)
 	for _, want := range []string{
-		"seed by seed (4 paired runs) pack leads by 2.5 ± 1.6 min, clear of zero.",
+		"seed by seed (4 paired runs) pack leads by 2.5 min [2.0, 4.0], clear of zero.",
 		"Recommendation: no single scheme: srtf (average JCT) and pack (makespan) clearly lead on 1 metric each; the lead on p95 JCT is within the noise and not counted; choose by the metric that matters most.",
 	} {
 		if !strings.Contains(got, want) {
@@ -113,17 +113,18 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 		}
 	}
 	// Seed by seed fifo's makespan is 60 s below, 30 s above, 90 s below and 60 s
-	// above srtf's: it leads by 15 s on average, but the paired interval is
-	// 15 ± 113.6 s (t = 3.182, 3 degrees of freedom); the same on every metric.
+	// above srtf's: it leads by 15 s on average, but the paired interval (a BCa
+	// bootstrap of the four differences) reaches from -60 to 90 s; the same on
+	// every metric.
 	noisy := func() []Candidate {
 		return []Candidate{
 			{Scheme: "fifo",
-				Metrics: map[string]Estimate{"makespan_s": {5985, 120}, "avg_jct_s": {592.5, 12}, "p95_jct_s": {1192.5, 24}, "jain_slowdown": {0.605, 0.06}},
+				Metrics: map[string]Estimate{"makespan_s": {Mean: 5985, CI95: 120}, "avg_jct_s": {Mean: 592.5, CI95: 12}, "p95_jct_s": {Mean: 1192.5, CI95: 24}, "jain_slowdown": {Mean: 0.605, CI95: 0.06}},
 				PerSeed: map[string]map[int64]float64{
 					"makespan_s": seeds(5940, 6030, 5910, 6060), "avg_jct_s": seeds(594, 603, 591, 582),
 					"p95_jct_s": seeds(1188, 1206, 1182, 1194), "jain_slowdown": seeds(0.63, 0.58, 0.64, 0.57)}},
 			{Scheme: "srtf",
-				Metrics: map[string]Estimate{"makespan_s": {6000, 100}, "avg_jct_s": {600, 10}, "p95_jct_s": {1200, 20}, "jain_slowdown": {0.6, 0.05}},
+				Metrics: map[string]Estimate{"makespan_s": {Mean: 6000, CI95: 100}, "avg_jct_s": {Mean: 600, CI95: 10}, "p95_jct_s": {Mean: 1200, CI95: 20}, "jain_slowdown": {Mean: 0.6, CI95: 0.05}},
 				PerSeed: map[string]map[int64]float64{
 					"makespan_s": seeds(6000, 6000, 6000, 6000), "avg_jct_s": seeds(600, 600, 600, 600),
 					"p95_jct_s": seeds(1200, 1200, 1200, 1200), "jain_slowdown": seeds(0.6, 0.6, 0.6, 0.6)}},
@@ -133,11 +134,11 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 	t.Run("paired, every lead within the noise", func(t *testing.T) {
 		check(t, Recommend(noisy()), []string{
 			"On makespan, fifo is best with 99.8 ± 2.0 min, 0.2% lower than srtf's 100.0 ± 1.7 min (the runner-up); " +
-				"seed by seed (4 paired runs) fifo leads by 0.2 ± 1.9 min, so the lead is within the noise: no clear winner on makespan.",
+				"seed by seed (4 paired runs) fifo leads by 0.2 min [-1.0, 1.5], so the lead is within the noise: no clear winner on makespan.",
 			"so the lead is within the noise: no clear winner on average JCT.",
 			"so the lead is within the noise: no clear winner on p95 JCT.",
 			"fifo is best with 0.605 ± 0.060, 0.005 higher than srtf's 0.600 ± 0.050 (the runner-up); " +
-				"seed by seed (4 paired runs) fifo leads by 0.005 ± 0.056, so the lead is within the noise: no clear winner on fairness.",
+				"seed by seed (4 paired runs) fifo leads by 0.005 [-0.030, 0.040], so the lead is within the noise: no clear winner on fairness.",
 			"Recommendation: no clear winner: every lead is within the noise across seeds; run more seeds (salus sweep --seeds)",
 		}, []string{"Recommendation: fifo", "Recommendation: srtf", "clear of zero"})
 	})
@@ -146,15 +147,15 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 		cands := noisy()
 		// srtf's average and p95 JCT are clearly lower at every seed, and fifo's
 		// fairness clearly higher; fifo's makespan lead stays within the noise.
-		cands[0].Metrics["avg_jct_s"], cands[0].PerSeed["avg_jct_s"] = Estimate{905, 20}, seeds(900, 890, 920, 910)
-		cands[0].Metrics["p95_jct_s"], cands[0].PerSeed["p95_jct_s"] = Estimate{1805, 40}, seeds(1800, 1780, 1840, 1800)
-		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{0.805, 0.02}, seeds(0.80, 0.81, 0.79, 0.82)
+		cands[0].Metrics["avg_jct_s"], cands[0].PerSeed["avg_jct_s"] = Estimate{Mean: 905, CI95: 20}, seeds(900, 890, 920, 910)
+		cands[0].Metrics["p95_jct_s"], cands[0].PerSeed["p95_jct_s"] = Estimate{Mean: 1805, CI95: 40}, seeds(1800, 1780, 1840, 1800)
+		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{Mean: 0.805, CI95: 0.02}, seeds(0.80, 0.81, 0.79, 0.82)
 		check(t, Recommend(cands), []string{
 			"no clear winner on makespan.",
 			"On average JCT, srtf is best with 10.0 ± 0.2 min, 33.7% lower than fifo's 15.1 ± 0.3 min (the runner-up); " +
-				"seed by seed (4 paired runs) srtf leads by 5.1 ± 0.3 min, clear of zero.",
+				"seed by seed (4 paired runs) srtf leads by 5.1 min [4.8, 5.3], clear of zero.",
 			"fifo is best with 0.805 ± 0.020, 0.205 higher than srtf's 0.600 ± 0.050 (the runner-up); " +
-				"seed by seed (4 paired runs) fifo leads by 0.205 ± 0.021, clear of zero.",
+				"seed by seed (4 paired runs) fifo leads by 0.205 [0.190, 0.220], clear of zero.",
 			// Counting the makespan lead too would make it 2 against 2, no single scheme.
 			"Recommendation: srtf, best on 2 of the 3 metrics with a clear winner (average JCT, p95 JCT); " +
 				"the lead on makespan is within the noise and not counted; weigh the others above if they matter more.",
@@ -162,7 +163,7 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 
 		// With fifo's fairness as noisy as its makespan, srtf leads on every metric
 		// with a clear winner.
-		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{0.605, 0.06}, seeds(0.63, 0.58, 0.64, 0.57)
+		cands[0].Metrics["jain_slowdown"], cands[0].PerSeed["jain_slowdown"] = Estimate{Mean: 0.605, CI95: 0.06}, seeds(0.63, 0.58, 0.64, 0.57)
 		check(t, Recommend(cands), []string{
 			"Recommendation: srtf, best on every metric with a clear winner (average JCT, p95 JCT); " +
 				"the leads on makespan, fairness are within the noise and not counted.",
@@ -173,11 +174,11 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 		// fifo's mean (over more seeds than srtf ran) is lower, but at the seeds
 		// both ran srtf's makespan is 100 s lower: that is no clear win either.
 		cands := []Candidate{
-			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {5900, 300}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6100, 6110, 6090, 5300)}},
-			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 20}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6000, 6010, 5990)}},
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 5900, CI95: 300}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6100, 6110, 6090, 5300)}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000, CI95: 20}}, PerSeed: map[string]map[int64]float64{"makespan_s": seeds(6000, 6010, 5990)}},
 		}
 		check(t, Recommend(cands), []string{
-			"seed by seed (3 paired runs) fifo leads by -1.7 ± 0.0 min, so on the seeds both ran the runner-up is ahead: no clear winner on makespan.",
+			"seed by seed (3 paired runs) fifo leads by -1.7 min [-1.7, -1.7], so on the seeds both ran the runner-up is ahead: no clear winner on makespan.",
 			"Recommendation: no clear winner",
 		}, []string{"Recommendation: fifo", "Recommendation: srtf"})
 	})
@@ -186,8 +187,8 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 		// fifo's makespan lead (100 s) is inside the intervals' 200 s; srtf's
 		// average JCT lead (300 s) is clear of their 70 s.
 		cands := []Candidate{
-			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {5900, 100}, "avg_jct_s": {900, 40}}},
-			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 100}, "avg_jct_s": {600, 30}}},
+			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 5900, CI95: 100}, "avg_jct_s": {Mean: 900, CI95: 40}}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000, CI95: 100}, "avg_jct_s": {Mean: 600, CI95: 30}}},
 		}
 		check(t, Recommend(cands), []string{
 			"On makespan, fifo is best with 98.3 ± 1.7 min, 1.7% lower than srtf's 100.0 ± 1.7 min (the runner-up); " +
@@ -200,7 +201,7 @@ func TestRecommendCountsOnlyClearLeads(t *testing.T) {
 		// ± 150 s on both metrics is no clear winner.
 		cands = []Candidate{
 			{Scheme: "fifo", Metrics: map[string]Estimate{"makespan_s": {Mean: 5900}, "avg_jct_s": {Mean: 800}}},
-			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {6000, 150}, "avg_jct_s": {700, 150}}},
+			{Scheme: "srtf", Metrics: map[string]Estimate{"makespan_s": {Mean: 6000, CI95: 150}, "avg_jct_s": {Mean: 700, CI95: 150}}},
 		}
 		check(t, Recommend(cands), []string{
 			"no clear winner on makespan.", "no clear winner on average JCT.",

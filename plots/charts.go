@@ -15,10 +15,13 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Series is a labelled list of values, e.g. one policy's JCTs.
+// Series is a labelled list of values, e.g. one policy's JCTs. In a bar chart
+// Low and High, when given (one per value), are each value's interval, drawn
+// as an error bar.
 type Series struct {
-	Label  string
-	Values []float64
+	Label     string
+	Values    []float64
+	Low, High []float64
 }
 
 // CDF draws the empirical distribution of each series on one chart, x on a log
@@ -145,18 +148,27 @@ type Panel struct {
 	// FirstColour is the palette index of the first group, to keep a series'
 	// colour across panels that leave some series out.
 	FirstColour int
+	// LogY draws the values on a log axis, each as a dot (a bar's length from
+	// zero means nothing on a log axis) with its error bar. Every value and
+	// bound must be above zero.
+	LogY bool
 }
 
-// Bars draws panels side by side as one figure.
+// Bars draws panels side by side as one figure, 4 inches high.
 func Bars(name, title string, width vg.Length, panels ...Panel) Figure {
+	return BarsSized(name, title, width, 4*vg.Inch, panels...)
+}
+
+// BarsSized is Bars of the given height.
+func BarsSized(name, title string, width, height vg.Length, panels ...Panel) Figure {
 	ps := make([]*plot.Plot, len(panels))
 	for i, pn := range panels {
 		ps[i] = barPlot(pn, width/vg.Length(len(panels)))
 	}
 	if len(ps) == 1 {
-		return Single(name, title, width, 4*vg.Inch, ps[0])
+		return Single(name, title, width, height, ps[0])
 	}
-	return Row(name, title, width, 4*vg.Inch, ps...)
+	return Row(name, title, width, height, ps...)
 }
 
 // barPlot is one panel of bars, in a tile about width wide, its bars at most 40
@@ -176,6 +188,13 @@ func barPlot(pn Panel, width vg.Length) *plot.Plot {
 		format = "%.1f"
 	}
 	var top float64
+	bottom := math.Inf(1) // the least value or bound, for a log axis
+	// logY is set once the values are known; the dots and labels, drawn later,
+	// read it. A log axis is drawn as a linear axis of log10(value), labelled
+	// with the values (log10Ticks): gonum centres an axis label on the
+	// arithmetic middle of the range, which on its own log scale lies near the
+	// top, and would push the chart down to make room.
+	logY := new(bool)
 	for g, s := range pn.Groups {
 		vals := make(plotter.Values, len(pn.Categories))
 		copy(vals, s.Values)
@@ -184,19 +203,57 @@ func barPlot(pn Panel, width vg.Length) *plot.Plot {
 				vals[k] = 0
 			}
 			top = math.Max(top, vals[k])
+			if vals[k] > 0 {
+				bottom = math.Min(bottom, vals[k])
+			}
 		}
 		offset := vg.Length(float64(g)-float64(ng-1)/2) * w
-		if ng == 1 {
+		var ws *whiskers
+		if len(s.Low) == len(vals) && len(s.High) == len(vals) {
+			ws = &whiskers{mid: vals, lo: s.Low, hi: s.High, offset: offset, log: logY}
+			for k := range vals {
+				if s.High[k] > s.Low[k] {
+					top = math.Max(top, s.High[k])
+					if s.Low[k] > 0 {
+						bottom = math.Min(bottom, s.Low[k])
+					}
+				}
+			}
+		}
+		switch {
+		case pn.LogY:
+			// Dots, in the colours bars would have.
+			if ws == nil {
+				ws = &whiskers{mid: vals, offset: offset, log: logY}
+			}
+			ws.dots = make([]color.Color, len(vals))
+			for k := range vals {
+				ws.dots[k] = Colour(g + pn.FirstColour)
+				if ng == 1 {
+					ws.dots[k] = Colour(k)
+				}
+			}
+			if ng > 1 {
+				p.Legend.Add(s.Label, swatch{Colour(g + pn.FirstColour)})
+			}
+		case ng == 1:
 			// One series: each category in its own colour, as in the other charts.
 			for k := range vals {
 				one := make(plotter.Values, len(vals))
 				one[k] = vals[k]
 				addBars(p, one, w, offset, Colour(k))
 			}
-		} else {
+		default:
 			p.Legend.Add(s.Label, addBars(p, vals, w, offset, Colour(g+pn.FirstColour)))
 		}
-		p.Add(&labels{vals: vals, offset: offset, format: format, grouped: ng > 1, barWidth: w})
+		if ws != nil {
+			p.Add(ws)
+		}
+		lbl := &labels{vals: vals, offset: offset, format: format, grouped: ng > 1, barWidth: w, log: logY}
+		if ws != nil && ws.lo != nil {
+			lbl.above = ws.hi // the value stands above its error bar
+		}
+		p.Add(lbl)
 	}
 	p.NominalX(pn.Categories...)
 	if len(pn.Categories) > 6 {
@@ -210,11 +267,68 @@ func barPlot(pn Panel, width vg.Length) *plot.Plot {
 		p.Add(ref)
 		p.Legend.Add(pn.RefLabel, ref)
 		top = math.Max(top, pn.Ref)
+		bottom = math.Min(bottom, pn.Ref)
 	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	if pn.LogY && bottom > 0 && top > bottom {
+		*logY = true
+		decades := math.Log10(top / bottom)
+		p.Y.Tick.Marker = log10Ticks{}
+		p.Y.Min = math.Log10(bottom) - 0.05*decades
+		p.Y.Max = math.Log10(top) + 0.12*decades // room for the labels
+		return p
+	}
 	p.Y.Min = 0
 	p.Y.Max = top * 1.25 // room for the labels
 	return p
+}
+
+// whiskers draws an error bar from lo to hi at each category (none where hi is
+// not above lo) and, on a log axis, a dot at mid in each category's colour.
+type whiskers struct {
+	mid, lo, hi []float64
+	offset      vg.Length
+	dots        []color.Color
+	log         *bool // the axis is log10 of the values
+}
+
+func (w *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	ty = onAxis(ty, w.log)
+	ls := draw.LineStyle{Color: Colour(9), Width: vg.Points(1.1)}
+	tick := vg.Points(3)
+	for i := range w.mid {
+		x := tx(float64(i)) + w.offset
+		if w.lo != nil && w.hi[i] > w.lo[i] && (w.lo[i] > 0 || !*w.log) { // a log axis has no zero
+			y0, y1 := ty(w.lo[i]), ty(w.hi[i])
+			c.StrokeLine2(ls, x, y0, x, y1)
+			c.StrokeLine2(ls, x-tick, y0, x+tick, y0)
+			c.StrokeLine2(ls, x-tick, y1, x+tick, y1)
+		}
+		if w.dots != nil && w.mid[i] > 0 {
+			c.DrawGlyph(draw.GlyphStyle{Color: w.dots[i], Radius: vg.Points(4), Shape: draw.CircleGlyph{}}, vg.Point{X: x, Y: ty(w.mid[i])})
+		}
+	}
+}
+
+// onAxis is ty for values on an axis of their log10 when log is set.
+func onAxis(ty func(float64) vg.Length, log *bool) func(float64) vg.Length {
+	if log == nil || !*log {
+		return ty
+	}
+	return func(v float64) vg.Length { return ty(math.Log10(v)) }
+}
+
+// log10Ticks label an axis of log10(value) with the values, as logTicks
+// label a log axis.
+type log10Ticks struct{}
+
+func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
+	ts := logTicks{}.Ticks(math.Pow(10, lo), math.Pow(10, hi))
+	for i := range ts {
+		ts[i].Value = math.Log10(ts[i].Value)
+	}
+	return ts
 }
 
 func addBars(p *plot.Plot, vals plotter.Values, w, offset vg.Length, c color.Color) *plotter.BarChart {
@@ -233,6 +347,8 @@ func addBars(p *plot.Plot, vals plotter.Values, w, offset vg.Length, c color.Col
 // its bar and the next.
 type labels struct {
 	vals     plotter.Values
+	above    []float64 // when given, each label stands above the larger of its value and this
+	log      *bool     // the axis is log10 of the values
 	offset   vg.Length
 	format   string
 	grouped  bool      // bars of a group stand barWidth apart; else a category apart
@@ -241,6 +357,7 @@ type labels struct {
 
 func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, ty := p.Transforms(&c)
+	ty = onAxis(ty, l.log)
 	sty := draw.TextStyle{Color: Colour(9), Font: p.X.Tick.Label.Font, XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: p.TextHandler}
 	sty.Font.Size = vg.Points(7)
 	room := l.barWidth
@@ -258,7 +375,11 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		if v <= 0 {
 			continue
 		}
-		pt := vg.Point{X: tx(float64(i)) + l.offset, Y: ty(v) + vg.Points(1)}
+		y := v
+		if l.above != nil && l.above[i] > y {
+			y = l.above[i]
+		}
+		pt := vg.Point{X: tx(float64(i)) + l.offset, Y: ty(y) + vg.Points(1)}
 		c.FillText(sty, pt, fmt.Sprintf(l.format, v))
 	}
 }
@@ -283,10 +404,12 @@ func slug(s string) string {
 // Slug is slug for callers naming files the way this package does.
 func Slug(s string) string { return slug(s) }
 
-// Curve is a line of points with a symmetric error bar at each.
+// Curve is a line of points with an error bar at each: from Low to High when
+// they are given, else Err either side.
 type Curve struct {
 	Label     string
 	X, Y, Err []float64
+	Low, High []float64
 }
 
 type curvePoints Curve
@@ -294,22 +417,48 @@ type curvePoints Curve
 func (c curvePoints) Len() int                    { return len(c.X) }
 func (c curvePoints) XY(i int) (float64, float64) { return c.X[i], c.Y[i] }
 func (c curvePoints) YError(i int) (float64, float64) {
+	if c.Low != nil {
+		return c.Y[i] - c.Low[i], c.High[i] - c.Y[i]
+	}
 	return c.Err[i], c.Err[i]
 }
 
-// Lines draws curves with error bars on one chart.
+// bounds is the curve's i-th interval.
+func (c Curve) bounds(i int) (lo, hi float64) {
+	if c.Low != nil {
+		return c.Low[i], c.High[i]
+	}
+	return c.Y[i] - c.Err[i], c.Y[i] + c.Err[i]
+}
+
+// Lines draws curves with error bars on one chart, y from zero.
 func Lines(name, title, x, y string, curves []Curve) Figure {
+	return LinesOn(name, title, x, y, curves, false)
+}
+
+// LinesOn is Lines, y on a log axis when logY (every value and bound must be
+// above zero).
+func LinesOn(name, title, x, y string, curves []Curve, logY bool) Figure {
 	p := newPlot(title, x, y)
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Millimeter * 2
 	var top float64
+	bottom := math.Inf(1)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range curves {
 		for _, x := range c.X {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
+		for k := range c.Y {
+			l, h := c.bounds(k)
+			top = math.Max(top, math.Max(c.Y[k], h))
+			bottom = math.Min(bottom, math.Min(c.Y[k], l))
+		}
 	}
+	// A log axis is a linear axis of log10(value) labelled with the values
+	// (see barPlot).
+	logY = logY && bottom > 0 && top > bottom
 	for i, c := range curves {
 		if len(c.X) == 0 {
 			continue
@@ -319,6 +468,14 @@ func Lines(name, title, x, y string, curves []Curve) Figure {
 		c.X = append([]float64(nil), c.X...)
 		for k := range c.X {
 			c.X[k] += shift
+		}
+		if logY {
+			y, l, h := make([]float64, len(c.Y)), make([]float64, len(c.Y)), make([]float64, len(c.Y))
+			for k := range c.Y {
+				lk, hk := c.bounds(k)
+				y[k], l[k], h[k] = math.Log10(c.Y[k]), math.Log10(lk), math.Log10(hk)
+			}
+			c.Y, c.Low, c.High = y, l, h
 		}
 		pts := curvePoints(c)
 		line, points, err := plotter.NewLinePoints(pts)
@@ -334,11 +491,14 @@ func Lines(name, title, x, y string, curves []Curve) Figure {
 		bars.Color, bars.Width = Colour(i), vg.Points(1.2)
 		p.Add(line, points, bars)
 		p.Legend.Add(c.Label, line, points)
-		for k := range c.Y {
-			top = math.Max(top, c.Y[k]+c.Err[k])
-		}
 	}
 	p.Add(plotter.NewGrid())
-	p.Y.Min, p.Y.Max = 0, top*1.35 // room for the legend
+	if logY {
+		decades := math.Log10(top / bottom)
+		p.Y.Tick.Marker = log10Ticks{}
+		p.Y.Min, p.Y.Max = math.Log10(bottom)-0.05*decades, math.Log10(top)+0.1*decades
+	} else {
+		p.Y.Min, p.Y.Max = 0, top*1.35 // room for the legend
+	}
 	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
 }

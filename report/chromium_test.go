@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/salusgo/salus/internal/browsertest"
+	"github.com/salusgo/salus/sweep"
 )
 
 // The report renders in a real browser: no script errors, every image
@@ -16,12 +17,37 @@ import (
 func TestReportRendersInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	_, w := trainingReport(t)
-	html, err := os.ReadFile(w.Index)
+	checkRendered(t, bin, w.Index)
+}
+
+// A sweep's page renders as the report does, with its bar charts (one load)
+// and its curves (several loads).
+func TestSweepReportRendersInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	for _, loads := range [][]float64{{1}, {0.5, 2}} {
+		dir := t.TempDir()
+		res := simulatedSweep(t, loads)
+		figs, err := sweep.Plot(dir, res.Cells, sweep.PlotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		index, err := WriteSweep(SweepOptions{Dir: dir, Result: res, Figures: figs, Args: []string{"salus", "sweep"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRendered(t, bin, index)
+	}
+}
+
+// checkRendered loads the page in the browser and checks it.
+func checkRendered(t *testing.T, bin, index string) {
+	t.Helper()
+	html, err := os.ReadFile(index)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(t.TempDir(), "report.png")
-	p := browsertest.Load(t, bin, w.Index, 1280, shot)
+	p := browsertest.Load(t, bin, index, 1280, shot)
 	if want := strings.Count(string(html), "<img "); p.Images != want || want == 0 {
 		t.Errorf("the browser saw %d images, the page has %d", p.Images, want)
 	}

@@ -10,7 +10,9 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/salusgo/salus/eval"
 	"github.com/salusgo/salus/sweep"
+	"github.com/salusgo/salus/workload"
 )
 
 // SweepOptions says what sweep report to write and where.
@@ -18,26 +20,14 @@ type SweepOptions struct {
 	// Dir holds the sweep's plots (sweep.Plot) and receives index.html.
 	Dir    string
 	Result sweep.Result
-	// Plots are the files sweep.Plot wrote; their PNGs go inline.
-	Plots   []string
+	// Figures are what sweep.Plot drew and wrote; their PNGs go inline.
+	Figures []sweep.Drawn
 	Args    []string
 	Version string
 }
 
-// sweepMetrics are the sweep's metrics as the page shows them.
-var sweepMetrics = []struct {
-	key, head string
-	scale     float64
-	prec      int
-}{
-	{"avg_jct_s", "avg JCT (min)", 1.0 / 60, 1}, {"p95_jct_s", "p95 JCT (min)", 1.0 / 60, 1},
-	{"makespan_s", "makespan (min)", 1.0 / 60, 0}, {"avg_queuing_s", "avg queuing (min)", 1.0 / 60, 1},
-	{"gpu_busy", "GPU busy (%)", 100, 0}, {"jain_slowdown", "Jain (slowdowns)", 1, 3}, {"max_slowdown", "worst slowdown", 1, 1},
-	{"avg_jct_vs_bound", "avg JCT vs bound", 1, 2}, {"makespan_vs_bound", "makespan vs bound", 1, 2},
-}
-
 // WriteSweep writes DIR/index.html for a sweep: the cells' means with their 95%
-// confidence intervals, the recommendation at each trace, load and capacity, the
+// confidence intervals (the seeds and the method under the table), the recommendation at each trace, load and capacity, the
 // plots inline, the grid, the command line and the version. It returns the
 // page's path.
 func WriteSweep(o SweepOptions) (string, error) {
@@ -48,61 +38,46 @@ func WriteSweep(o SweepOptions) (string, error) {
 	}
 	pg := &page{Title: "salus sweep", Version: version, Command: strings.Join(quoteArgs(o.Args), " "), GoVersion: runtime.Version()}
 	sec := suiteSection{Name: "sweep", Engine: "sim"}
-	traces := len(r.Grid.Traces) > 0
-	t := table{Caption: "mean ± half width of the 95% confidence interval across seeds (Student's t)"}
-	if traces {
-		t.Head = append(t.Head, "trace")
+	t := table{Caption: r.IntervalNote()}
+	t.Head = append(t.Head, "trace", "policy", "mode", "load", "GiB", "GPUs", "runs")
+	for _, m := range sweep.Columns {
+		t.Head = append(t.Head, m.Head)
 	}
-	t.Head = append(t.Head, "policy", "mode", "load", "GiB", "runs")
-	for _, m := range sweepMetrics {
-		t.Head = append(t.Head, m.head)
-	}
+	gpus := r.Grid.GPUsLabel()
 	for _, c := range r.Cells {
-		var row []string
-		if traces {
-			row = append(row, sweep.TraceName(c.Trace))
-		}
 		runs := fmt.Sprint(c.Runs)
 		if c.Failed > 0 {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
 		}
-		row = append(row, c.Policy, c.ModeName(), fmt.Sprint(c.Load), fmt.Sprintf("%.1f", c.CapacityMiB/1024), runs)
-		for _, m := range sweepMetrics {
-			st, ok := c.Metrics[m.key]
-			if !ok || st.N == 0 {
-				row = append(row, "-")
-				continue
-			}
-			row = append(row, fmt.Sprintf("%.*f ± %.*f", m.prec, st.Mean*m.scale, m.prec, st.CI95*m.scale))
+		row := []string{c.TraceName(), c.Policy, c.ModeName(), fmt.Sprint(c.Load), fmt.Sprintf("%.1f", c.CapacityMiB/1024), gpus, runs}
+		for _, m := range sweep.Columns {
+			row = append(row, m.Show(c.Metrics[m.Key]))
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	sec.Tables = append(sec.Tables, t)
+	// The columns that fit a page, every column folded under them.
+	t.keys = t.Head
+	sec.Tables = append(sec.Tables, t.only("trace", "policy", "mode", "load", "GPUs", "runs", "avg JCT (min)", "p95 JCT (min)", "makespan (min)", "Jain (slowdowns)"))
 	for _, rec := range r.Recommendations {
-		where := fmt.Sprintf("At load %g, %.1f GiB", rec.Load, rec.CapacityMiB/1024)
-		if traces {
-			where = fmt.Sprintf("On %s at load %g, %.1f GiB", sweep.TraceName(rec.Trace), rec.Load, rec.CapacityMiB/1024)
+		where := fmt.Sprintf("On %s at load %g, %.1f GiB", rec.TraceName(), rec.Load, rec.CapacityMiB/1024)
+		if gpus != "1" {
+			where += ", GPUs " + gpus
 		}
 		sec.Recommendations = append(sec.Recommendations, where+": "+rec.Text)
 	}
-	for _, f := range o.Plots {
-		if !strings.HasSuffix(f, ".png") {
-			continue
-		}
-		png, err := os.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".png")
-		title := strings.ReplaceAll(strings.TrimPrefix(name, "sweep-"), "_", " ")
-		for _, m := range sweepMetrics {
-			if k := strings.TrimPrefix(name, "sweep-"); k == m.key || k+"_s" == m.key {
-				title = m.head
+	for _, d := range o.Figures {
+		for _, f := range d.Files {
+			if !strings.HasSuffix(f, ".png") {
+				continue
 			}
+			png, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			name := strings.TrimSuffix(filepath.Base(f), ".png")
+			sec.Figures = append(sec.Figures, image{Name: name, Title: d.Title, Caption: d.Caption,
+				DataURI: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png)), PNG: name + ".png", SVG: name + ".svg"})
 		}
-		sec.Figures = append(sec.Figures, image{Name: name, Title: title + " against load",
-			Caption: "Mean over seeds against the arrival-rate multiplier, one curve per scheme, with 95% confidence intervals as error bars.",
-			DataURI: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png)), PNG: name + ".png", SVG: name + ".svg"})
 	}
 	grid := table{Caption: "grid", Head: []string{"parameter", "value"}}
 	add := func(k string, v any) { grid.Rows = append(grid.Rows, []string{k, fmt.Sprint(v)}) }
@@ -112,12 +87,18 @@ func WriteSweep(o SweepOptions) (string, error) {
 	add("loads", r.Grid.Loads)
 	add("capacities (MiB)", r.Grid.CapacitiesMiB)
 	add("device", r.Grid.Device)
-	if traces {
-		add("traces", strings.Join(r.Grid.Traces, ", "))
+	add("GPUs", gpus)
+	if len(r.Grid.Traces) > 0 {
+		add("trace files", strings.Join(r.Grid.Traces, ", "))
 		add("resampling", r.Grid.Resample)
-	} else {
-		add("trace", fmt.Sprintf("generated salus100, %d jobs, a new trace per seed", r.Grid.Jobs))
 	}
+	if kinds := r.Grid.TraceKinds; len(kinds) > 0 || len(r.Grid.Traces) == 0 {
+		if len(kinds) == 0 {
+			kinds = []string{workload.Salus100}
+		}
+		add("generated traces", fmt.Sprintf("%s, %d jobs, a new trace per seed", strings.Join(kinds, ", "), r.Grid.Jobs))
+	}
+	add("intervals", "95% "+eval.IntervalMethod+" of the mean across seeds, "+fmt.Sprint(eval.IntervalResamples)+" resamples")
 	add("runs", fmt.Sprintf("%d of %d", r.Runs, r.Planned))
 	sec.Params = append(sec.Params, grid)
 	pg.Suites = append(pg.Suites, sec)

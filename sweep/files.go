@@ -12,14 +12,15 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/salusgo/salus/provenance"
+	"github.com/salusgo/salus/eval"
+	"github.com/salusgo/salus/workload"
 )
 
 // The files of a sweep directory.
 const (
 	GridFile    = "grid.json"     // the grid, written first (what --resume reads)
 	SamplesFile = "samples.jsonl" // one finished run a line, appended as runs finish
-	CSVFile     = "sweep.csv"     // one line per cell: mean and CI95 of each metric
+	CSVFile     = "sweep.csv"     // one line per cell: mean and 95% interval of each metric
 	JSONFile    = "sweep.json"    // the grid and every cell's statistics
 )
 
@@ -118,6 +119,18 @@ type Result struct {
 	// Recommendations say which scheme is best on which metric, at each trace,
 	// load and capacity.
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
+	// Interval says how the cells' intervals were computed (IntervalNote).
+	Interval string `json:"interval,omitempty"`
+}
+
+// IntervalNote is the line under every table of the sweep: the seeds and the
+// method of its intervals (eval.IntervalNote), for the most seeds a cell ran.
+func (r Result) IntervalNote() string {
+	n := 0
+	for _, c := range r.Cells {
+		n = max(n, c.Runs)
+	}
+	return eval.IntervalNote(n)
 }
 
 // WriteResults writes sweep.json and sweep.csv into dir.
@@ -130,30 +143,39 @@ func WriteResults(dir string, r Result) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, r.Cells, r.Grid.Provenance); err != nil {
+	if err := WriteCSV(&buf, r); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, CSVFile), buf.Bytes(), 0o644)
 }
 
-// WriteCSV writes one line per cell: its coordinates, its runs, for each
-// metric its mean, CI95 half width, and the interval's bounds, and where it
-// came from (prov: provenanceColumns; empty when nil).
-func WriteCSV(w io.Writer, cells []Summary, prov *provenance.Record) error {
+// WriteCSV writes one line per cell: its coordinates (the trace, generated or
+// a file; the GPUs of each run's node), its runs (the seeds its intervals are
+// over) and the interval's method, for each metric its mean and the bounds of
+// its 95% interval, and where it came from (r.Grid.Provenance:
+// provenanceColumns; empty when nil).
+func WriteCSV(w io.Writer, r Result) error {
+	prov := r.Grid.Provenance
 	cw := csv.NewWriter(w)
-	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed", "trace"}
+	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed", "trace", "kind", "gpus", "interval"}
 	for _, m := range Metrics {
-		head = append(head, m+"_mean", m+"_ci95", m+"_low", m+"_high")
+		head = append(head, m+"_mean", m+"_low", m+"_high")
 	}
 	cw.Write(append(head, provenanceColumns...))
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
-	for _, c := range cells {
-		row := []string{c.Policy, c.ModeName(), f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace}
+	gpus := r.Grid.GPUsLabel()
+	for _, c := range r.Cells {
+		kind := c.Kind
+		if c.Trace == "" && kind == "" {
+			kind = workload.Salus100
+		}
+		row := []string{c.Policy, c.ModeName(), f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace, kind, gpus,
+			"95% " + eval.IntervalMethod}
 		for _, m := range Metrics {
 			s := c.Metrics[m]
-			row = append(row, f(s.Mean), f(s.CI95), f(s.Low), f(s.High))
+			row = append(row, f(s.Mean), f(s.Low), f(s.High))
 		}
-		cw.Write(append(row, provenanceCells(prov, c.Trace)...))
+		cw.Write(append(row, provenanceCells(prov, c.Trace, c.Kind)...))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -12,9 +13,13 @@ import (
 	"github.com/salusgo/salus/workload"
 )
 
-// generated is the generated trace a run of the grid at a seed and load runs.
-func generated(g Grid, cat *workload.Catalog, seed int64, load float64) (*workload.Trace, error) {
-	return workload.Generate(cat, workload.GenOptions{Kind: workload.Salus100, Seed: seed, Jobs: g.Jobs, Load: load})
+// generated is the generated trace a run of the grid at a kind (a cell's:
+// empty is salus100), seed and load runs.
+func generated(g Grid, cat *workload.Catalog, kind string, seed int64, load float64) (*workload.Trace, error) {
+	if kind == "" {
+		kind = workload.Salus100
+	}
+	return workload.Generate(cat, workload.GenOptions{Kind: kind, Seed: seed, Jobs: g.Jobs, Load: load})
 }
 
 // Inputs fills in p what the grid reads: its seeds, its traces (each file by
@@ -23,21 +28,29 @@ func generated(g Grid, cat *workload.Catalog, seed int64, load float64) (*worklo
 func Inputs(g Grid, p *provenance.Record) error {
 	p.Seeds = slices.Clone(g.Seeds)
 	p.Traces = nil
-	if len(g.Traces) == 0 {
+	var kinds []string
+	for _, src := range g.sources() {
+		if src.trace == "" {
+			kinds = append(kinds, cmp.Or(src.kind, workload.Salus100))
+		}
+	}
+	if len(kinds) > 0 {
 		cat, err := Catalog(g)
 		if err != nil {
 			return err
 		}
-		for _, seed := range g.Seeds {
-			t, err := generated(g, cat, seed, 1)
-			if err != nil {
-				return err
+		for _, kind := range kinds {
+			for _, seed := range g.Seeds {
+				t, err := generated(g, cat, kind, seed, 1)
+				if err != nil {
+					return err
+				}
+				tr, err := provenance.Generated(t, fmt.Sprintf("salus trace gen --kind %s --seed %d --jobs %d", kind, seed, len(t.Jobs)))
+				if err != nil {
+					return err
+				}
+				p.Traces = append(p.Traces, tr)
 			}
-			tr, err := provenance.Generated(t, fmt.Sprintf("salus trace gen --kind %s --seed %d --jobs %d", workload.Salus100, seed, len(t.Jobs)))
-			if err != nil {
-				return err
-			}
-			p.Traces = append(p.Traces, tr)
 		}
 	}
 	for _, path := range g.Traces {
@@ -89,9 +102,9 @@ func traceWord(ts []provenance.Trace, i int) string {
 var provenanceColumns = []string{"salus_version", "salus_commit", "trace_sha256", "seeds", "interference", "interference_sha256", "command"}
 
 // provenanceCells are a line's provenance columns: trace_sha256 is the cell's
-// trace file's, or for the generated trace the sha256 of its seeds' sha256s,
-// one a line (as sweep.json lists them).
-func provenanceCells(p *provenance.Record, trace string) []string {
+// trace file's, or for a generated trace (of kind: empty is salus100) the
+// sha256 of its seeds' sha256s, one a line (as sweep.json lists them).
+func provenanceCells(p *provenance.Record, trace, kind string) []string {
 	if p == nil {
 		return make([]string, len(provenanceColumns))
 	}
@@ -105,7 +118,7 @@ func provenanceCells(p *provenance.Record, trace string) []string {
 	} else {
 		var lines []byte
 		for _, t := range p.Traces {
-			if t.Path == "" {
+			if t.Path == "" && strings.Contains(t.Generated+" ", " --kind "+cmp.Or(kind, workload.Salus100)+" ") {
 				lines = append(lines, t.SHA256+"\n"...)
 			}
 		}

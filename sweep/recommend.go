@@ -6,9 +6,10 @@ import (
 
 // Recommendation is eval.Recommend's paragraph for one point of the grid: the
 // schemes that ran on one trace at one load and capacity, compared on their
-// means with the 95% confidence intervals across seeds.
+// means with the 95% confidence intervals across seeds, and seed by seed.
 type Recommendation struct {
 	Trace       string  `json:"trace,omitempty"`
+	Kind        string  `json:"kind,omitempty"`
 	Load        float64 `json:"load"`
 	CapacityMiB float64 `json:"capacity_mib"`
 	Text        string  `json:"text"`
@@ -35,8 +36,8 @@ func Recommend(cells []Summary, samples []Sample) []Recommendation {
 		}
 	}
 	type point struct {
-		trace     string
-		load, cap float64
+		trace, kind string
+		load, cap   float64
 	}
 	var order []point
 	by := map[point][]eval.Candidate{}
@@ -44,7 +45,7 @@ func Recommend(cells []Summary, samples []Sample) []Recommendation {
 		if c.Runs == 0 {
 			continue
 		}
-		p := point{c.Trace, c.Load, c.CapacityMiB}
+		p := point{c.Trace, c.Kind, c.Load, c.CapacityMiB}
 		if _, ok := by[p]; !ok {
 			order = append(order, p)
 		}
@@ -55,15 +56,18 @@ func Recommend(cells []Summary, samples []Sample) []Recommendation {
 		cand := eval.Candidate{Scheme: label, Metrics: map[string]eval.Estimate{},
 			PerSeed: perSeed[c.Cell]}
 		for k, s := range c.Metrics {
-			cand.Metrics[k] = eval.Estimate{Mean: s.Mean, CI95: s.CI95}
+			cand.Metrics[k] = eval.Estimate{Mean: s.Mean, Low: s.Low, High: s.High}
 		}
 		by[p] = append(by[p], cand)
 	}
 	var out []Recommendation
 	for _, p := range order {
 		if text := eval.Recommend(by[p]); text != "" {
-			out = append(out, Recommendation{Trace: p.trace, Load: p.load, CapacityMiB: p.cap, Text: text})
+			out = append(out, Recommendation{Trace: p.trace, Kind: p.kind, Load: p.load, CapacityMiB: p.cap, Text: text})
 		}
 	}
 	return out
 }
+
+// TraceName names the recommendation's trace as Cell.TraceName does.
+func (r Recommendation) TraceName() string { return Cell{Trace: r.Trace, Kind: r.Kind}.TraceName() }

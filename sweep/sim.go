@@ -92,6 +92,11 @@ func Check(g Grid) error {
 			return fmt.Errorf("load %v: give positive arrival-rate multipliers (2: the jobs arrive twice as fast)", l)
 		}
 	}
+	for _, k := range g.TraceKinds {
+		if !slices.Contains(workload.Kinds(), k) {
+			return fmt.Errorf("unknown trace kind %q: choose %s (salus trace gen --kind)", k, strings.Join(workload.Kinds(), ", "))
+		}
+	}
 	if len(g.Traces) == 0 {
 		if g.Resample != "" {
 			return fmt.Errorf("resampling (%s) draws from trace files, and there are none: each seed of the generated trace is a new trace already", g.Resample)
@@ -110,6 +115,23 @@ func Check(g Grid) error {
 		}
 	}
 	return nil
+}
+
+// GPUsLabel is the GPUs of each run, as the tables show them: how many GPUs
+// the node has, or the cluster file's name and its GPUs.
+func (g Grid) GPUsLabel() string {
+	if g.Cluster == "" {
+		return fmt.Sprint(max(1, g.GPUs))
+	}
+	name := filepath.Base(g.Cluster)
+	if cl, err := cluster.Load(g.Cluster); err == nil {
+		n := 0
+		for _, node := range cl.Nodes {
+			n += max(1, node.GPUs())
+		}
+		return fmt.Sprintf("%s (%d)", name, n)
+	}
+	return name
 }
 
 // Catalog is the grid's catalog: the default one with its catalog files over it.
@@ -135,7 +157,8 @@ func TraceName(path string) string {
 
 // SimRunner runs a cell in the simulator, on the grid's device with the cell's
 // capacity, through eval.Simulate (the same code path as salus eval): on the
-// generated salus100 trace of the grid's size at the cell's load and seed, or on
+// generated trace of the cell's kind and the grid's size at the cell's load and
+// seed (as salus trace gen --kind KIND --seed SEED --load LOAD makes it), or on
 // the cell's trace file resampled by the grid's method with the seed and its
 // arrivals scaled by the load. Each file is read once.
 func SimRunner(g Grid) Runner {
@@ -188,7 +211,7 @@ func SimRunner(g Grid) Runner {
 		}
 		var t *workload.Trace
 		if c.Trace == "" {
-			t, err = generated(g, cat, seed, c.Load)
+			t, err = generated(g, cat, c.Kind, seed, c.Load)
 		} else {
 			t, err = fileTrace(read, c, g.Resample, seed)
 		}

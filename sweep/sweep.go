@@ -1,9 +1,10 @@
 // Package sweep runs a grid of simulations (traces x policies x sharing modes x
 // load x device memory, each over several seeds) in parallel, and summarizes every
-// metric per cell as a mean with a 95% confidence interval across seeds. The
-// traces are the generated salus100 (a new trace per seed) or the user's trace
-// files, whose seeds resample them (workload.Trace.Resample: bootstrap or jitter),
-// and whose loads scale their arrival rate. Recommend says which scheme is best
+// metric per cell as a mean with a 95% confidence interval across seeds (a BCa
+// bootstrap, eval.MeanInterval). The traces are generated (a new trace per
+// seed, of any of workload.Kinds: salus100 by default, the paper's) or the
+// user's trace files, whose seeds resample them (workload.Trace.Resample:
+// bootstrap or jitter), and whose loads scale their arrival rate. Recommend says which scheme is best
 // on which metric at each point. Finished runs
 // can be appended to a file as they complete, so an interrupted sweep keeps them
 // and a later one resumes. It composes workload, sim and metrics and holds no
@@ -18,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/salusgo/salus/provenance"
+	"github.com/salusgo/salus/workload"
 )
 
 // Grid is what a sweep covers.
@@ -34,9 +36,13 @@ type Grid struct {
 	// StarveFactor is K of policy-ordered admission (core.ModeParams); 0: the
 	// default.
 	StarveFactor float64 `json:"starve_factor,omitempty"`
-	// Device is the device preset; Jobs the generated trace's size.
+	// Device is the device preset; Jobs the generated traces' size.
 	Device string `json:"device"`
 	Jobs   int    `json:"jobs"`
+	// TraceKinds are the generated traces' kinds (workload.Kinds), a grid
+	// dimension; none: salus100 alone when there are no trace files, none with
+	// them.
+	TraceKinds []string `json:"trace_kinds,omitempty"`
 	// GPUs is how many GPUs of Device each run's node has (0: one).
 	GPUs int `json:"gpus,omitempty"`
 	// Cluster, when set, is a cluster file (cluster.Load) each run goes to in
@@ -66,8 +72,10 @@ type Grid struct {
 
 // Cell is one point of the grid, all seeds together.
 type Cell struct {
-	// Trace is the trace file the cell runs; empty: the generated trace.
+	// Trace is the trace file the cell runs; empty: a generated trace, of kind
+	// Kind (empty: salus100, so that sweeps from before the kinds read alike).
 	Trace       string  `json:"trace,omitempty"`
+	Kind        string  `json:"kind,omitempty"`
 	Policy      string  `json:"policy"`
 	Mode        string  `json:"mode"`
 	Load        float64 `json:"load"`
@@ -88,10 +96,46 @@ func (c Cell) ModeName() string {
 
 func (c Cell) String() string {
 	s := fmt.Sprintf("%s/%s load %g capacity %g MiB", c.Policy, c.ModeName(), c.Load, c.CapacityMiB)
-	if c.Trace != "" {
+	switch {
+	case c.Trace != "":
 		s = c.Trace + ": " + s
+	case c.Kind != "":
+		s = c.Kind + ": " + s
 	}
 	return s
+}
+
+// TraceName is how the cell's trace is named in tables and plots: the trace
+// file's name without its extension, or the generated trace's kind.
+func (c Cell) TraceName() string {
+	if c.Trace == "" && c.Kind != "" {
+		return c.Kind
+	}
+	return TraceName(c.Trace)
+}
+
+// source is a trace a grid runs: a file, or a generated kind.
+type source struct{ trace, kind string }
+
+// sources are the grid's traces, in grid order: the files, then the generated
+// kinds (salus100 alone when neither is given). A salus100 cell's kind is
+// empty, as before kinds were a dimension.
+func (g Grid) sources() []source {
+	var out []source
+	for _, tr := range g.Traces {
+		out = append(out, source{trace: tr})
+	}
+	kinds := g.TraceKinds
+	if len(kinds) == 0 && len(g.Traces) == 0 {
+		kinds = []string{workload.Salus100}
+	}
+	for _, k := range kinds {
+		if k == workload.Salus100 {
+			k = ""
+		}
+		out = append(out, source{kind: k})
+	}
+	return out
 }
 
 // Sample is one finished run: a cell at one seed.
@@ -125,15 +169,11 @@ func (t Task) key() string { return fmt.Sprintf("%s|%d", t.Cell, t.Seed) }
 func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell {
 	var cells []Cell
 	seen := map[Cell]bool{}
-	traces := g.Traces
-	if len(traces) == 0 {
-		traces = []string{""}
-	}
 	admissions := g.Admissions
 	if len(admissions) == 0 {
 		admissions = []string{""}
 	}
-	for _, tr := range traces {
+	for _, src := range g.sources() {
 		for _, p := range g.Policies {
 			for _, mode := range g.Modes {
 				m, ok := applicable(p, mode)
@@ -143,7 +183,7 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 				for _, c := range g.CapacitiesMiB {
 					for _, l := range g.Loads {
 						for _, a := range admissions {
-							cell := Cell{Trace: tr, Policy: p, Mode: m, Load: l, CapacityMiB: c, Admission: a}
+							cell := Cell{Trace: src.trace, Kind: src.kind, Policy: p, Mode: m, Load: l, CapacityMiB: c, Admission: a}
 							if !seen[cell] {
 								seen[cell] = true
 								cells = append(cells, cell)

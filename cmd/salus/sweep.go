@@ -43,18 +43,26 @@ func newSweepCmd() *cobra.Command {
 		shard   string
 		gpus    string
 		cf      clusterFlags
+		po      sweep.PlotOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Run a grid of simulations over seeds and report means with 95% confidence intervals",
 		Long: `Run every policy x sharing mode x load x device memory, each over several seeds
-of the generated salus100 trace, in parallel on all cores. Reports each metric
-as the mean and 95% confidence interval (Student's t) across seeds, and writes
-sweep.csv, sweep.json, sweep-METRIC.png/.svg (metric against load) and
-index.html (the table, the recommendations and the plots on one page) to --out.
-After the table, a paragraph per trace, load and capacity says which scheme is
-best on makespan, average and p95 JCT and fairness (Jain's index of the jobs'
-slowdowns), by how much, and whether the intervals overlap.
+of a generated trace (--trace-kind: salus100 by default, or the paper's; a new
+trace per seed, as salus trace gen --kind KIND --seed SEED makes it), in
+parallel on all cores. Reports each metric as the mean and its 95% confidence
+interval across seeds, a BCa bootstrap of the mean that never reaches below the
+smallest seed's value (docs/evaluation.md says why), and writes sweep.csv,
+sweep.json, sweep-METRIC.png/.svg and index.html (the table, the
+recommendations and the plots on one page) to --out. Each figure draws one
+metric against load, or a bar per scheme with its interval when the sweep has
+one load; its axis is logarithmic when the values drawn span more than 10x.
+--metrics and --schemes choose what is drawn. After the table, a paragraph per
+trace, load and capacity says which scheme is best on makespan, average and p95
+JCT and fairness (Jain's index of the jobs' slowdowns), by how much, and
+whether the lead is clear of zero seed by seed (the same bootstrap, of the
+per-seed differences).
 
 --trace FILE (repeatable) sweeps your own traces instead: each --load divides
 the file's arrival times (2: twice as fast), and each seed draws a trace from
@@ -77,7 +85,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 				g.Interference = "" // today's rule: the grid file as before the flag
 			}
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement", "interference"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "trace-kind", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement", "interference"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -132,11 +140,14 @@ then combines the shards' directories into the outputs of one sweep.`,
 			if err := sweep.Check(g); err != nil {
 				return err
 			}
+			if err := po.Check(g.Cells(sweep.Applicable)); err != nil {
+				return err
+			}
 			if err := sweepProvenance(cmd, &g, resume); err != nil {
 				return err
 			}
 			// A resumed sweep writes into its own folder.
-			return runSweep(cmd, g, done, out, workers, reuse || resume != "")
+			return runSweep(cmd, g, done, out, workers, reuse || resume != "", po)
 		},
 	}
 	f := cmd.Flags()
@@ -148,7 +159,8 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
 	addPresetFlag(f, &g.Device, "device preset")
 	addInterferenceFlag(f, &g.Interference)
-	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace (not with --trace)")
+	f.IntVar(&g.Jobs, "jobs", 100, "jobs per generated trace (with --trace, only with --trace-kind)")
+	f.StringSliceVar(&g.TraceKinds, "trace-kind", nil, "generated traces to sweep, a grid dimension: "+strings.Join(workload.Kinds(), ", ")+" (salus trace gen --kind; default: salus100, none with --trace)")
 	f.StringArrayVar(&g.Traces, "trace", nil, "trace file to sweep instead of the generated trace (repeatable); --load divides its arrival times")
 	f.StringVar(&g.Resample, "resample", "", "with --trace: how each seed draws a trace from the file: "+strings.Join(workload.ResampleMethods, ", ")+" (default: bootstrap with several seeds, none with one)")
 	addGPUsFlag(f, &gpus, false, " (of each run's node, placed least-loaded)")
@@ -159,6 +171,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	f.StringVar(&resume, "resume", "", "continue the sweep in this directory")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "parallel runs")
 	f.StringVar(&shard, "shard", "", "I/N: run the I-th of N shares of the grid's runs (0 <= I < N); salus sweep merge combines the shards")
+	addPlotFlags(f, &po)
 	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
 }
@@ -196,8 +209,8 @@ func sweepTraces(cmd *cobra.Command, g *sweep.Grid, seeds int) error {
 		}
 		return nil
 	}
-	if fs.Changed("jobs") {
-		return fmt.Errorf("--jobs sizes the generated trace; with --trace the file's jobs run: drop it")
+	if fs.Changed("jobs") && len(g.TraceKinds) == 0 {
+		return fmt.Errorf("--jobs sizes the generated trace; with --trace the file's jobs run: drop it (or add --trace-kind to sweep generated traces beside the files)")
 	}
 	if g.Resample == "" {
 		g.Resample = workload.ResampleNone
@@ -205,11 +218,19 @@ func sweepTraces(cmd *cobra.Command, g *sweep.Grid, seeds int) error {
 			g.Resample = workload.ResampleBootstrap
 		}
 	}
-	g.Jobs = 0
+	if len(g.TraceKinds) == 0 {
+		g.Jobs = 0
+	}
 	return nil
 }
 
-func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int, reuse bool) error {
+// addPlotFlags adds --metrics and --schemes, what a sweep's figures draw.
+func addPlotFlags(f *pflag.FlagSet, po *sweep.PlotOptions) {
+	f.StringSliceVar(&po.Metrics, "metrics", nil, "metrics to draw, a figure each: "+strings.Join(sweep.Metrics, ", ")+" (default: all; the tables keep every metric)")
+	f.StringSliceVar(&po.Schemes, "schemes", nil, "schemes to draw: a policy (srtf) or policy/mode as the table shows it (fifo/mps) (default: all)")
+}
+
+func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string, workers int, reuse bool, po sweep.PlotOptions) error {
 	cells := g.Cells(sweep.Applicable)
 	if len(cells) == 0 {
 		return fmt.Errorf("no policy runs under the modes %v", g.Modes)
@@ -256,7 +277,7 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 	all := append(done, samples...)
 	interrupted := errors.Is(runErr, context.Canceled)
 	res := sweep.Result{Grid: g, Runs: len(all), Planned: planned, Interrupted: interrupted}
-	if err := writeSweep(cmd, out, &res, cells, all); err != nil {
+	if err := writeSweep(cmd, out, &res, cells, all, po); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
@@ -273,17 +294,18 @@ func runSweep(cmd *cobra.Command, g sweep.Grid, done []sweep.Sample, out string,
 
 // writeSweep summarizes the samples of cells into res and writes sweep.json,
 // sweep.csv, the plots and index.html to out, then prints the table.
-func writeSweep(cmd *cobra.Command, out string, res *sweep.Result, cells []sweep.Cell, all []sweep.Sample) error {
+func writeSweep(cmd *cobra.Command, out string, res *sweep.Result, cells []sweep.Cell, all []sweep.Sample, po sweep.PlotOptions) error {
 	res.Cells = sweep.SummarizeCells(cells, all)
 	res.Recommendations = sweep.Recommend(res.Cells, all)
+	res.Interval = res.IntervalNote()
 	if err := sweep.WriteResults(out, *res); err != nil {
 		return err
 	}
-	plotted, err := sweep.Plot(out, res.Cells)
+	plotted, err := sweep.Plot(out, res.Cells, po)
 	if err != nil {
 		return err
 	}
-	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: *res, Plots: plotted,
+	if _, err := report.WriteSweep(report.SweepOptions{Dir: out, Result: *res, Figures: plotted,
 		Args: append([]string{"salus"}, os.Args[1:]...), Version: moduleVersion()}); err != nil {
 		return err
 	}
@@ -296,6 +318,7 @@ func newSweepMergeCmd() *cobra.Command {
 	var (
 		out   string
 		reuse bool // --reuse-out
+		po    sweep.PlotOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "merge DIR...",
@@ -309,6 +332,9 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 			if err != nil {
 				return err
 			}
+			if err := po.Check(g.Cells(sweep.Applicable)); err != nil {
+				return err
+			}
 			if g.Provenance != nil { // the merge's command; the shards' are its parts
 				g.Provenance.Command = commandLine(cmd, dirs)
 			}
@@ -319,7 +345,7 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 				return err
 			}
 			res := sweep.Result{Grid: g, Runs: len(all), Planned: len(all)}
-			if err := writeSweep(cmd, out, &res, g.Cells(sweep.Applicable), all); err != nil {
+			if err := writeSweep(cmd, out, &res, g.Cells(sweep.Applicable), all, po); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "\n%d runs from %d directories; wrote %s, %s, sweep-*.png/svg and index.html to %s\n",
@@ -329,46 +355,43 @@ salus sweep over the whole grid writes: sweep.json, sweep.csv, the plots and ind
 	}
 	addOutFlag(cmd.Flags(), &out, "sweep-merged", "directory for the merged sweep's outputs")
 	addReuseOutFlag(cmd.Flags(), &reuse)
+	addPlotFlags(cmd.Flags(), &po)
 	return cmd
 }
 
 func printSweep(w io.Writer, r sweep.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	traces := len(r.Grid.Traces) > 0
-	if traces {
-		fmt.Fprint(tw, "trace\t")
+	fmt.Fprint(tw, "trace\tpolicy\tmode\tload\tGiB\tGPUs\truns\t")
+	for _, c := range sweep.Columns {
+		fmt.Fprintf(tw, "%s\t", c.Head)
 	}
-	fmt.Fprintln(tw, "policy\tmode\tload\tGiB\truns\tavg JCT (min)\tp95 JCT (min)\tmakespan (min)\tavg queuing (min)\tGPU busy\tJain (slowdowns)\tworst slowdown\tavg JCT vs bound\tmakespan vs bound\t")
-	ci := func(s sweep.Stat, scale float64, prec int) string {
-		if s.N == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.*f ± %.*f", prec, s.Mean*scale, prec, s.CI95*scale)
-	}
+	fmt.Fprintln(tw)
+	gpus := r.Grid.GPUsLabel()
 	for _, c := range r.Cells {
-		c.Mode = c.ModeName() // with the order of admission, when the grid compares them
 		runs := fmt.Sprint(c.Runs)
 		if c.Failed > 0 {
 			runs += fmt.Sprintf(" (%d failed)", c.Failed)
 		}
-		m := c.Metrics
-		if traces {
-			fmt.Fprintf(tw, "%s\t", sweep.TraceName(c.Trace))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.1f\t%s\t%s\t", c.TraceName(), c.Policy, c.ModeName(), c.Load, c.CapacityMiB/1024, gpus, runs)
+		for _, col := range sweep.Columns {
+			fmt.Fprintf(tw, "%s\t", col.Show(c.Metrics[col.Key]))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Policy, c.Mode, c.Load, c.CapacityMiB/1024, runs,
-			ci(m["avg_jct_s"], 1.0/60, 1), ci(m["p95_jct_s"], 1.0/60, 1), ci(m["makespan_s"], 1.0/60, 0),
-			ci(m["avg_queuing_s"], 1.0/60, 1), ci(m["gpu_busy"], 100, 0)+"%", ci(m["jain_slowdown"], 1, 3), ci(m["max_slowdown"], 1, 1),
-			ci(m["avg_jct_vs_bound"], 1, 2), ci(m["makespan_vs_bound"], 1, 2))
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nmean ± half width of the 95% confidence interval across seeds (Student's t)")
+	fmt.Fprintf(w, "\n%s\n", eval.Wrap(r.IntervalNote(), 100))
+	traces := len(r.Grid.Traces) > 0
 	if traces && r.Grid.Resample != workload.ResampleNone {
 		fmt.Fprintf(w, "each seed runs a %s resample of the trace file (see docs/traces.md, What if)\n", r.Grid.Resample)
 	}
+	several := len(r.Grid.Traces)+len(r.Grid.TraceKinds) > 1 || traces
 	for _, rec := range r.Recommendations {
 		where := fmt.Sprintf("load %g, %.1f GiB", rec.Load, rec.CapacityMiB/1024)
-		if traces {
-			where = sweep.TraceName(rec.Trace) + ", " + where
+		if g := r.Grid.GPUsLabel(); g != "1" {
+			where += ", GPUs " + g
+		}
+		if several {
+			where = rec.TraceName() + ", " + where
 		}
 		fmt.Fprintf(w, "\n%s\n", eval.Wrap(where+": "+rec.Text, 100))
 	}
