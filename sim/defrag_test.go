@@ -107,25 +107,21 @@ func TestDefragStretchesWhileJobsWait(t *testing.T) {
 		for _, j := range tr.Jobs {
 			all += j.Iterations
 		}
-		var ff forwarded
-		resultOf := func(perIteration bool) (metrics.Result, *defragLog) {
-			c, d := metrics.NewCollector(), &defragLog{t: t, expect: -1}
-			dev := device.DefaultDevice()
-			sink := eventlog.Sinks{c, d, simtest.NewChecker(t, dev.CapacityMiB, false)}
-			if err := run(tr, Options{Policy: p, Device: dev, Sink: sink}, perIteration, &ff); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			res, err := c.Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return res, d
+		logs := map[bool]*defragLog{}
+		ag := bothEngines(t, agreeCase{
+			name:  name,
+			trace: tr,
+			opts:  Options{Policy: p, Device: device.DefaultDevice()},
+			check: true,
+			sinks: func(perIteration bool) eventlog.Sink {
+				logs[perIteration] = &defragLog{t: t, expect: -1}
+				return logs[perIteration]
+			},
+		})
+		if ag.diff != nil {
+			t.Fatalf("%s: %v", name, ag.diff)
 		}
-		want, wantLog := resultOf(true)
-		got, gotLog := resultOf(false)
-		if err := sameResults(want, got); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		ff, wantLog, gotLog := ag.ff, logs[true], logs[false]
 		if gotLog.splits != wantLog.splits || gotLog.merges != wantLog.merges {
 			t.Errorf("%s: %d splits and %d merges, want %d and %d", name, gotLog.splits, gotLog.merges, wantLog.splits, wantLog.merges)
 		}

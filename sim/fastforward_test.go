@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -28,7 +27,7 @@ func TestFastForwardIsExact(t *testing.T) {
 	for _, ms := range simtest.Schemes() {
 		for seed := uint64(1); seed <= 6; seed++ {
 			gpus := 1 + int(seed%2)
-			ff, err := agree(t, ms, seed, 20, gpus, nil)
+			ff, err := agree(t, ms, seed, 20, gpus, 0, nil)
 			if err != nil {
 				t.Fatalf("%s/%s seed %d on %d GPUs: with stretches, %v", ms[0], ms[1], seed, gpus, err)
 			}
@@ -40,37 +39,6 @@ func TestFastForwardIsExact(t *testing.T) {
 	if skipped == len(simtest.Schemes())*6 {
 		t.Fatal("no stretch ever ran")
 	}
-}
-
-// sameResults says how b differs from a beyond the rounding of sums of GPU time.
-func sameResults(a, b metrics.Result) error {
-	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(1, math.Abs(x)) }
-	if len(a.Completion) != len(b.Completion) {
-		return fmt.Errorf("%d jobs finished, want %d", len(b.Completion), len(a.Completion))
-	}
-	for i, x := range a.Completion {
-		y := b.Completion[i]
-		gx, gy := x.GPUS, y.GPUS
-		x.GPUS, y.GPUS = 0, 0
-		if x != y || !near(gx, gy) {
-			return fmt.Errorf("job %d: %+v (GPU %v), want %+v (GPU %v)", i, y, gy, x, gx)
-		}
-	}
-	ga, gb := a.GPUBusy, b.GPUBusy
-	a.GPUBusy, b.GPUBusy = 0, 0
-	pa, pb := a.PerGPU, b.PerGPU
-	a.PerGPU, b.PerGPU = nil, nil
-	a.Completion, b.Completion = nil, nil
-	if !near(ga, gb) || len(pa) != len(pb) || !reflect.DeepEqual(a, b) {
-		return fmt.Errorf("the run's figures differ:\n%+v %v\n%+v %v", b, gb, a, ga)
-	}
-	for i := range pa {
-		x, y := pa[i], pb[i]
-		if !near(x.Busy, y.Busy) {
-			return fmt.Errorf("GPU %d busy %v, want %v", i, y.Busy, x.Busy)
-		}
-	}
-	return nil
 }
 
 // The fast path's speed on a trace of long jobs, one at a time (fifo).
@@ -140,37 +108,48 @@ func TestReadersTakeStretches(t *testing.T) {
 		for i, j := range trace.Jobs {
 			classes[j.ID] = i % 3
 		}
+		// Each engine's plots recorder and log file. No turns
+		// (TestReadersTakeTurns has them): the plots draw a stretch of turns
+		// as one stretch of service.
+		type reader struct {
+			runs *plots.Recorder
+			path string
+			file *eventlog.File
+		}
+		readers := map[bool]*reader{}
+		ag := bothEngines(t, agreeCase{
+			name:    fmt.Sprintf("%v", ms),
+			trace:   trace,
+			opts:    Options{Policy: p, Device: device.DefaultDevice(), GPUs: 2},
+			classes: classes,
+			sinks: func(perIteration bool) eventlog.Sink {
+				r := &reader{runs: plots.NewRecorder(), path: filepath.Join(t.TempDir(), "events.jsonl")}
+				var err error
+				if r.file, err = eventlog.Create(r.path); err != nil {
+					t.Fatal(err)
+				}
+				readers[perIteration] = r
+				return eventlog.Sinks{noTurns{r.runs}, r.file}
+			},
+		})
+		if ag.diff != nil {
+			t.Fatalf("%v: %v", ms, ag.diff)
+		}
 		type out struct {
 			res   metrics.Result
 			runs  *plots.RunLog
 			iters map[string]int
 		}
-		read := func(perIteration bool) out {
-			c := metrics.NewCollector()
-			c.SetClasses(classes)
-			r := plots.NewRecorder()
-			path := filepath.Join(t.TempDir(), "events.jsonl")
-			f, err := eventlog.Create(path)
+		read := func(perIteration bool, res metrics.Result) out {
+			r := readers[perIteration]
+			if err := r.file.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l, err := r.runs.Log()
 			if err != nil {
 				t.Fatal(err)
 			}
-			// No turns (TestReadersTakeTurns has them): the plots draw a
-			// stretch of turns as one stretch of service.
-			if err := Run(trace, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 2, PerIteration: perIteration, Sink: eventlog.Sinks{c, noTurns{r}, f}}); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			res, err := c.Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := r.Log()
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := history.Read(path)
+			h, err := history.Read(r.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,10 +159,7 @@ func TestReadersTakeStretches(t *testing.T) {
 			}
 			return out{res, l, iters}
 		}
-		a, b := read(true), read(false)
-		if err := sameResults(a.res, b.res); err != nil {
-			t.Fatalf("%v: %v", ms, err)
-		}
+		a, b := read(true, ag.slow), read(false, ag.fast)
 		for i := range a.res.Classes {
 			x, y := a.res.Classes[i], b.res.Classes[i]
 			if x.Waits != y.Waits || x.WaitMeanS != y.WaitMeanS || x.WaitP95S != y.WaitP95S || x.AvgJCTS != y.AvgJCTS {
@@ -208,7 +184,7 @@ func TestReadersTakeStretches(t *testing.T) {
 // Gangs take stretches too where their ranks go in step: on several GPUs of
 // one node and on a cluster of two nodes, under every registered scheme, the
 // per-job results with stretches are those of the iteration-by-iteration
-// engine; and under exclusive GPUs, where every rank is alone on its GPU, a
+// engine, and the log keeps each GPU's memory; and under exclusive GPUs, where every rank is alone on its GPU, a
 // gang's iterations are taken in stretches.
 func TestGangsAreExact(t *testing.T) {
 	cl := yamlCluster(t, "shapes:\n  - {count: 1, gpus: 4, model: v100}\n  - {count: 1, gpus: 2, model: t4}\n")
@@ -227,29 +203,22 @@ func TestGangsAreExact(t *testing.T) {
 			if seed%2 == 0 {
 				o.GPUs, o.Cluster = 0, cl
 			}
-			resultOf := func(perIteration bool) (metrics.Result, int) {
-				c := metrics.NewCollector()
-				gangStretches := 0
-				o := o
-				o.PerIteration = perIteration
-				o.Sink = eventlog.Sinks{c, sinkFunc(func(e eventlog.Event) {
-					if e.Kind == eventlog.Stretch && len(e.Turns) == 0 && e.Iterations > 0 && gangOf(trace, e.Job) > 1 {
-						gangStretches++
-					}
-				})}
-				if err := Run(trace, o); err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				return res, gangStretches
-			}
-			slow, _ := resultOf(true)
-			fast, gangs := resultOf(false)
-			if err := sameResults(slow, fast); err != nil {
-				t.Fatalf("%v seed %d: with stretches, %v", ms, seed, err)
+			gangs := 0
+			ag := bothEngines(t, agreeCase{
+				name:  fmt.Sprintf("%v seed %d", ms, seed),
+				trace: trace,
+				opts:  o,
+				check: true,
+				sinks: func(perIteration bool) eventlog.Sink {
+					return sinkFunc(func(e eventlog.Event) {
+						if !perIteration && e.Kind == eventlog.Stretch && len(e.Turns) == 0 && e.Iterations > 0 && gangOf(trace, e.Job) > 1 {
+							gangs++
+						}
+					})
+				},
+			})
+			if ag.diff != nil {
+				t.Fatalf("%v seed %d: with stretches, %v", ms, seed, ag.diff)
 			}
 			if ms[0] == core.ModeExclusive && gangs == 0 {
 				t.Errorf("%v seed %d: no gang took a stretch", ms, seed)
@@ -281,23 +250,11 @@ func TestDefragStretchesALoneJob(t *testing.T) {
 			{Name: "apart", Jobs: []workload.Job{traceJob("a", 0, 400, 0.05, 1, 2000, 1000), traceJob("b", 100, 400, 0.05, 1, 2000, 1000)}},
 			simtest.RandomTrace(3, 20),
 		} {
-			resultOf := func(noFF bool) (metrics.Result, int) {
-				c := metrics.NewCollector()
-				var ff forwarded
-				if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
-					t.Fatal(err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res, ff.iterations
+			ag := bothEngines(t, agreeCase{name: name + ", " + trace.Name, trace: trace, opts: Options{Policy: p, Device: device.DefaultDevice()}})
+			if ag.diff != nil {
+				t.Fatalf("%s, %s: with stretches, %v", name, trace.Name, ag.diff)
 			}
-			slow, _ := resultOf(true)
-			fast, ff := resultOf(false)
-			if err := sameResults(slow, fast); err != nil {
-				t.Fatalf("%s, %s: with stretches, %v", name, trace.Name, err)
-			}
+			ff := ag.ff.iterations
 			if trace.Name == "apart" && ff < 700 {
 				t.Errorf("%s: %d of 800 iterations in stretches, want nearly all", name, ff)
 			}
@@ -317,23 +274,11 @@ func TestSuspendStretchesAfterTheCopy(t *testing.T) {
 	// Two jobs of 20 s of GPU each, together from 1 s on: quanta of 10 s.
 	trace := &workload.Trace{Name: "two", Jobs: []workload.Job{
 		traceJob("a", 0, 400, 0.05, 1, 2000, 1000), traceJob("b", 0.5, 400, 0.05, 0.5, 2000, 1000)}}
-	resultOf := func(noFF bool) (metrics.Result, int) {
-		c := metrics.NewCollector()
-		var ff forwarded
-		if err := run(trace, Options{Policy: p, Device: device.DefaultDevice(), Sink: c}, noFF, &ff); err != nil {
-			t.Fatal(err)
-		}
-		res, err := c.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, ff.iterations
+	ag := bothEngines(t, agreeCase{name: "suspend/fair", trace: trace, opts: Options{Policy: p, Device: device.DefaultDevice()}})
+	if ag.diff != nil {
+		t.Fatalf("with stretches, %v", ag.diff)
 	}
-	slow, _ := resultOf(true)
-	fast, ff := resultOf(false)
-	if err := sameResults(slow, fast); err != nil {
-		t.Fatalf("with stretches, %v", err)
-	}
+	ff := ag.ff.iterations
 	// Four quanta of 10 s, two iterations outside the stretch in each: 792. The
 	// iteration after the copy's was outside too before (787).
 	if ff < 790 {

@@ -43,19 +43,8 @@ func TestLongJobsAreExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := ms[0] + "/" + ms[1]
-		resultOf := func(perIteration bool) metrics.Result {
-			c := metrics.NewCollector()
-			if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), GPUs: 8, PerIteration: perIteration, Sink: c}); err != nil {
-				t.Fatal(err)
-			}
-			r, err := c.Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
-		if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if ag := bothEngines(t, agreeCase{name: name, trace: tr, opts: Options{Policy: p, Device: device.DefaultDevice(), GPUs: 8}}); ag.diff != nil {
+			t.Fatalf("%s: %v", name, ag.diff)
 		}
 	}
 }

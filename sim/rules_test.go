@@ -98,8 +98,22 @@ func TestFastForwardKeepsGangRanksTogether(t *testing.T) {
 		"x,m,1,3,0.05,1,infer,5,,,0.1,0,1000,1000,0.6",
 		"b,m,1,5,2,1,,,,,0.1,0,1000,1000,0.6",
 	)
-	slow := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, true)
-	fast := rulesRun(t, tr, "pack", core.DefaultModeParams(), 2, false)
+	p, err := core.Compose("", "pack", core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := device.Preset("p100")
+	logs := map[bool]*[]eventlog.Event{}
+	ag := bothEngines(t, agreeCase{name: "pack", trace: tr, opts: Options{Policy: p, Device: dev, GPUs: 2},
+		sinks: func(perIteration bool) eventlog.Sink {
+			var evs []eventlog.Event
+			logs[perIteration] = &evs
+			return sinkFunc(func(e eventlog.Event) { evs = append(evs, e) })
+		}})
+	if ag.diff != nil {
+		t.Fatalf("with fast-forward: %v", ag.diff)
+	}
+	slow, fast := *logs[true], *logs[false]
 	if !reflect.DeepEqual(slow, fast) {
 		t.Errorf("the logs differ with fast-forward")
 	}

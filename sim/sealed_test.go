@@ -8,7 +8,6 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
-	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
@@ -77,31 +76,20 @@ func TestParkedJobsAreExact(t *testing.T) {
 				if testing.Verbose() {
 					t.Logf("%s/%s %s seed %d", ms[0], ms[1], admission, seed)
 				}
-				resultOf := func(noFF bool) metrics.Result {
-					c := metrics.NewCollector()
-					var f forwarded
-					o := o
-					o.Sink = eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
-					if o.Cluster != nil {
-						o.Sink = c // the checker knows one size of GPU
-					}
-					if err := run(trace, o, noFF, &f); err != nil {
-						t.Fatalf("%s/%s %s seed %d: %v", ms[0], ms[1], admission, seed, err)
-					}
-					parked += f.parked
-					gangs += f.parkedGangs
-					if o.Cluster != nil && p.Mode != core.ModeExclusive {
-						onClusters += f.parked
-					}
-					runs++
-					r, err := c.Result()
-					if err != nil {
-						t.Fatal(err)
-					}
-					return r
+				ag := bothEngines(t, agreeCase{
+					name:  fmt.Sprintf("%s/%s %s seed %d on %d GPUs", ms[0], ms[1], admission, seed, gpus),
+					trace: trace,
+					opts:  o,
+					check: true, // on a cluster, each GPU's memory its own
+				})
+				runs += 2
+				parked += ag.ff.parked
+				gangs += ag.ff.parkedGangs
+				if o.Cluster != nil && p.Mode != core.ModeExclusive {
+					onClusters += ag.ff.parked
 				}
-				if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-					t.Fatalf("%s/%s %s seed %d on %d GPUs: %v", ms[0], ms[1], admission, seed, gpus, err)
+				if ag.diff != nil {
+					t.Fatalf("%s/%s %s seed %d on %d GPUs: %v", ms[0], ms[1], admission, seed, gpus, ag.diff)
 				}
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
-	"github.com/salusgo/salus/metrics"
 	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
@@ -36,29 +35,19 @@ func TestLanesSideBySideAreExact(t *testing.T) {
 		for seed := first; seed <= seeds; seed++ {
 			tr := demandsDrawn(salusTrace(t, seed, 60), seed)
 			gpus := 1 + int(seed%2)
-			resultOf := func(perIteration bool) metrics.Result {
-				c := metrics.NewCollector()
-				dev := device.DefaultDevice()
-				sink := eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
-				var ff forwarded
-				if err := run(tr, Options{Policy: p, Device: dev, GPUs: gpus, Sink: sink}, perIteration, &ff); err != nil {
-					t.Fatalf("%s seed %d: %v", name, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !perIteration {
-					sided += ff.sideBySide
-					forwardedIters += ff.iterations
-					for _, j := range tr.Jobs {
-						all += j.Iterations
-					}
-				}
-				return res
+			ag := bothEngines(t, agreeCase{
+				name:  fmt.Sprintf("%s seed %d", name, seed),
+				trace: tr,
+				opts:  Options{Policy: p, Device: device.DefaultDevice(), GPUs: gpus},
+				check: true,
+			})
+			if ag.diff != nil {
+				t.Fatalf("%s seed %d on %d GPUs: side by side, %v", name, seed, gpus, ag.diff)
 			}
-			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-				t.Fatalf("%s seed %d on %d GPUs: side by side, %v", name, seed, gpus, err)
+			sided += ag.ff.sideBySide
+			forwardedIters += ag.ff.iterations
+			for _, j := range tr.Jobs {
+				all += j.Iterations
 			}
 		}
 		if name == "salus/pack" && (forwardedIters < all*95/100 || sided < all/4) {
@@ -95,23 +84,11 @@ func TestSidesRunTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr = demandsDrawn(tr, 5)
-	dev := device.DefaultDevice()
-	var ff forwarded
-	resultOf := func(perIteration bool) metrics.Result {
-		c := metrics.NewCollector()
-		sink := eventlog.Sinks{c, simtest.NewChecker(t, dev.CapacityMiB, false)}
-		if err := run(tr, Options{Policy: p, Device: dev, GPUs: 4, Sink: sink}, perIteration, &ff); err != nil {
-			t.Fatal(err)
-		}
-		res, err := c.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+	ag := bothEngines(t, agreeCase{name: "4 GPUs side by side", trace: tr, opts: Options{Policy: p, Device: device.DefaultDevice(), GPUs: 4}, check: true})
+	if ag.diff != nil {
+		t.Fatalf("4 GPUs side by side: %v", ag.diff)
 	}
-	if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-		t.Fatalf("4 GPUs side by side: %v", err)
-	}
+	ff := ag.ff
 	if ff.sideBySide == 0 || ff.sideRun > ff.sideBySide*3/2 {
 		t.Errorf("the sides ran %d boundaries and took %d; want some, and at most 1.5 times as many run", ff.sideRun, ff.sideBySide)
 	}
@@ -168,36 +145,29 @@ func TestPassiveLanesKeepTheirInstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := device.DefaultDevice()
-	defer func(n int) { maxSegs = n }(maxSegs)
 	for _, segs := range []int{maxSegs, 2} {
-		maxSegs = segs
 		checked, ran, taken := 0, 0, 0
 		for seed := int64(1); seed <= 4; seed++ {
 			tr := demandsDrawn(salusTrace(t, seed, 60), seed)
 			gpus := 1 + int(seed%2)
 			perIter := &boundaryTimes{ends: map[string][]float64{}}
-			stretched := &boundaryTimes{counts: map[string]int{}}
-			resultOf := func(perIteration bool, times *boundaryTimes) metrics.Result {
-				c := metrics.NewCollector()
-				if !perIteration {
-					times.ends = perIter.ends
-				}
-				var ff forwarded
-				if err := run(tr, Options{Policy: p, Device: dev, GPUs: gpus, Sink: eventlog.Sinks{c, times}}, perIteration, &ff); err != nil {
-					t.Fatal(err)
-				}
-				ran, taken = ran+ff.sideRun, taken+ff.sideBySide
-				res, err := c.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
+			stretched := &boundaryTimes{counts: map[string]int{}, ends: perIter.ends}
+			ag := bothEngines(t, agreeCase{
+				name:    fmt.Sprintf("segments %d, seed %d", segs, seed),
+				trace:   tr,
+				opts:    Options{Policy: p, Device: device.DefaultDevice(), GPUs: gpus},
+				maxSegs: segs,
+				sinks: func(perIteration bool) eventlog.Sink {
+					if perIteration {
+						return perIter
+					}
+					return stretched // checked against perIter's ends: it runs second
+				},
+			})
+			if ag.diff != nil {
+				t.Fatalf("segments %d, seed %d: %v", segs, seed, ag.diff)
 			}
-			want := resultOf(true, perIter)
-			if err := sameResults(want, resultOf(false, stretched)); err != nil {
-				t.Fatalf("segments %d, seed %d: %v", segs, seed, err)
-			}
+			ran, taken = ran+ag.ff.sideRun, taken+ag.ff.sideBySide
 			if len(stretched.bad) > 0 {
 				t.Fatalf("segments %d, seed %d: %d stretch records checked, these at the wrong instant:\n%s", segs, seed, stretched.checked, strings.Join(stretched.bad, "\n"))
 			}

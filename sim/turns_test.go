@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -64,6 +65,7 @@ func turnsAreExact(t *testing.T, jobs int, classes bool) map[string]int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var counters []*turnCounter // each run's
 		for seed := int64(1); seed <= 2; seed++ {
 			tr := salusTrace(t, seed, jobs)
 			var prio map[string]int
@@ -75,30 +77,28 @@ func turnsAreExact(t *testing.T, jobs int, classes bool) map[string]int {
 				}
 			}
 			gpus := int(seed)
-			resultOf := func(perIteration bool) metrics.Result {
-				c, n := metrics.NewCollector(), &turnCounter{}
-				if classes {
-					c.SetClasses(prio)
-				}
-				dev := device.DefaultDevice()
-				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, p.Mode == core.ModeExclusive)}
-				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: gpus, PerIteration: perIteration, Sink: sink}); err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatalf("%v seed %d: %v", ms, seed, err)
-				}
-				turns[ms[0]+"/"+ms[1]] += n.turns
-				return res
+			ag := bothEngines(t, agreeCase{
+				name:    fmt.Sprintf("%v seed %d", ms, seed),
+				trace:   tr,
+				opts:    Options{Policy: p, Device: device.DefaultDevice(), GPUs: gpus},
+				check:   true,
+				classes: prio,
+				sinks: func(bool) eventlog.Sink {
+					n := &turnCounter{}
+					counters = append(counters, n)
+					return n
+				},
+			})
+			if ag.diff != nil {
+				t.Fatalf("%v seed %d on %d GPUs: with turns, %v", ms, seed, gpus, ag.diff)
 			}
-			a, b := resultOf(true), resultOf(false)
-			if err := sameResults(a, b); err != nil {
-				t.Fatalf("%v seed %d on %d GPUs: with turns, %v", ms, seed, gpus, err)
-			}
+			a, b := ag.slow, ag.fast
 			if !reflect.DeepEqual(a.Classes, b.Classes) {
 				t.Fatalf("%v seed %d: classes with turns %+v, want %+v", ms, seed, b.Classes, a.Classes)
 			}
+		}
+		for _, n := range counters {
+			turns[ms[0]+"/"+ms[1]] += n.turns
 		}
 	}
 	return turns
@@ -122,23 +122,23 @@ func TestTurnsByShareAreExact(t *testing.T) {
 			for i := range tr.Jobs {
 				tr.Jobs[i].Share = 0.5 + 3.5*rng.Float64()
 			}
-			resultOf := func(perIteration bool) metrics.Result {
-				c, n := metrics.NewCollector(), &turnCounter{}
-				dev := device.DefaultDevice()
-				sink := eventlog.Sinks{c, n, simtest.NewChecker(t, dev.CapacityMiB, false)}
-				if err := Run(tr, Options{Policy: p, Device: dev, GPUs: int(seed), PerIteration: perIteration, Sink: sink}); err != nil {
-					t.Fatalf("%s seed %d: %v", name, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				turns += n.turns
-				return res
+			n := &turnCounter{}
+			ag := bothEngines(t, agreeCase{
+				name:  fmt.Sprintf("%s seed %d", name, seed),
+				trace: tr,
+				opts:  Options{Policy: p, Device: device.DefaultDevice(), GPUs: int(seed)},
+				check: true,
+				sinks: func(perIteration bool) eventlog.Sink {
+					if perIteration {
+						return nil
+					}
+					return n
+				},
+			})
+			if ag.diff != nil {
+				t.Fatalf("%s seed %d: %v", name, seed, ag.diff)
 			}
-			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-				t.Fatalf("%s seed %d: %v", name, seed, err)
-			}
+			turns += n.turns
 		}
 		if turns == 0 {
 			t.Errorf("%s: no stretch of turns ran", name)
@@ -158,43 +158,53 @@ func TestReadersTakeTurns(t *testing.T) {
 	for i, j := range tr.Jobs {
 		classes[j.ID] = i % 3
 	}
+	type reader struct {
+		runs  *plots.Recorder
+		turns *turnCounter
+		path  string
+		file  *eventlog.File
+	}
+	readers := map[bool]*reader{}
+	ag := bothEngines(t, agreeCase{
+		name:    "fair",
+		trace:   tr,
+		opts:    Options{Policy: p, Device: device.DefaultDevice()},
+		classes: classes,
+		sinks: func(perIteration bool) eventlog.Sink {
+			r := &reader{runs: plots.NewRecorder(), turns: &turnCounter{}, path: filepath.Join(t.TempDir(), "events.jsonl")}
+			var err error
+			if r.file, err = eventlog.Create(r.path); err != nil {
+				t.Fatal(err)
+			}
+			readers[perIteration] = r
+			return eventlog.Sinks{r.runs, r.file, r.turns}
+		},
+	})
 	type out struct {
 		res, file metrics.Result
 		runs      *plots.RunLog
 		iters     map[string]int
 		turns     int
 	}
-	read := func(perIteration bool) out {
-		c, r, n := metrics.NewCollector(), plots.NewRecorder(), &turnCounter{}
-		c.SetClasses(classes)
-		path := filepath.Join(t.TempDir(), "events.jsonl")
-		f, err := eventlog.Create(path)
-		if err != nil {
+	read := func(perIteration bool, res metrics.Result) out {
+		r := readers[perIteration]
+		if err := r.file.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: perIteration, Sink: eventlog.Sinks{c, r, f, n}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		var o out
-		o.turns = n.turns
-		if o.res, err = c.Result(); err != nil {
-			t.Fatal(err)
-		}
+		o := out{res: res, turns: r.turns.turns}
 		fc := metrics.NewCollector()
 		fc.SetClasses(classes)
-		if err := eventlog.ReadFile(path, func(e eventlog.Event) error { fc.Emit(e); return nil }); err != nil {
+		if err := eventlog.ReadFile(r.path, func(e eventlog.Event) error { fc.Emit(e); return nil }); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if o.file, err = fc.Result(); err != nil {
 			t.Fatal(err)
 		}
-		if o.runs, err = r.Log(); err != nil {
+		if o.runs, err = r.runs.Log(); err != nil {
 			t.Fatal(err)
 		}
-		h, err := history.Read(path)
+		h, err := history.Read(r.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,12 +214,12 @@ func TestReadersTakeTurns(t *testing.T) {
 		}
 		return o
 	}
-	a, b := read(true), read(false)
+	a, b := read(true, ag.slow), read(false, ag.fast)
 	if b.turns == 0 {
 		t.Fatal("no stretch of turns ran")
 	}
-	if err := sameResults(a.res, b.res); err != nil {
-		t.Fatal(err)
+	if ag.diff != nil {
+		t.Fatal(ag.diff)
 	}
 	if len(a.res.Classes) != 3 || !reflect.DeepEqual(a.res.Classes, b.res.Classes) {
 		t.Fatalf("per-class figures with turns %+v, want %+v", b.res.Classes, a.res.Classes)
@@ -271,19 +281,9 @@ func TestTurnsOfLanesSideBySide(t *testing.T) {
 				prof.Demand = 0.3 + 0.3*float64(i%2)
 				tr.Jobs[i].Profile = &prof
 			}
-			resultOf := func(perIteration bool) metrics.Result {
-				c := metrics.NewCollector()
-				if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), PerIteration: perIteration, Sink: c}); err != nil {
-					t.Fatalf("%s seed %d: %v", policy, seed, err)
-				}
-				res, err := c.Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
-			if err := sameResults(resultOf(true), resultOf(false)); err != nil {
-				t.Fatalf("%s seed %d: with turns, %v", policy, seed, err)
+			ag := bothEngines(t, agreeCase{name: fmt.Sprintf("%s seed %d", policy, seed), trace: tr, opts: Options{Policy: p, Device: device.DefaultDevice()}})
+			if ag.diff != nil {
+				t.Fatalf("%s seed %d: with turns, %v", policy, seed, ag.diff)
 			}
 		}
 	}
