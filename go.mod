@@ -15,6 +15,7 @@ require (
 )
 
 require (
+	cel.dev/cel-go v0.33.3 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect

@@ -34,7 +34,7 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	v := js.view
 	v.Attained += gpuTime
 	v.Iterations++
-	v.RequestSeq = s.requests + 1
+	v.RequestSeq, v.Asked = s.requests+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
 	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
 		return false, nil
@@ -224,7 +224,7 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	s.requests += uint64(n)
 	js.view.Attained += gpuTime
 	js.view.Iterations += n
-	js.view.RequestSeq = s.requests
+	js.view.RequestSeq, js.view.Asked = s.requests, now
 	s.continued(js)
 	return nil
 }
@@ -258,7 +258,7 @@ func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
 	v := p.v
 	v.Attained += gpuTime
 	v.Iterations++
-	v.RequestSeq = p.req + 1
+	v.RequestSeq, v.Asked = p.req+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
 	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
 		return false
@@ -284,11 +284,11 @@ func (p *ContinueProbe) KeptBefore() (time.Duration, bool) {
 	return l.since + s.policy.Quantum, true
 }
 
-// Skip takes n boundaries that Next would say yes to (KeptBefore's), after
-// gpuTime of GPU service in all, as n calls of Next would.
-func (p *ContinueProbe) Skip(n int, gpuTime time.Duration) {
+// Skip takes n boundaries that Next would say yes to (KeptBefore's), the last
+// at now, after gpuTime of GPU service in all, as n calls of Next would.
+func (p *ContinueProbe) Skip(now time.Duration, n int, gpuTime time.Duration) {
 	p.v.Attained += gpuTime
 	p.v.Iterations += n
 	p.req += uint64(n)
-	p.v.RequestSeq = p.req
+	p.v.RequestSeq, p.v.Asked = p.req, now
 }

@@ -303,7 +303,7 @@ func (e *engine) stretch(limit time.Duration) error {
 			// A quantum keeps the lane: every boundary before its end is a yes.
 			k = j.boundariesBefore(g, c.w, min(limit, until), c.ok)
 			if k > 0 {
-				p.Skip(k, j.serviceOf(k))
+				p.Skip(j.endOf(g, c.w, k-1), k, j.serviceOf(k))
 			}
 		}
 		for ; k < c.ok; k++ {
