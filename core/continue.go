@@ -36,7 +36,7 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	v.Iterations++
 	v.RequestSeq, v.Asked = s.requests+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
-	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false, nil
 	}
 	s.now = now
@@ -44,6 +44,24 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	js.view = v
 	s.continued(js)
 	return true, nil
+}
+
+// beforeQueued is lessView(v, first.view) for first, a job in its lane's
+// ready queue: under a KeyOrder it reads first's key as the queue keeps it,
+// rather than computing it again (an order from a policy file evaluates an
+// expression for a key).
+func (s *Scheduler) beforeQueued(v JobView, first *jobState) bool {
+	key := first.lane.ready.key
+	if key == nil {
+		return s.lessView(v, first.view)
+	}
+	if v.Priority != first.view.Priority {
+		return v.Priority < first.view.Priority
+	}
+	if k := key(v); k != first.readyKey {
+		return k < first.readyKey
+	}
+	return v.Seq < first.view.Seq
 }
 
 // continued notes that js's next iteration started without a trip through its
@@ -82,7 +100,7 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 		// whatever it attains, quantum or not (Continue).
 		return Free
 	}
-	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.lessView(js.view, first.view) {
+	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.beforeQueued(js.view, first) {
 		// It goes before every ready job now, and only gains as it runs.
 		return Free
 	}
@@ -183,11 +201,23 @@ func (s *Scheduler) defragQuiet(js *jobState) bool {
 // falls, theirs stays) or by arrival (no one's changes). Once before them, it
 // stays before them at every boundary until something else happens.
 func keepsLead(o Order) bool {
-	switch o.(type) {
+	switch o := o.(type) {
 	case ByRemaining, ByArrival:
 		return true
+	case LeadKeeper:
+		return o.KeepsLead()
 	}
 	return false
+}
+
+// LeadKeeper is an Order that says whether a running job's standing against
+// the ready jobs of its lane only gets better as it runs (keepsLead): an
+// order that reads nothing that changes as a job runs (its memory, its
+// arrival, its declared time) says yes. A simulator then takes a leading
+// job's boundaries at once (Stretchable's Free).
+type LeadKeeper interface {
+	Order
+	KeepsLead() bool
 }
 
 // Stretch is what Stretchable says of a job's boundaries.
@@ -260,7 +290,7 @@ func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
 	v.Iterations++
 	v.RequestSeq, v.Asked = p.req+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
-	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false
 	}
 	p.v, p.req = v, p.req+1
