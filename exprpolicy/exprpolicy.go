@@ -13,8 +13,8 @@
 // expression is evaluated once when a job joins its lane's queue, into a key,
 // not at each comparison. What it reads decides what it declares to the
 // core: UsesDeclared when it reads declared or remaining time, and that a
-// running job keeps its lead (core.LeadKeeper) when it reads nothing that
-// changes as a job runs.
+// running job keeps its lead (core.LeadKeeper) when its key can only fall as
+// it runs (lead.go: memory * remaining does, as srtf's).
 //
 // It must not hold scheduling state of its own: the order is a pure function
 // of the job's view, which the core gives.
@@ -61,7 +61,7 @@ type Policy struct {
 // Order is a compiled order: a core.KeyOrder and core.LeadKeeper.
 type Order struct {
 	prg      cel.Program
-	static   bool // reads nothing that changes as a job runs
+	lead     bool // a running job's key never rises (lead.go)
 	isDouble bool // the expression gives a double (else int, uint or bool)
 	where    string
 	warned   atomic.Bool
@@ -181,7 +181,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 			opts = append(opts, cel.Constant(k.Value, t, val))
 		}
 	}
-	o, reads, err := compile(p.Order, opts)
+	o, reads, err := compile(p.Order, opts, p.Params)
 	if err != nil {
 		var ce *celError
 		if errors.As(err, &ce) {
@@ -252,7 +252,7 @@ type celError struct {
 func (e *celError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.col+1, e.msg) }
 
 // compile parses and checks the expression, with the parameters' constants.
-func compile(src string, params []cel.EnvOption) (*Order, []string, error) {
+func compile(src string, params []cel.EnvOption, values map[string]any) (*Order, []string, error) {
 	base, err := env()
 	if err != nil {
 		return nil, nil, err
@@ -294,13 +294,13 @@ func compile(src string, params []cel.EnvOption) (*Order, []string, error) {
 		}
 	}
 	var reads []string
-	o.static = true
 	for _, f := range fields {
 		if read[f.Name] {
 			reads = append(reads, f.Name)
-			o.static = o.static && !f.Runs
 		}
 	}
+	t, _ := trendOf(ast.NativeRep().Expr(), values)
+	o.lead = t == fixed || t == falls
 	o.prg, err = e.Program(ast, cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		return nil, nil, err
@@ -383,9 +383,9 @@ func keyOfDouble(f float64) int64 {
 // Less implements core.Order: exactly Key(a) < Key(b).
 func (o *Order) Less(a, b core.JobView) bool { return o.Key(a) < o.Key(b) }
 
-// KeepsLead implements core.LeadKeeper: the order reads nothing that changes
-// as a job runs.
-func (o *Order) KeepsLead() bool { return o.static }
+// KeepsLead implements core.LeadKeeper: a running job's key never rises as
+// it runs (lead.go), so that once before the ready jobs it stays before them.
+func (o *Order) KeepsLead() bool { return o.lead }
 
 // activation gives the expression the job's fields.
 type activation struct{ v *core.JobView }
@@ -410,8 +410,10 @@ func (p *Policy) UsesDeclared() bool {
 	return false
 }
 
-// Static says whether the order reads nothing that changes as a job runs.
-func (p *Policy) Static() bool { return p.order.static }
+// KeepsLead says whether a running job's key never rises as it runs: the
+// core then keeps a job that leads its lane running without asking at each
+// boundary (core.LeadKeeper).
+func (p *Policy) KeepsLead() bool { return p.order.lead }
 
 // Core is the policy as core's registry makes it: one lane per GPU, the
 // file's order.

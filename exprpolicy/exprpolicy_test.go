@@ -55,11 +55,22 @@ func TestReadsDecideDeclarations(t *testing.T) {
 		order        string
 		reads        []string
 		usesDeclared bool
-		static       bool
+		keepsLead    bool
 	}{
 		{"memory", []string{"memory"}, false, true},
 		{"persistent + declared", []string{"persistent", "declared"}, true, true},
-		{"remaining * memory", []string{"memory", "remaining"}, true, false},
+		{"remaining * memory", []string{"memory", "remaining"}, true, true},
+		{"memory * remaining + arrival", []string{"memory", "arrival", "remaining"}, true, true},
+		{"remaining / gpus - attained", []string{"gpus", "attained", "remaining"}, true, true},
+		{"-attained", []string{"attained"}, false, true},
+		{"attained", []string{"attained"}, false, false},
+		{"remaining * -1.0", []string{"remaining"}, true, false},
+		{"priority * remaining", []string{"priority", "remaining"}, true, false},
+		{"remaining / declared", []string{"declared", "remaining"}, true, false},
+		{"remaining - attained * 2.0", []string{"attained", "remaining"}, true, true},
+		{"gpus > 1.0 ? remaining : 0.0", []string{"gpus", "remaining"}, true, true},
+		{"attained > 1.0 ? 0.0 : 1.0", []string{"attained"}, false, false},
+		{"remaining + iterations", []string{"remaining", "iterations"}, true, false},
 		{"size(limits.filter(t, attained * gpus >= t))", []string{"gpus", "attained"}, false, false},
 		{"cel.bind(s, attained, s < 1.0 ? 0 : 1)", []string{"attained"}, false, false},
 		{"model == 'vae' ? 0 : 1", []string{"model"}, false, true},
@@ -70,11 +81,11 @@ func TestReadsDecideDeclarations(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.order, err)
 		}
-		if !slices.Equal(p.Reads, c.reads) || p.UsesDeclared() != c.usesDeclared || p.Static() != c.static {
-			t.Errorf("%s: reads %v, uses declared %v, static %v; want %v, %v, %v", c.order, p.Reads, p.UsesDeclared(), p.Static(), c.reads, c.usesDeclared, c.static)
+		if !slices.Equal(p.Reads, c.reads) || p.UsesDeclared() != c.usesDeclared || p.KeepsLead() != c.keepsLead {
+			t.Errorf("%s: reads %v, uses declared %v, keeps the lead %v; want %v, %v, %v", c.order, p.Reads, p.UsesDeclared(), p.KeepsLead(), c.reads, c.usesDeclared, c.keepsLead)
 		}
 		cp := p.Core()
-		if cp.UsesDeclared != c.usesDeclared || cp.Order.(core.LeadKeeper).KeepsLead() != c.static {
+		if cp.UsesDeclared != c.usesDeclared || cp.Order.(core.LeadKeeper).KeepsLead() != c.keepsLead {
 			t.Errorf("%s: the core's policy declares otherwise", c.order)
 		}
 	}
