@@ -179,7 +179,7 @@ func (s *Scheduler) nextAdmitted() *jobState {
 		for s.starving.Len() > 0 {
 			js := s.starving.jobs[0]
 			if js.waits() {
-				if max(js.need.gpus, 1) > 1 {
+				if max(js.view.need.gpus, 1) > 1 {
 					return nil
 				}
 				return js

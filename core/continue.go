@@ -34,9 +34,9 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	v := js.view
 	v.Attained += gpuTime
 	v.Iterations++
-	v.RequestSeq = s.requests + 1
+	v.RequestSeq, v.Asked = s.requests+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
-	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false, nil
 	}
 	s.now = now
@@ -44,6 +44,24 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	js.view = v
 	s.continued(js)
 	return true, nil
+}
+
+// beforeQueued is lessView(v, first.view) for first, a job in its lane's
+// ready queue: under a KeyOrder it reads first's key as the queue keeps it,
+// rather than computing it again (an order from a policy file evaluates an
+// expression for a key).
+func (s *Scheduler) beforeQueued(v JobView, first *jobState) bool {
+	key := first.lane.ready.key
+	if key == nil {
+		return s.lessView(v, first.view)
+	}
+	if v.Priority != first.view.Priority {
+		return v.Priority < first.view.Priority
+	}
+	if k := key(v); k != first.readyKey {
+		return k < first.readyKey
+	}
+	return v.Seq < first.view.Seq
 }
 
 // continued notes that js's next iteration started without a trip through its
@@ -82,7 +100,7 @@ func (s *Scheduler) Stretchable(id string) Stretch {
 		// whatever it attains, quantum or not (Continue).
 		return Free
 	}
-	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.lessView(js.view, first.view) {
+	if s.policy.Quantum == 0 && keepsLead(s.policy.Order) && s.beforeQueued(js.view, first) {
 		// It goes before every ready job now, and only gains as it runs.
 		return Free
 	}
@@ -183,9 +201,11 @@ func (s *Scheduler) defragQuiet(js *jobState) bool {
 // falls, theirs stays) or by arrival (no one's changes). Once before them, it
 // stays before them at every boundary until something else happens.
 func keepsLead(o Order) bool {
-	switch o.(type) {
+	switch o := o.(type) {
 	case ByRemaining, ByArrival:
 		return true
+	case LeadKeeper:
+		return o.KeepsLead()
 	}
 	return false
 }
@@ -200,6 +220,16 @@ func losesLead(o Order) bool {
 		return true
 	}
 	return false
+}
+
+// LeadKeeper is an Order that says whether a running job's standing against
+// the ready jobs of its lane only gets better as it runs (keepsLead): an
+// order that reads nothing that changes as a job runs (its memory, its
+// arrival, its declared time) says yes. A simulator then takes a leading
+// job's boundaries at once (Stretchable's Free).
+type LeadKeeper interface {
+	Order
+	KeepsLead() bool
 }
 
 // Stretch is what Stretchable says of a job's boundaries.
@@ -236,7 +266,7 @@ func (s *Scheduler) ContinueN(now time.Duration, id string, n int, gpuTime time.
 	s.requests += uint64(n)
 	js.view.Attained += gpuTime
 	js.view.Iterations += n
-	js.view.RequestSeq = s.requests
+	js.view.RequestSeq, js.view.Asked = s.requests, now
 	s.continued(js)
 	return nil
 }
@@ -270,9 +300,9 @@ func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
 	v := p.v
 	v.Attained += gpuTime
 	v.Iterations++
-	v.RequestSeq = p.req + 1
+	v.RequestSeq, v.Asked = p.req+1, now
 	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
-	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.lessView(v, first.view)) {
+	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false
 	}
 	p.v, p.req = v, p.req+1
@@ -296,19 +326,22 @@ func (p *ContinueProbe) KeptBefore() (time.Duration, bool) {
 	return l.since + s.policy.Quantum, true
 }
 
-// Yeses says how many of the next n boundaries, the first at from, Next would
-// say yes to one after another, and takes them as Skip would; service(k) is
-// the GPU time of the first k of them in all. It looks at O(log n) of them
-// where no quantum keeps the lane at from and the order only loses the job
-// its lead (losesLead: once Next says no, it says no to every later
-// boundary, so the first no is found by halving) or only gains it (keepsLead:
-// a yes to the first is a yes to all). false otherwise: ask Next boundary by
-// boundary.
-func (p *ContinueProbe) Yeses(from time.Duration, n int, service func(k int) time.Duration) (int, bool) {
+// Yeses says how many of the next n boundaries Next would say yes to one
+// after another, and takes them as Skip would; at(k) is the instant of the
+// k-th of them (from 1) and the GPU time of the first k in all. It looks at
+// O(log n) of them where no quantum keeps the lane at the first and the
+// order only loses the job its lead (losesLead: once Next says no, it says no
+// to every later boundary, so the first no is found by halving) or only
+// gains it (keepsLead: a yes to the first is a yes to all). false otherwise:
+// ask Next boundary by boundary.
+func (p *ContinueProbe) Yeses(n int, at func(k int) (now, service time.Duration)) (int, bool) {
 	s, js := p.s, p.js
 	l := js.lane
 	gains := keepsLead(s.policy.Order)
-	if !gains && !losesLead(s.policy.Order) || s.policy.Quantum > 0 && l.last == js && from-l.since < s.policy.Quantum {
+	if n == 0 || !gains && !losesLead(s.policy.Order) {
+		return 0, false
+	}
+	if from, _ := at(1); s.policy.Quantum > 0 && l.last == js && from-l.since < s.policy.Quantum {
 		return 0, false
 	}
 	first := l.ready.first()
@@ -316,18 +349,25 @@ func (p *ContinueProbe) Yeses(from time.Duration, n int, service func(k int) tim
 		if first == nil {
 			return true
 		}
+		now, service := at(k)
 		v := p.v
-		v.Attained += service(k)
+		v.Attained += service
 		v.Iterations += k
-		v.RequestSeq = p.req + uint64(k)
-		return s.lessView(v, first.view)
+		v.RequestSeq, v.Asked = p.req+uint64(k), now
+		return s.beforeQueued(v, first)
+	}
+	take := func(k int) (int, bool) {
+		if k > 0 {
+			now, service := at(k)
+			p.Skip(now, k, service)
+		}
+		return k, true
 	}
 	if gains {
-		if n == 0 || !yes(1) {
+		if !yes(1) {
 			return 0, true
 		}
-		p.Skip(n, service(n))
-		return n, true
+		return take(n)
 	}
 	// Gallop to a boundary it says no to, then halve: yes up to lo, no at hi.
 	lo, hi := 0, 1
@@ -342,17 +382,14 @@ func (p *ContinueProbe) Yeses(from time.Duration, n int, service func(k int) tim
 			hi = mid
 		}
 	}
-	if lo > 0 {
-		p.Skip(lo, service(lo))
-	}
-	return lo, true
+	return take(lo)
 }
 
-// Skip takes n boundaries that Next would say yes to (KeptBefore's), after
-// gpuTime of GPU service in all, as n calls of Next would.
-func (p *ContinueProbe) Skip(n int, gpuTime time.Duration) {
+// Skip takes n boundaries that Next would say yes to (KeptBefore's), the last
+// at now, after gpuTime of GPU service in all, as n calls of Next would.
+func (p *ContinueProbe) Skip(now time.Duration, n int, gpuTime time.Duration) {
 	p.v.Attained += gpuTime
 	p.v.Iterations += n
 	p.req += uint64(n)
-	p.v.RequestSeq = p.req
+	p.v.RequestSeq, p.v.Asked = p.req, now
 }

@@ -28,7 +28,7 @@ var _ Rejoiner = ByFloor{}
 func (o ByFloor) Less(a, b JobView) bool { return o.Key(a) < o.Key(b) }
 
 // Key implements KeyOrder: (attained + credit) / share, in ns.
-func (ByFloor) Key(v JobView) int64 { return perShare(v.Attained+v.Credit, v.Share) }
+func (ByFloor) Key(v JobView) int64 { return perShare(v.Attained+v.Credit, v.Share()) }
 
 // Rejoin implements Rejoiner: the credit that puts the job's key at the lane's
 // clock, or its credit as it is when its key is already there or past.
@@ -36,7 +36,7 @@ func (o ByFloor) Rejoin(v JobView, clock int64) time.Duration {
 	if o.Key(v) >= clock {
 		return v.Credit
 	}
-	share := v.Share
+	share := v.Share()
 	if share <= 0 {
 		share = 1
 	}

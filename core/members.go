@@ -19,7 +19,7 @@ func (l *lane) join(js *jobState) {
 }
 
 func (l *lane) addPeak(js *jobState) {
-	peak := js.need.persistent + js.need.ephemeral
+	peak := js.view.need.persistent + js.view.need.ephemeral
 	if l.peaks == nil {
 		l.peaks = map[float64][]*jobState{}
 	}

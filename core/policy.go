@@ -7,7 +7,11 @@ import (
 	"time"
 )
 
-// JobView is what a policy may look at when it orders the ready jobs of a lane.
+// JobView is what a policy may look at when it orders the ready jobs of a lane:
+// what changes as the job runs, in its fields, and what the job is (memory,
+// GPUs, model, batch, share), through its methods, which read the job's
+// static record (shared by jobs alike) so that the scheduler's hot state does
+// not grow with what policies may read.
 type JobView struct {
 	ID         string
 	Seq        int           // arrival order, from 0
@@ -16,20 +20,92 @@ type JobView struct {
 	Attained   time.Duration // GPU time received so far
 	Iterations int           // iterations completed
 	RequestSeq uint64        // order in which the pending iteration request was made
+	// Asked is when the job asked for its pending iteration (its arrival at the
+	// scheduler, before its first request). A ready job's place in its lane does
+	// not change while it waits (queue.go), so what a policy reads of time is
+	// read as of then: see Waiting.
+	Asked time.Duration
 	// Priority: a smaller number is more urgent (0 runs before 1). Every lane
 	// runs its more urgent ready jobs first, then the others in the policy's order;
 	// admission too takes the more urgent waiting jobs first.
 	Priority int
-	// Share is the job's scheduling weight (Job.Share; 1 when it gave none).
-	Share float64
 	// Credit is GPU time the job is counted as having had though it did not: what
 	// a Rejoiner (floor) credits a job that comes back from idle, so that it
 	// does not claim back the time its share was lent to others. 0 otherwise.
 	Credit time.Duration
+	// need is the job's static record; nil in a view made by hand (ViewOf
+	// makes one with it).
+	need *need
+}
+
+// ViewOf is the view of job j as it arrives first, with arrival number seq:
+// nothing attained, asked at its arrival. For tests and tools that call a
+// policy's order outside a scheduler.
+func ViewOf(j Job, seq int) JobView {
+	n := &need{persistent: j.Persistent, ephemeral: j.Ephemeral, laneCap: j.LaneCap, gpus: j.GPUs, share: ShareOf(j),
+		model: j.Model, batch: j.Batch, pinned: j.Pinned, models: j.GPUModels}
+	return JobView{ID: j.ID, Seq: seq, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority, Asked: j.Arrival, need: n}
 }
 
 // Remaining is the declared GPU time not yet received, as SRTF sees it.
 func (v JobView) Remaining() time.Duration { return v.Declared - v.Attained }
+
+// Waiting is the time the job had spent without GPU service when it asked for
+// its pending iteration: from its arrival to then (Asked), less the GPU time
+// it attained; start-up and admission included, never below 0. Under one
+// lane, where one job runs at a time at the GPU's full speed, it is exactly
+// the time the job was not running.
+func (v JobView) Waiting() time.Duration { return max(v.Asked-v.Arrival-v.Attained, 0) }
+
+// Share is the job's scheduling weight (Job.Share; 1 when it gave none).
+func (v JobView) Share() float64 {
+	if v.need == nil {
+		return 1
+	}
+	return v.need.share
+}
+
+// Persistent is the job's persistent memory (MiB): what stays on the GPU
+// across its iterations.
+func (v JobView) Persistent() float64 {
+	if v.need == nil {
+		return 0
+	}
+	return v.need.persistent
+}
+
+// Ephemeral is the job's ephemeral memory (MiB): its peak within an iteration
+// above the persistent floor.
+func (v JobView) Ephemeral() float64 {
+	if v.need == nil {
+		return 0
+	}
+	return v.need.ephemeral
+}
+
+// GPUs is how many GPUs the job needs at once, at least 1.
+func (v JobView) GPUs() int {
+	if v.need == nil {
+		return 1
+	}
+	return max(v.need.gpus, 1)
+}
+
+// Model is the job's workload (Job.Model), "" when unknown.
+func (v JobView) Model() string {
+	if v.need == nil {
+		return ""
+	}
+	return v.need.model
+}
+
+// Batch is the job's batch size (Job.Batch), 0 when unknown.
+func (v JobView) Batch() int {
+	if v.need == nil {
+		return 0
+	}
+	return v.need.batch
+}
 
 // Policy is a scheduling policy, run within a sharing mode: where jobs are admitted
 // and who runs next. The registered policies (see Lookup) are each run in their own

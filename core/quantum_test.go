@@ -47,7 +47,7 @@ func TestQuantumKeepsTheLane(t *testing.T) {
 		}
 	}
 	all, _ := s.Probe("a")
-	all.Skip(n-1, time.Duration(n-1)*iter)
+	all.Skip(time.Duration(n-1)*iter, n-1, time.Duration(n-1)*iter)
 	if all.v != one.v || all.req != one.req {
 		t.Fatalf("skipped: %+v (request %d), want %+v (request %d)", all.v, all.req, one.v, one.req)
 	}

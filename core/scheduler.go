@@ -37,6 +37,10 @@ type Job struct {
 	// GPUModels, when not empty, is the GPU models the job may run on (Node.Model;
 	// case does not matter), and the only ones.
 	GPUModels []string
+	// Model and Batch are the job's workload and batch size, when known: the
+	// scheduler keeps them only for the policies to read (JobView.Model).
+	Model string
+	Batch int
 }
 
 // Action is the kind of a decision.
@@ -101,8 +105,11 @@ func (p jobPhase) String() string {
 // jobs of the same need (need.go), since at a million jobs most of them wait
 // and their state is most of the memory. Small fields go last, together.
 type jobState struct {
+	// view holds, besides what changes as the job runs, a pointer to its need
+	// (need.go): what it needs and what it is (memory, GPUs, model, batch,
+	// share), shared by jobs alike, so that what a policy may read costs the
+	// hot state nothing.
 	view JobView
-	need *need
 	lane *lane
 	// readyKey is its key in its lane's ready queue, under a KeyOrder.
 	readyKey int64
@@ -124,7 +131,7 @@ func (js *jobState) id() string { return js.view.ID }
 // job is the job as it arrived, rebuilt from its view and its need; its
 // Share is the one it is scheduled with (ShareOf).
 func (js *jobState) job() Job {
-	return js.need.job(js.view)
+	return js.view.need.job(js.view)
 }
 
 // waits says whether js still waits for admission: the waiting lists skip
@@ -161,16 +168,16 @@ func (l *lane) compute(swapped bool) LaneInfo {
 	if len(l.gpus) > 1 {
 		li.GPUs = l.gpus
 	}
-	if b := l.biggest(); b != nil && b.need.persistent+b.need.ephemeral > 0 {
-		li.BiggestPersistent, li.BiggestEphemeral = b.need.persistent, b.need.ephemeral
+	if b := l.biggest(); b != nil && b.view.need.persistent+b.view.need.ephemeral > 0 {
+		li.BiggestPersistent, li.BiggestEphemeral = b.view.need.persistent, b.view.need.ephemeral
 	}
 	if swapped {
 		li.Persistent, li.MaxEphemeral = li.BiggestPersistent, li.BiggestEphemeral
 		return li
 	}
 	l.each(func(j *jobState) {
-		li.Persistent += j.need.persistent
-		li.MaxEphemeral = max(li.MaxEphemeral, j.need.ephemeral)
+		li.Persistent += j.view.need.persistent
+		li.MaxEphemeral = max(li.MaxEphemeral, j.view.need.ephemeral)
 	})
 	return li
 }
@@ -359,9 +366,9 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	if err := s.tick(now); err != nil {
 		return err
 	}
-	js := &jobState{need: s.needOf(j), phase: waiting, readyAt: -1, view: JobView{
+	js := &jobState{phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
-		Attained: attained, Iterations: iterations, Share: ShareOf(j),
+		Attained: attained, Iterations: iterations, Asked: now, need: s.needOf(j),
 	}}
 	s.arrivals++
 	s.widest = max(s.widest, j.GPUs, 1)
@@ -381,7 +388,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
 		s.classes[c.key] = c
 	}
-	js.need.class = c
+	js.view.need.class = c
 	c.waiting++
 	heap.Push(&c.jobHeap, js)
 	s.track(js)
@@ -421,7 +428,7 @@ func (s *Scheduler) Request(now time.Duration, id string) error {
 		return err
 	}
 	s.requests++
-	js.view.RequestSeq = s.requests
+	js.view.RequestSeq, js.view.Asked = s.requests, now
 	if js.phase == waiting {
 		js.wants = true
 		return nil
@@ -776,7 +783,7 @@ func (s *Scheduler) doneWaiting(js *jobState) {
 	// Called once a job, when it stops waiting. Its need's class is its own:
 	// a class with a job waiting is never dropped, so every job of the need
 	// that arrived since found it.
-	c := js.need.class
+	c := js.view.need.class
 	c.front()
 	if c.waiting--; overdue(c.Len(), c.waiting) {
 		c.prune()
@@ -821,7 +828,7 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 		// Its request reaches the lane's queue now: within the lane, requests
 		// are served in the order they joined it.
 		s.requests++
-		js.view.RequestSeq = s.requests
+		js.view.RequestSeq, js.view.Asked = s.requests, s.now
 		js.wants = false
 		s.rejoin(js, l)
 		js.phase = ready

@@ -104,7 +104,7 @@ func (s *Scheduler) Turns(id string, t *Turns) bool {
 			if floor {
 				credit = js.view.Credit // a job asking again at once keeps it
 			}
-			t.credit, t.share = append(t.credit, credit), append(t.share, js.view.Share)
+			t.credit, t.share = append(t.credit, credit), append(t.share, js.view.Share())
 		}
 	}
 	return true
@@ -495,7 +495,9 @@ func (t *Turns) Take(now time.Duration, c TurnCost, counts []int, gpu []time.Dur
 	t.order = order
 	for _, i := range order {
 		s.requests++
-		t.jobs[i].view.RequestSeq = s.requests
+		// Asked: the turns' end, not each one's last ask; Turns take only
+		// orders that read no time (Scheduler.Turns).
+		t.jobs[i].view.RequestSeq, t.jobs[i].view.Asked = s.requests, now
 	}
 	// The lane's ready queue anew: every job but next.
 	l.ready.clear()

@@ -149,7 +149,9 @@ func TestPlanIsTurnByTurn(t *testing.T) {
 			for _, js := range tu.jobs {
 				js.view.Attained = time.Duration(rng.IntN(5000))
 				if policy == "wfair" || policy == "floor" {
-					js.view.Share = 0.25 + 3.75*rng.Float64()
+					n := *js.view.need // its own, not the shared one
+					n.share = 0.25 + 3.75*rng.Float64()
+					js.view.need = &n
 				}
 				if policy == "floor" {
 					js.view.Credit = time.Duration(rng.IntN(3000))

@@ -68,16 +68,16 @@ func (s *Scheduler) opened(l *lane) {
 func (s *Scheduler) joined(l *lane, js *jobState) {
 	nv := l.view
 	nv.Jobs = l.live
-	if b := l.biggest(); b != nil && b.need.persistent+b.need.ephemeral > 0 {
-		nv.BiggestPersistent, nv.BiggestEphemeral = b.need.persistent, b.need.ephemeral
+	if b := l.biggest(); b != nil && b.view.need.persistent+b.view.need.ephemeral > 0 {
+		nv.BiggestPersistent, nv.BiggestEphemeral = b.view.need.persistent, b.view.need.ephemeral
 	}
 	if s.policy.Swapped {
 		nv.Persistent, nv.MaxEphemeral = nv.BiggestPersistent, nv.BiggestEphemeral
 	} else {
 		// compute's loop goes over the jobs in the order they joined: js is its
 		// last term.
-		nv.Persistent += js.need.persistent
-		nv.MaxEphemeral = max(nv.MaxEphemeral, js.need.ephemeral)
+		nv.Persistent += js.view.need.persistent
+		nv.MaxEphemeral = max(nv.MaxEphemeral, js.view.need.ephemeral)
 	}
 	s.setView(l, nv)
 }

@@ -49,7 +49,7 @@ var _ KeyOrder = ByWeightedAttained{}
 func (o ByWeightedAttained) Less(a, b JobView) bool { return o.Key(a) < o.Key(b) }
 
 // Key implements KeyOrder: attained GPU time divided by the share, in ns.
-func (ByWeightedAttained) Key(v JobView) int64 { return perShare(v.Attained, v.Share) }
+func (ByWeightedAttained) Key(v JobView) int64 { return perShare(v.Attained, v.Share()) }
 
 // perShare is d / share in nanoseconds, saturated at the largest int64.
 func perShare(d time.Duration, share float64) int64 {

@@ -60,15 +60,15 @@ func TestYesesIsNextBoundaryByBoundary(t *testing.T) {
 				continue
 			}
 			iter := time.Duration(1+rng.IntN(20000)) * time.Millisecond
-			service := func(k int) time.Duration { return time.Duration(k) * iter }
 			n := rng.IntN(300)
 			from := now + iter*time.Duration(rng.IntN(3))
+			at := func(k int) (time.Duration, time.Duration) { return from + time.Duration(k-1)*iter, time.Duration(k) * iter }
 			slow, ok := s.Probe(run)
 			if !ok {
 				continue
 			}
 			fast := slow
-			got, ok := fast.Yeses(from, n, service)
+			got, ok := fast.Yeses(n, at)
 			if !ok {
 				continue
 			}

@@ -259,7 +259,7 @@ func recoveredJob(r RecoveredSession, minMiB float64) (core.Job, error) {
 		return core.Job{}, err
 	}
 	return core.Job{ID: r.Job, Arrival: arrival, Persistent: max(r.PersistentMiB, minMiB), Ephemeral: max(r.EphemeralMiB, minMiB),
-		Declared: declared, Priority: r.Priority, GPUs: r.GPUs, Pinned: r.OnGPUs, Share: r.Share}, nil
+		Declared: declared, Priority: r.Priority, GPUs: r.GPUs, Pinned: r.OnGPUs, Share: r.Share, Model: r.Model}, nil
 }
 
 // loseUnclaimed loses the recovered sessions no client resumed, in one step and

@@ -816,7 +816,7 @@ func (s *Server) Open(req OpenRequest, transport string, drop func(code, msg str
 	}
 	now := s.clock(&out)
 	ss.job = core.Job{ID: req.Job, Arrival: now, Persistent: req.PersistentMiB, Ephemeral: req.EphemeralMiB, Declared: declared, Priority: req.Priority,
-		GPUs: req.GPUs, Pinned: pinned, LaneCap: laneCap, Share: share}
+		GPUs: req.GPUs, Pinned: pinned, LaneCap: laneCap, Share: share, Model: req.Model, Batch: req.Batch}
 	if err := s.sched.Arrive(now, ss.job); err != nil {
 		s.unlockRun(out) // what catching up the emulated device produced still goes out
 		return nil, errorf(protocol.CodeRejected, "open: %v", err)

@@ -303,16 +303,18 @@ func (e *engine) stretch(limit time.Duration) error {
 			// A quantum keeps the lane: every boundary before its end is a yes.
 			k = j.boundariesBefore(g, c.w, min(limit, until), c.ok)
 			if k > 0 {
-				p.Skip(k, j.runOf(j.done, k))
+				p.Skip(j.endOf(g, c.w, k-1), k, j.runOf(j.done, k))
 			}
 		}
 		if k < c.ok {
-			// Where the order only loses the job its lead, the first no is
-			// found by halving, not boundary by boundary.
+			// Where the order only loses the job its lead, or only gains
+			// it, the first no is found by halving, not boundary by boundary.
 			before := j.boundariesBefore(g, c.w, limit, c.ok)
 			if before > k {
 				d := j.done + k
-				yes, ok := p.Yeses(j.endOf(g, c.w, k), before-k, func(m int) time.Duration { return j.runOf(d, m) })
+				yes, ok := p.Yeses(before-k, func(m int) (time.Duration, time.Duration) {
+					return j.endOf(g, c.w, k+m-1), j.runOf(d, m)
+				})
 				if ok {
 					if k += yes; k < before {
 						limit = j.endOf(g, c.w, k)

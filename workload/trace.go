@@ -92,7 +92,7 @@ func (j Job) DeclaredOn(iterS float64) float64 {
 func (j Job) CoreJob() core.Job {
 	return core.Job{ID: j.ID, Arrival: clampSeconds(j.ArrivalS), Persistent: j.Profile.PersistentMiB,
 		Ephemeral: j.Profile.EphemeralMiB, Declared: clampSeconds(j.Declared()), Priority: j.Priority, GPUs: j.GPUCount(),
-		Share: j.Share, GPUModels: j.GPUModels}
+		Share: j.Share, GPUModels: j.GPUModels, Model: j.Model, Batch: j.Batch}
 }
 
 func clampSeconds(s float64) time.Duration {

@@ -51,7 +51,11 @@ func (ef *evalFlags) rules() []flagRule {
 		if inAll {
 			where += " (and all)"
 		}
-		rules = append(rules, flagRule{[]string{name}, func(ef *evalFlags) bool {
+		flags := []string{name}
+		if name == "policy" {
+			flags = append(flags, "policy-file") // it acts where --policy does
+		}
+		rules = append(rules, flagRule{flags, func(ef *evalFlags) bool {
 			for _, s := range eval.Selected(ef.suite) {
 				if slices.Contains(eval.Reads(s), name) {
 					return true

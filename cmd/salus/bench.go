@@ -184,8 +184,8 @@ func writeBenchOut(dir string, results []bench.Result) error {
 
 // benchCellArgs are the arguments that make this program measure one cell.
 func benchCellArgs(c bench.Cell) []string {
-	return []string{"bench", "cell", "--jobs", strconv.Itoa(c.Jobs), "--load", strconv.FormatFloat(c.Load, 'g', -1, 64),
-		"--seed", strconv.FormatInt(c.Seed, 10), "--mode", c.Scheme.Mode, "--policy", c.Scheme.Policy, "--device", c.Device, "--interference", cmp.Or(c.Interference, interference.RuleName)}
+	return append([]string{"bench", "cell", "--jobs", strconv.Itoa(c.Jobs), "--load", strconv.FormatFloat(c.Load, 'g', -1, 64),
+		"--seed", strconv.FormatInt(c.Seed, 10), "--mode", c.Scheme.Mode, "--policy", c.Scheme.Policy, "--device", c.Device, "--interference", cmp.Or(c.Interference, interference.RuleName)}, policyFileArgs()...)
 }
 
 // newBenchCellCmd is salus bench cell, hidden: one measurement, which salus bench
@@ -226,6 +226,7 @@ func newBenchCellCmd() *cobra.Command {
 	f.Int64Var(&c.Seed, "seed", 1, "seed of the generated trace")
 	f.StringVar(&c.Scheme.Mode, "mode", "exclusive", "the one sharing mode: "+modeNames())
 	f.StringVar(&c.Scheme.Policy, "policy", "fifo", "the one policy")
+	addPolicyFileFlag(f)
 	addPresetFlag(f, &c.Device, "device preset")
 	addInterferenceFlag(f, &c.Interference)
 	// For whoever speeds the simulator up: go tool pprof salus FILE.

@@ -11,6 +11,7 @@ package main
 //	             model and the modes' parameters      eval, simulate, replay
 //	schemeFlags  --policy, --mode: lists              eval, sweep, replay
 //	policyFlag   --policy, --mode: one of each        simulate (serve: --policy)
+//	addPolicyFileFlag --policy-file FILE (repeatable) with --policy everywhere (policies.go)
 //	outputFlags  --format/-o FORMAT                   every command that prints results
 //	addOutFlag   --out DIR (or FILE)                  eval, sweep, replay (DIR); trace gen, trace import (FILE)
 //	addGPUsFlag  --gpus: a count (serve: device indices too) eval, simulate, replay, sweep, serve (gpus.go)
@@ -407,6 +408,7 @@ func (s *schemeFlags) register(cmd *cobra.Command, defPolicies, defModes []strin
 	f := cmd.Flags()
 	f.StringSliceVar(&s.policies, "policy", defPolicies, "policies to run, comma-separated or repeated ("+strings.Join(core.Names(), ", ")+")"+policyHelp)
 	f.StringSliceVar(&s.modes, "mode", defModes, "sharing modes, comma-separated or repeated ("+modeNames()+")"+modeHelp)
+	addPolicyFileFlag(f)
 }
 
 func modeNames() string { return strings.Join(core.ModeNames(), ", ") }
@@ -420,6 +422,7 @@ type policyFlag struct {
 func (p *policyFlag) register(cmd *cobra.Command, withMode bool) {
 	f := cmd.Flags()
 	f.StringVar(&p.policy, "policy", "pack", "the one policy to run ("+strings.Join(core.Names(), ", ")+"); salus eval and sweep run several")
+	addPolicyFileFlag(f)
 	if withMode {
 		f.StringVar(&p.mode, "mode", "", "the one sharing mode (default: the policy's own): "+modeNames())
 	}

@@ -134,6 +134,8 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	onCluster := []string{"--cluster", clusterFile, "--policy", "pack", "--load", "8"}
+	mine := writePolicyFile(t, dir, "mine", "memory * remaining")
+	typo := writePolicyFile(t, dir, "typo", "memory * remainin")
 	ts := []string{"--policy", "fifo", "--mode", "timeslice"}
 	tsRule := append(slices.Clone(ts), "--interference", "rule")
 	mps := []string{"--policy", "fifo", "--mode", "mps", "--load", "3"}
@@ -191,6 +193,8 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "policy", args: []string{"--policy", "srtf"}},
 		{flag: "policy", args: []string{"--policy", "srtf,fifo"}, refused: "runs one policy"},
 		{flag: "mode", base: []string{"--policy", "fifo"}, args: []string{"--mode", "mps"}},
+		{flag: "policy-file", args: []string{"--policy-file", mine, "--policy", "mine"}},
+		{flag: "policy-file", args: []string{"--policy-file", typo, "--policy", "typo"}, refused: "typo.yaml:2:17: field order: undeclared reference to 'remainin'"},
 		{flag: "format", args: []string{"--format", "json"}},
 		{flag: "format", args: []string{"-o", "csv"}},
 		{flag: "format", args: []string{"--format", "yaml"}, refused: "choose table, json, csv"},

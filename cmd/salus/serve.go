@@ -52,6 +52,7 @@ func (f *serveFlags) register(cmd *cobra.Command, withPolicy bool) {
 	fl := cmd.Flags()
 	if withPolicy {
 		fl.StringVar(&f.policy, "policy", "pack", "the one scheduling policy of the daemon: "+strings.Join(core.Names(), ", "))
+		addPolicyFileFlag(fl)
 	}
 	addPresetFlag(fl, &f.device, "device preset whose usable memory to schedule (auto: the node's GPU as nvidia-smi names it, one of these)")
 	addCapacityFlag(fl, &f.capacityMiB)
