@@ -62,7 +62,9 @@ func TestYesesIsNextBoundaryByBoundary(t *testing.T) {
 			iter := time.Duration(1+rng.IntN(20000)) * time.Millisecond
 			n := rng.IntN(300)
 			from := now + iter*time.Duration(rng.IntN(3))
-			at := func(k int) (time.Duration, time.Duration) { return from + time.Duration(k-1)*iter, time.Duration(k) * iter }
+			at := func(k int) (time.Duration, time.Duration) {
+				return from + time.Duration(k-1)*iter, time.Duration(k) * iter
+			}
 			slow, ok := s.Probe(run)
 			if !ok {
 				continue
