@@ -129,6 +129,7 @@ func (s *Scheduler) split(out []Decision) []Decision {
 			d.Regroup.Changed = append(d.Regroup.Changed, n.id)
 		}
 		d.LaneSize = l.size
+		d.After = s.after(d.Regroup.Changed...)
 		s.needsAdmit, s.freed = true, true
 		out = append(out, d)
 	}
@@ -204,6 +205,7 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 		s.refresh(a)
 		d.LaneSize = a.size
 		d.Regroup.Changed = append(d.Regroup.Changed, a.id)
+		d.After = s.after(d.Regroup.Changed...)
 		out = append(out, d)
 		s.freed = true
 		out = s.admit(out)

@@ -84,6 +84,29 @@ type Decision struct {
 	GPUs []int
 	// Regroup is what a Defrag did (defrag.go); nil for the other actions.
 	Regroup *Regroup
+	// After is, on Admit and Defrag, each lane the decision changed (Admit:
+	// its lane; Defrag: Regroup.Changed, in order) as the decision left it. A
+	// caller logs the lanes' memory from it: the scheduler's lanes (Lane) are
+	// as the whole Decide left them, which may have gone on to change them.
+	After []LaneAfter
+}
+
+// LaneAfter is a lane as a decision left it.
+type LaneAfter struct {
+	LaneInfo
+	Open bool // false: the decision closed it
+}
+
+// after are lanes ids as they stand now (Decision.After).
+func (s *Scheduler) after(ids ...int) []LaneAfter {
+	out := make([]LaneAfter, len(ids))
+	for i, id := range ids {
+		out[i].ID = id
+		if l, ok := s.laneByID[id]; ok {
+			out[i] = LaneAfter{LaneInfo: l.view, Open: true}
+		}
+	}
+	return out
 }
 
 type jobPhase uint8
@@ -835,7 +858,8 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 		l.ready.add(js)
 		s.markDirty(l)
 	}
-	return append(out, Decision{Action: Admit, Job: js.id(), Seq: js.view.Seq, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus})
+	return append(out, Decision{Action: Admit, Job: js.id(), Seq: js.view.Seq, Lane: l.id, LaneSize: l.size, NewLane: isNew, GPUs: l.gpus,
+		After: s.after(l.id)})
 }
 
 // place finds where j goes now: an existing lane, or a new one (not yet

@@ -1241,7 +1241,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 				reason = "recovered"
 			}
 			s.log.Emit(eventlog.AdmitEvent(now, d, s.cfg.Policy.StartupOnGPU, reason))
-			s.emitMemory(now, d.Lane)
+			s.emitMemoryOf(now, d.After[0])
 			// Logged once the lock is released, like the replies: a slow log never
 			// holds the scheduler.
 			job, lane, size, wait, gpus := d.Job, d.Lane, d.LaneSize, now-ss.job.Arrival, s.physical(ss.gpus)
@@ -1310,19 +1310,26 @@ func (s *Server) regroup(now time.Duration, d core.Decision) {
 		}
 	}
 	s.log.Emit(eventlog.DefragEvent(now, d))
-	for _, id := range r.Changed {
-		s.emitMemory(now, id)
+	for _, l := range d.After {
+		s.emitMemoryOf(now, l)
 	}
 }
 
 // emitMemory logs lane's memory (zero once it closed). The daemon keeps every job
 // of a lane resident (it has no suspend/resume).
 func (s *Server) emitMemory(now time.Duration, lane int) {
+	info, open := s.sched.Lane(lane)
+	info.ID = lane // a closed lane's info is empty
+	s.emitMemoryOf(now, core.LaneAfter{LaneInfo: info, Open: open})
+}
+
+// emitMemoryOf logs a lane's memory as a decision left it (Decision.After).
+func (s *Server) emitMemoryOf(now time.Duration, l core.LaneAfter) {
 	var lanes []core.LaneInfo
-	if info, open := s.sched.Lane(lane); open {
-		lanes = []core.LaneInfo{info}
+	if l.Open {
+		lanes = []core.LaneInfo{l.LaneInfo}
 	}
-	s.log.Emit(eventlog.MemoryEvent(now, lanes, lane, false))
+	s.log.Emit(eventlog.MemoryEvent(now, lanes, l.ID, false))
 }
 
 func run(fs []func()) {

@@ -131,3 +131,23 @@ func TestDefragStretchesWhileJobsWait(t *testing.T) {
 		t.Logf("%s: %d of %d iterations stretched, %d splits, %d merges", name, ff.iterations, all, gotLog.splits, gotLog.merges)
 	}
 }
+
+// A Decide that merges lanes twice, admitting a job after each merge, logs
+// each lane's memory as that decision left it: the lanes in the log never
+// allocate more than the GPU holds between two decisions of one batch
+// (the memory checker). Logged from the scheduler's lanes after the whole
+// batch, the first merge's lane was logged at its final size while the lane
+// the second merge closes was still open: 17,739.5 MiB of 14,336.
+func TestMergesOfOneDecideLogTheirOwnLanes(t *testing.T) {
+	p, err := core.Compose("salus", "pack-merge", core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := device.DefaultDevice()
+	dev.StartupIsGPUWork = false
+	a := bothEngines(t, agreeCase{name: "pack-merge, seed 327", trace: simtest.RandomTrace(327, 12),
+		opts: Options{Policy: p, Device: dev, GPUs: 1}, check: true})
+	if a.diff != nil {
+		t.Fatal(a.diff)
+	}
+}

@@ -738,7 +738,7 @@ func (e *engine) apply(ds []core.Decision) error {
 			if e.log {
 				e.emit(j, eventlog.AdmitEvent(e.now, d, e.o.Policy.StartupOnGPU, ""))
 			}
-			e.memory(d.Lane)
+			e.memoryOf(d.After[0])
 			if e.o.Policy.StartupOnGPU {
 				e.after(j.spec.startup, j)
 			}
@@ -747,8 +747,8 @@ func (e *engine) apply(ds []core.Decision) error {
 			// the device (no job was running in them).
 			if e.log {
 				e.o.Sink.Emit(eventlog.DefragEvent(e.now, d))
-				for _, id := range d.Regroup.Changed {
-					e.memory(id)
+				for _, l := range d.After {
+					e.memoryOf(l)
 				}
 			}
 		case core.Start:
@@ -816,11 +816,21 @@ func (e *engine) memory(lane int) {
 	if !e.log {
 		return
 	}
-	var lanes []core.LaneInfo // the one lane, unless it closed: not every lane's snapshot
-	if info, open := e.sched.Lane(lane); open {
-		lanes = []core.LaneInfo{info}
+	info, open := e.sched.Lane(lane)
+	info.ID = lane // a closed lane's info is empty
+	e.memoryOf(core.LaneAfter{LaneInfo: info, Open: open})
+}
+
+// memoryOf logs a lane's memory as a decision left it (Decision.After).
+func (e *engine) memoryOf(l core.LaneAfter) {
+	if !e.log {
+		return
 	}
-	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, lanes, lane, e.o.Policy.Swapped))
+	var lanes []core.LaneInfo // the one lane, unless it closed: not every lane's snapshot
+	if l.Open {
+		lanes = []core.LaneInfo{l.LaneInfo}
+	}
+	e.o.Sink.Emit(eventlog.MemoryEvent(e.now, lanes, l.ID, e.o.Policy.Swapped))
 }
 
 func (e *engine) iterationEnded(w *Work) error {
