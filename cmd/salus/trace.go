@@ -39,7 +39,10 @@ func newTraceValidateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var bad []string
+			var (
+				bad   []string
+				first error // the first file's first problem
+			)
 			for _, path := range args {
 				tc, err := workload.CheckTraceFile(path, cat, validateShown)
 				if err != nil {
@@ -56,10 +59,13 @@ func newTraceValidateCmd() *cobra.Command {
 				if more := tc.Count - len(tc.Problems); more > 0 {
 					fmt.Fprintf(w, "%s: ... and %d more problems (the first %d are above)\n", path, more, len(tc.Problems))
 				}
+				if first == nil {
+					first = tc.Problems[0]
+				}
 				bad = append(bad, fmt.Sprintf("%s: %d problems, %d good rows", path, tc.Count, tc.Jobs))
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%s: fix the lines named above", strings.Join(bad, "; "))
+				return fmt.Errorf("%w; in all %s: fix the lines named above", first, strings.Join(bad, "; "))
 			}
 			return nil
 		},
