@@ -159,8 +159,8 @@ type Cluster struct {
 
 // Training runs the trace under each scheme on the engine. A run that fails stays
 // in the report as a row with its error, and Training returns the report with a
-// *RunsFailed. A scheme the engine cannot carry out, or a plan it refuses, is an
-// error before any run.
+// *RunsFailed. A scheme the engine cannot carry out, a plan it refuses, or a job
+// that needs more GPUs at once than a node has, is an error before any run.
 func Training(o TrainingOptions) (*Report, error) {
 	eng := o.Engine
 	if eng == nil {
@@ -174,6 +174,9 @@ func Training(o TrainingOptions) (*Report, error) {
 		o.Schemes = SchemesFor(eng, TrainingSchemes)
 	}
 	o.Modes = o.Modes.WithDefaults() // the zero value is the defaults
+	if err := fitsTheNode(o.Trace, o.Device, o.Cluster); err != nil {
+		return nil, err
+	}
 	rep := &Report{Suite: "training", Engine: eng.Name(), Device: o.Device, Modes: o.Modes,
 		Trace: NewTraceInfo(o.Trace)}
 	var err error
@@ -225,8 +228,9 @@ func Training(o TrainingOptions) (*Report, error) {
 		}
 	}
 	rep.compareToFIFO()
-	// A trace with no bound (a job too wide for the device) has failed runs too:
-	// their errors say why. The bounds are of one node: none on a cluster.
+	// A trace with no bound (a job too big for the device's memory) has failed
+	// runs too: their errors say why. The bounds are of one node: none on a
+	// cluster.
 	if o.Cluster.Nodes == nil {
 		_ = rep.SetBound(o.Trace)
 	} else {
@@ -234,6 +238,23 @@ func Training(o TrainingOptions) (*Report, error) {
 	}
 	rep.Recommendation = rep.Recommend()
 	return rep, err
+}
+
+// fitsTheNode is the check, before any run, that no job of the trace needs
+// more GPUs at once than a node has: every scheme would fail on such a job
+// alike, so it is one error, not one a scheme.
+func fitsTheNode(t *workload.Trace, dev device.Device, cl Cluster) error {
+	most, where, fix := dev.Count(), "the node has", "give the node at least %d GPUs (--gpus)"
+	if cl.Nodes != nil {
+		most, where, fix = cl.Nodes.MaxNodeGPUs(), "the largest node of the cluster has", "add a node of %d GPUs to the cluster"
+	}
+	for _, j := range t.Jobs {
+		if k := j.GPUCount(); k > most {
+			return fmt.Errorf("trace %s: job %q needs %d GPUs at once but %s %d, so no scheme can run it (a job's GPUs are on one node): %s, or take the job out of the trace",
+				t.Name, j.ID, k, where, most, fmt.Sprintf(fix, k))
+		}
+	}
+	return nil
 }
 
 // SchemesFor is the schemes of ss that engine eng can carry out, in order.

@@ -188,6 +188,59 @@ func checkTrace(data []byte, file string, cat *Catalog) (sorted bool, err error)
 	return c.sorted, err
 }
 
+// TraceCheck is what CheckTraceFile found in a trace file.
+type TraceCheck struct {
+	// Jobs counts the good rows; FirstS and LastS are their earliest and latest
+	// arrivals.
+	Jobs          int
+	FirstS, LastS float64
+	// Problems are the first problems found, in the file's order, each a
+	// *FieldError naming the line (and the field, where one is at fault);
+	// Count is how many there are in all.
+	Problems []error
+	Count    int
+}
+
+// CheckTraceFile checks every row of a trace file as ReadTraceFile does, but
+// goes on past a bad row, keeping the first limit problems (all, with limit <= 0)
+// and counting the rest. A problem of the file as a whole (an empty file, a
+// bad header) is its one problem; error is for a file it cannot read.
+func CheckTraceFile(path string, cat *Catalog, limit int) (TraceCheck, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return TraceCheck{}, err
+	}
+	var tc TraceCheck
+	problem := func(err error) error {
+		if limit <= 0 || len(tc.Problems) < limit {
+			tc.Problems = append(tc.Problems, err)
+		}
+		tc.Count++
+		return nil
+	}
+	c := newRowChecks(path, 0)
+	err = eachRow(data, path, cat, func(j Job, line int) error {
+		if err := c.add(j, line); err != nil {
+			return err
+		}
+		if tc.Jobs == 0 || j.ArrivalS < tc.FirstS {
+			tc.FirstS = j.ArrivalS
+		}
+		if tc.Jobs == 0 || j.ArrivalS > tc.LastS {
+			tc.LastS = j.ArrivalS
+		}
+		tc.Jobs++
+		return nil
+	}, problem)
+	if err == nil && tc.Count == 0 {
+		err = c.end()
+	}
+	if err != nil {
+		problem(err)
+	}
+	return tc, nil
+}
+
 // rowChecks are the checks across the rows of a file: every id once, at least one
 // job; and whether the rows are in arrival order.
 type rowChecks struct {
@@ -226,6 +279,13 @@ var errStopped = errors.New("workload: stopped")
 // with the row's line: CSV or JSON Lines, chosen by the file's extension (.csv,
 // .jsonl, .json, .ndjson) or, failing that, by its first character.
 func eachJob(data []byte, file string, cat *Catalog, each func(j Job, line int) error) error {
+	return eachRow(data, file, cat, each, func(err error) error { return err })
+}
+
+// eachRow is eachJob that hands a bad row's error to bad and goes on to the
+// next row when bad returns nil; an error of the file as a whole (its header,
+// an unreadable line) still ends it.
+func eachRow(data []byte, file string, cat *Catalog, each func(j Job, line int) error, bad func(error) error) error {
 	do := func(r row) error {
 		j, err := r.job(file, cat)
 		if err != nil {
@@ -235,13 +295,13 @@ func eachJob(data []byte, file string, cat *Catalog, each func(j Job, line int) 
 	}
 	switch ext := strings.ToLower(filepath.Ext(file)); {
 	case ext == ".csv":
-		return csvRows(data, file, do)
+		return csvRows(data, file, do, bad)
 	case ext == ".jsonl" || ext == ".json" || ext == ".ndjson":
-		return jsonRows(data, file, do)
+		return jsonRows(data, file, do, bad)
 	case bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")):
-		return jsonRows(data, file, do)
+		return jsonRows(data, file, do, bad)
 	default:
-		return csvRows(data, file, do)
+		return csvRows(data, file, do, bad)
 	}
 }
 
@@ -250,8 +310,9 @@ type row struct {
 	fields map[string]string
 }
 
-// csvRows calls each on every row of CSV data, in order.
-func csvRows(data []byte, file string, each func(row) error) error {
+// csvRows calls each on every row of CSV data, in order; a row's error, each's
+// or a line's of the wrong width, goes to bad.
+func csvRows(data []byte, file string, each func(row) error, bad func(error) error) error {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
@@ -288,6 +349,14 @@ func csvRows(data []byte, file string, each func(row) error) error {
 		if err == io.EOF {
 			return nil
 		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			// The reader goes on from the next record after a parse error.
+			if err := bad(csvError(file, err)); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return csvError(file, err)
 		}
@@ -296,7 +365,9 @@ func csvRows(data []byte, file string, each func(row) error) error {
 			fields[h] = strings.TrimSpace(rec[i])
 		}
 		if err := each(row{line: line, fields: fields}); err != nil {
-			return err
+			if err := bad(err); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -309,8 +380,9 @@ func csvError(file string, err error) error {
 	return fmt.Errorf("%s: %w", file, err)
 }
 
-// jsonRows calls each on every row of JSON Lines data, in order.
-func jsonRows(data []byte, file string, each func(row) error) error {
+// jsonRows calls each on every row of JSON Lines data, in order; a row's error
+// goes to bad.
+func jsonRows(data []byte, file string, each func(row) error, bad func(error) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
 	line := 0
@@ -320,34 +392,41 @@ func jsonRows(data []byte, file string, each func(row) error) error {
 		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(text, &obj); err != nil {
-			return &FieldError{File: file, Line: line, Msg: "not a JSON object: " + err.Error()}
-		}
-		fields := map[string]string{}
-		for k, v := range obj {
-			if !known(k) {
-				return &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+		if err := jsonRow(text, file, line, each); err != nil {
+			if err := bad(err); err != nil {
+				return err
 			}
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
-				s = string(v) // a number, or something the field parser will reject
-			}
-			fields[k] = s
-		}
-		for _, c := range requiredColumns {
-			if _, ok := fields[c]; !ok {
-				return &FieldError{File: file, Line: line, Field: c, Msg: "missing field: every job needs " + strings.Join(requiredColumns, ", ")}
-			}
-		}
-		if err := each(row{line: line, fields: fields}); err != nil {
-			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return &FieldError{File: file, Line: line + 1, Msg: err.Error()}
 	}
 	return nil
+}
+
+// jsonRow calls each on one line of JSON Lines data.
+func jsonRow(text []byte, file string, line int, each func(row) error) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(text, &obj); err != nil {
+		return &FieldError{File: file, Line: line, Msg: "not a JSON object: " + err.Error()}
+	}
+	fields := map[string]string{}
+	for k, v := range obj {
+		if !known(k) {
+			return &FieldError{File: file, Line: line, Field: k, Msg: "unknown field; known fields are " + strings.Join(append(append([]string{}, requiredColumns...), optionalColumns...), ", ")}
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			s = string(v) // a number, or something the field parser will reject
+		}
+		fields[k] = s
+	}
+	for _, c := range requiredColumns {
+		if _, ok := fields[c]; !ok {
+			return &FieldError{File: file, Line: line, Field: c, Msg: "missing field: every job needs " + strings.Join(requiredColumns, ", ")}
+		}
+	}
+	return each(row{line: line, fields: fields})
 }
 
 func known(col string) bool {

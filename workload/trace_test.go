@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,4 +314,55 @@ func TestStreamsGiveTheTracesJobs(t *testing.T) {
 		t.Error("a job after Close")
 	}
 	s.Close()
+}
+
+// CheckTraceFile goes past bad rows where ReadTraceFile stops at the first; a
+// problem of the whole file (its header, no jobs) is its one problem.
+func TestCheckTraceFileGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, body string
+		jobs       int
+		first      float64
+		last       float64
+		lines      []int // of the problems, in order
+	}{
+		{"good.csv", "job_id,model,batch_size,iterations,arrival_s\na,resnet50,25,10,4\nb,resnet50,25,10,1\n", 2, 1, 4, nil},
+		{"rows.csv", "job_id,model,batch_size,iterations,arrival_s\na,resnet50,25,0,0\nb,resnet50,25,10,1\nb,resnet50,25,10,2\nc,resnet50,25,10\n", 1, 1, 1, []int{2, 4, 5}},
+		{"rows.jsonl", "{\"job_id\": \"a\"}\nnot json\n{\"job_id\": \"b\", \"model\": \"resnet50\", \"batch_size\": 25, \"iterations\": 3, \"arrival_s\": 9}\n", 1, 9, 9, []int{1, 2}},
+		{"header.csv", "job_id,model,batch,iterations,arrival_s\na,resnet50,25,10,0\nb,resnet50,25,0,0\n", 0, 0, 0, []int{1}},
+		{"empty.csv", "job_id,model,batch_size,iterations,arrival_s\n", 0, 0, 0, []int{1}},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tc, err := CheckTraceFile(path, Default(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []int
+		for _, p := range tc.Problems {
+			var fe *FieldError
+			if !errors.As(p, &fe) {
+				t.Errorf("%s: problem %v names no line", c.name, p)
+				continue
+			}
+			lines = append(lines, fe.Line)
+		}
+		if tc.Jobs != c.jobs || tc.FirstS != c.first || tc.LastS != c.last || tc.Count != len(c.lines) || fmt.Sprint(lines) != fmt.Sprint(c.lines) {
+			t.Errorf("%s: %d jobs from %v to %v, problems on lines %v (count %d); want %d from %v to %v, lines %v",
+				c.name, tc.Jobs, tc.FirstS, tc.LastS, lines, tc.Count, c.jobs, c.first, c.last, c.lines)
+		}
+		// The first problem is the error ReadTraceFile stops at.
+		if _, rerr := ReadTraceFile(path, Default()); (rerr == nil) != (tc.Count == 0) || rerr != nil && rerr.Error() != tc.Problems[0].Error() {
+			t.Errorf("%s: ReadTraceFile says %v, CheckTraceFile's first problem %v", c.name, rerr, tc.Problems)
+		}
+	}
+	// A limit keeps the first problems and counts them all.
+	tc, err := CheckTraceFile(filepath.Join(dir, "rows.csv"), Default(), 2)
+	if err != nil || len(tc.Problems) != 2 || tc.Count != 3 {
+		t.Errorf("with a limit of 2: %d kept of %d (%v), want 2 of 3", len(tc.Problems), tc.Count, err)
+	}
 }

@@ -150,6 +150,23 @@ func TestPolicyTakesCommasAndRepeats(t *testing.T) {
 	}
 }
 
+// A gang job wider than the node fails eval once, before running, with one
+// message that names the job: not each scheme with the same message.
+func TestEvalAJobTooWideFailsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wide.csv")
+	if err := os.WriteFile(path, []byte("job_id,model,batch_size,iterations,arrival_s,gpus\na,resnet50,25,100,0,1\nwide,resnet50,25,100,5,16\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "eval", "--trace", path, "--gpus", "8")
+	if err == nil {
+		t.Fatalf("eval of a 16-GPU job on 8 GPUs passed:\n%s", out)
+	}
+	all := out + err.Error()
+	if n := strings.Count(all, `job "wide" needs 16 GPUs at once`); n != 1 || strings.Contains(all, "runs failed") {
+		t.Errorf("the job is named %d times (want once, before any run):\n%s", n, all)
+	}
+}
+
 // A run that fails does not throw away the others: they are printed, the failed
 // one is a row with its error, and the command fails.
 func TestEvalKeepsRunsBesideAFailedOne(t *testing.T) {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,6 +186,18 @@ var quickChecks = map[string]func(t *testing.T, dir, out string){
 // repository's root for what the quick starts read.
 func runQuickBlock(t *testing.T, b quickBlock) {
 	t.Helper()
+	work, env := quickDir(t, b)
+	out := runScript(t, b, work, env)
+	if check := quickChecks[b.section]; check != nil {
+		check(t, work, out)
+	}
+}
+
+// quickDir lays out a scratch directory for a block: links to the
+// repository's folders, salus and a python3 first on PATH; it returns the
+// directory and the block's environment.
+func quickDir(t *testing.T, b quickBlock) (string, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	work, bin, home, run := filepath.Join(dir, "w"), filepath.Join(dir, "bin"), filepath.Join(dir, "home"), filepath.Join(dir, "run")
 	for _, d := range []string{work, bin, home, run} {
@@ -222,20 +236,79 @@ func runQuickBlock(t *testing.T, b quickBlock) {
 	if err := os.WriteFile(filepath.Join(bin, "salus"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.script(), "python3 ") {
+	if byShebang := runsAScript(t, b); byShebang || strings.Contains(b.script(), "python3") {
 		py := torchPython(t)
-		if py == "" {
-			t.Skip("no python3 (nor /usr/bin/python3) imports torch: install python3-torch (bash scripts/test.sh does) to run this quick start")
+		if py == "" || byShebang && py != systemPython {
+			t.Skip("no python3 (nor /usr/bin/python3, which the examples' #! names) imports torch: install python3-torch (bash scripts/test.sh does) to run this quick start")
 		}
-		if err := os.Symlink(py, filepath.Join(bin, "python3")); err != nil {
+		if b.kind == "" && py == systemPython {
+			// A fresh machine after scripts/test.sh: torch is /usr/bin/python3's,
+			// and the python3 first on PATH may well lack it (a pyenv, a venv).
+			// Such a python3 here, so that the block must pick its Python itself.
+			stub := fmt.Sprintf("#!/bin/sh\nexec %s -S \"$@\"   # no site-packages: no torch\n", systemPython)
+			if err := os.WriteFile(filepath.Join(bin, "python3"), []byte(stub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.Symlink(py, filepath.Join(bin, "python3")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+home, "XDG_RUNTIME_DIR="+run)
-	out := runScript(t, b, work, env)
-	if check := quickChecks[b.section]; check != nil {
-		check(t, work, out)
+	return work, env
+}
+
+// runsAScript says whether a block runs a Python script of the repository by
+// its #! line.
+func runsAScript(t *testing.T, b quickBlock) bool {
+	t.Helper()
+	for _, c := range shellCommands(t, b.script()) {
+		if repoPath(c[0]) && strings.HasSuffix(c[0], ".py") {
+			return true
+		}
+	}
+	return false
+}
+
+// systemPython is where scripts/test.sh installs torch (Debian's python3-torch).
+const systemPython = "/usr/bin/python3"
+
+// TestReadmeDaemonQuickStartStopsItsDaemon: the daemon quick start, copied into
+// a script under set -e whose step fails (a job that is not there), leaves no
+// daemon running: the block stops it on its way out.
+func TestReadmeDaemonQuickStartStopsItsDaemon(t *testing.T) {
+	var b quickBlock
+	for _, q := range readmeQuickStarts(t) {
+		if q.section == "Quick start: your PyTorch loop under the daemon" && q.kind == "" {
+			b = q
+		}
+	}
+	if b.lines == nil {
+		t.Fatal("the README has no daemon quick start")
+	}
+	failing := b
+	failing.lines = nil
+	for _, l := range b.lines {
+		failing.lines = append(failing.lines, strings.ReplaceAll(l, "examples/minimal.py", "examples/no-such-job.py"))
+	}
+	if slices.Equal(failing.lines, b.lines) {
+		t.Fatal("the daemon quick start runs no examples/minimal.py: this test no longer makes it fail")
+	}
+	work, env := quickDir(t, b)
+	listening := true
+	_, trace, err := execScript(failing.script(), work, env, func() {
+		// The script has exited: a daemon it left behind still listens.
+		c, err := net.Dial("unix", filepath.Join(work, "salus.sock"))
+		if err == nil {
+			c.Close()
+		}
+		listening = err == nil
+	})
+	if err == nil {
+		t.Fatalf("the quick start with a job that is not there succeeded:\n%s", trace)
+	}
+	if listening {
+		t.Errorf("the quick start failed (%v) and left its daemon running: stop it on exit (a trap)\n%s", err, trace)
 	}
 }
 
@@ -244,10 +317,21 @@ func runQuickBlock(t *testing.T, b quickBlock) {
 // and returns what it printed.
 func runScript(t *testing.T, b quickBlock, dir string, env []string) string {
 	t.Helper()
+	out, trace, err := execScript(b.script(), dir, env, nil)
+	if err != nil {
+		t.Fatalf("quick start %q failed: %v\nthe block:\n%s\nstdout:\n%s\nstderr (each command after +):\n%s", b.section, err, b.script(), out, trace)
+	}
+	return out
+}
+
+// execScript runs script under set -e -x in dir, calls after (when not nil)
+// once bash has exited, then ends the process group, and returns what the
+// script printed on stdout and on stderr.
+func execScript(script, dir string, env []string, after func()) (string, string, error) {
 	// A guard against a hang, not a timing: the quick starts take seconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	script := "set -e -x\n" + b.script()
+	script = "set -e -x\n" + script
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -256,11 +340,11 @@ func runScript(t *testing.T, b quickBlock, dir string, env []string) string {
 	var out, trace bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &trace
 	err := cmd.Run()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if err != nil {
-		t.Fatalf("quick start %q failed: %v\nthe block:\n%s\nstdout:\n%s\nstderr (each command after +):\n%s", b.section, err, b.script(), out.String(), trace.String())
+	if after != nil {
+		after()
 	}
-	return out.String()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return out.String(), trace.String(), err
 }
 
 // torchPython is a python3 that imports torch: the one on PATH, else
@@ -290,6 +374,11 @@ func checkQuickBlock(t *testing.T, b quickBlock) {
 				if _, err := os.Stat(filepath.Join(repoRoot, w)); err != nil {
 					t.Errorf("%q names %s, which the repository does not have", strings.Join(c, " "), w)
 				}
+			}
+		}
+		if repoPath(c[0]) {
+			if fi, err := os.Stat(filepath.Join(repoRoot, c[0])); err == nil && fi.Mode()&0o111 == 0 {
+				t.Errorf("%q runs %s, which is not executable: chmod +x it", strings.Join(c, " "), c[0])
 			}
 		}
 		switch c[0] {

@@ -147,7 +147,7 @@ func TestReplayNodeRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gang.csv")
 	os.WriteFile(path, []byte("job_id,model,batch_size,iterations,arrival_s,gpus\ng,resnet50,50,10,0,2\n"), 0o644)
 	for args, want := range map[string]string{
-		"--gpus 1": `job "g" of the trace needs 2 GPUs at once and the node has 1: give --gpus 2 or more`,
+		"--gpus 1": `job "g" needs 2 GPUs at once but the node has 1, so no scheme can run it (a job's GPUs are on one node): give the node at least 2 GPUs (--gpus)`,
 		"--gpus 0": "--gpus 0: a node has 1 to",
 	} {
 		_, err := run(t, append([]string{"replay", "--trace", path, "--policy", "pack"}, strings.Fields(args)...)...)

@@ -86,7 +86,11 @@ that its jobs are timed on, and constrained to, the cluster's models.`,
 	cmd.Flags().StringVar(&trace, "trace", "", "the trace (CSV or JSON Lines)")
 	cmd.Flags().StringVar(&out, "out", "", "write the report here (default: standard output)")
 	cmd.Flags().StringVar(&placement, "node-placement", "", "how a job's node is chosen: "+strings.Join(core.NodePlacementNames(), ", ")+" (default: the core's)")
-	cmd.Flags().StringSliceVar(&policies, "policies", eval.StudyPolicies, "the policies run in Salus's mode, after exclusive GPUs")
+	cmd.Flags().StringSliceVar(&policies, "policy", eval.StudyPolicies, "the policies run in Salus's mode, after exclusive GPUs, comma-separated or repeated")
+	// --policies was this command's name for --policy alone among the commands:
+	// kept, hidden, for the scripts that use it.
+	cmd.Flags().StringSliceVar(&policies, "policies", eval.StudyPolicies, "deprecated: use --policy")
+	_ = cmd.Flags().MarkDeprecated("policies", "use --policy")
 	addCatalogFlag(cmd, &catalogs)
 	addInterferenceFlag(cmd.Flags(), &coLocation)
 	return cmd

@@ -24,7 +24,7 @@ func TestTraceClusterImportAndStudy(t *testing.T) {
 	if msg, err := run(t, "trace", "import", "--format", "alibaba2023", "../../eval/testdata/openb_pod_list_cluster.csv", "--cluster", yaml, "--out", pods); err != nil {
 		t.Fatalf("%v\n%s", err, msg)
 	}
-	out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policies", "pack")
+	out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policy", "pack")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -35,8 +35,22 @@ func TestTraceClusterImportAndStudy(t *testing.T) {
 	}
 	// Under the co-location model the study runs too (the cluster's GPU
 	// models without pairs of their own take the V100's).
-	if out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policies", "pack", "--interference", "measured"); err != nil || !strings.Contains(out, "pack") {
+	if out, err := run(t, "study", "--cluster", yaml, "--trace", pods, "--policy", "pack", "--interference", "measured"); err != nil || !strings.Contains(out, "pack") {
 		t.Errorf("study under the co-location model: %v\n%s", err, out)
+	}
+	// --policy as every other command names it; --policies, its old name here,
+	// still works and says it is deprecated.
+	for _, flag := range []string{"--policy", "--policies"} {
+		out, err := run(t, "study", "--cluster", yaml, "--trace", pods, flag, "fair", "-o", "csv")
+		if err != nil {
+			t.Fatalf("study %s fair: %v\n%s", flag, err, out)
+		}
+		if strings.Contains(out, "srtf") || !strings.Contains(out, "fair") {
+			t.Errorf("study %s fair ran other policies than fair (or not fair):\n%s", flag, out)
+		}
+		if dep := strings.Contains(out, "deprecated, use --policy"); dep != (flag == "--policies") {
+			t.Errorf("study %s: a deprecation notice %v, want it only for --policies:\n%s", flag, dep, out)
+		}
 	}
 	if _, err := run(t, "trace", "cluster", "--format", "philly-nodes", yaml); err == nil || !strings.Contains(err.Error(), "alibaba2023-nodes") {
 		t.Errorf("an unknown format: %v, want the formats named", err)

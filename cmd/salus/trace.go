@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/salusgo/salus/workload"
 	"github.com/spf13/cobra"
@@ -23,24 +24,48 @@ func newTraceCmd() *cobra.Command {
 // traceSubcommands lets other files add subcommands to salus trace.
 var traceSubcommands []func() *cobra.Command
 
+// validateShown is how many of a file's problems trace validate prints; it
+// counts the rest.
+const validateShown = 100
+
 func newTraceValidateCmd() *cobra.Command {
 	var catalogs []string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
-		Short: "Check trace files; errors name the file, line and field",
+		Short: "Check every row of trace files; each problem names the file, line and field",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, err := loadCatalog(catalogs)
 			if err != nil {
 				return err
 			}
+			var (
+				bad   []string
+				first error // the first file's first problem
+			)
 			for _, path := range args {
-				t, err := workload.ReadTraceFile(path, cat)
+				tc, err := workload.CheckTraceFile(path, cat, validateShown)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d jobs, arrivals from %.1f s to %.1f s\n",
-					path, len(t.Jobs), t.Jobs[0].ArrivalS, t.Jobs[len(t.Jobs)-1].ArrivalS)
+				if tc.Count == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d jobs, arrivals from %.1f s to %.1f s\n", path, tc.Jobs, tc.FirstS, tc.LastS)
+					continue
+				}
+				w := cmd.ErrOrStderr()
+				for _, p := range tc.Problems {
+					fmt.Fprintln(w, p)
+				}
+				if more := tc.Count - len(tc.Problems); more > 0 {
+					fmt.Fprintf(w, "%s: ... and %d more problems (the first %d are above)\n", path, more, len(tc.Problems))
+				}
+				if first == nil {
+					first = tc.Problems[0]
+				}
+				bad = append(bad, fmt.Sprintf("%s: %d problems, %d good rows", path, tc.Count, tc.Jobs))
+			}
+			if len(bad) > 0 {
+				return fmt.Errorf("%w; in all %s: fix the lines named above", first, strings.Join(bad, "; "))
 			}
 			return nil
 		},

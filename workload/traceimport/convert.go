@@ -641,6 +641,11 @@ func (c *converter) device(gpuType string) GPU {
 	if c.o.Device != nil {
 		return *c.o.Device
 	}
+	// No type ("nan", empty: Alibaba's README says no constraint) is the
+	// resolver's default, the GPU the catalog was measured on, and no warning.
+	if absent(strings.TrimSpace(gpuType)) {
+		gpuType = ""
+	}
 	if d, ok := c.devices[gpuType]; ok {
 		if _, unknown := c.stats.UnknownGPUs[gpuType]; unknown {
 			c.stats.UnknownGPUs[gpuType]++

@@ -530,3 +530,54 @@ func TestMemoryRequestPerFormat(t *testing.T) {
 		}
 	}
 }
+
+// Alibaba's gpu_spec "nan" (or empty) is no constraint, as the trace's README
+// says: such a pod is timed on the resolver's default GPU, and neither counted
+// as an unknown type nor warned of.
+func TestImportGPUSpecNaNIsNoConstraint(t *testing.T) {
+	src := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
+		"p1,8000,16384,1,1000,nan,BE,Succeeded,0,3600,0\n" +
+		"p2,8000,16384,1,1000,NaN,BE,Succeeded,10,3610,10\n" +
+		"p3,8000,16384,1,1000,,BE,Succeeded,20,3620,20\n" +
+		"p4,8000,16384,1,1000,V100M32,BE,Succeeded,30,3630,30\n"
+	file := filepath.Join(t.TempDir(), "pods.csv")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	gpuFor := func(gpuType string) (GPU, error) {
+		asked = append(asked, gpuType)
+		return testGPUFor(gpuType)
+	}
+	tr, s := convert(t, "alibaba2023", Options{GPUFor: gpuFor, GPUModels: true}, file)
+	if len(s.UnknownGPUs) != 0 {
+		t.Errorf("unknown GPU types %v: want none (nan is no constraint)", s.UnknownGPUs)
+	}
+	var summary strings.Builder
+	s.Summary(&summary)
+	if strings.Contains(summary.String(), "warning") {
+		t.Errorf("the summary warns:\n%s", summary.String())
+	}
+	for _, a := range asked {
+		if a != "" && a != "V100M32" {
+			t.Errorf("the resolver was asked for GPU type %q: want \"\" (the default) for nan", a)
+		}
+	}
+	if len(tr.Jobs) != 4 {
+		t.Fatalf("%d jobs, want 4", len(tr.Jobs))
+	}
+	// The same length on the P100 (nan, empty) gives the same iterations; on
+	// the V100 it does not; only p4 is constrained.
+	byID := map[string]workload.Job{}
+	for _, j := range tr.Jobs {
+		byID[j.ID] = j
+	}
+	for _, id := range []string{"p1", "p2", "p3"} {
+		if j := byID[id]; j.Iterations != byID["p3"].Iterations || len(j.GPUModels) != 0 {
+			t.Errorf("%s: %d iterations, models %v; want p3's %d and none", id, j.Iterations, j.GPUModels, byID["p3"].Iterations)
+		}
+	}
+	if j := byID["p4"]; j.Iterations == byID["p3"].Iterations || len(j.GPUModels) != 1 {
+		t.Errorf("p4 (V100M32): %d iterations, models %v; want other than p3's %d (the P100's) and [V100M32]", j.Iterations, j.GPUModels, byID["p3"].Iterations)
+	}
+}
