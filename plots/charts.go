@@ -502,3 +502,30 @@ func LinesOn(name, title, x, y string, curves []Curve, logY bool) Figure {
 	}
 	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
 }
+
+// Mark is a point drawn on a chart beside its series: a published figure's
+// value, for example, read from the paper.
+type Mark struct {
+	Label string
+	X, Y  float64
+}
+
+// CDFMarked is CDFTo with marks drawn on it (X in minutes, as the axis), each
+// a glyph with its label in the legend.
+func CDFMarked(name, title, x string, series []Series, maxMin float64, marks []Mark) Figure {
+	p := cdfPlot(title, x, series, 1.0/60)
+	p.X.Min, p.X.Max = 0, maxMin
+	for i, m := range marks {
+		s, err := plotter.NewScatter(plotter.XYs{{X: m.X, Y: m.Y}})
+		if err != nil {
+			continue
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: Colour(9), Radius: vg.Points(4), Shape: markShapes[i%len(markShapes)]}
+		p.Add(s)
+		p.Legend.Add(m.Label, s)
+	}
+	return Single(name, title, 7*vg.Inch, 4.5*vg.Inch, p)
+}
+
+// markShapes tell marks apart.
+var markShapes = []draw.GlyphDrawer{draw.CrossGlyph{}, draw.PlusGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}}
