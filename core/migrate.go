@@ -36,6 +36,17 @@ import "time"
 // GPUs (a new lane when NewLane), ready to run there once CopyMiB is copied.
 const Migrate Action = Defrag + 1
 
+// MayMigrate says whether migration can act under p: where jobs take turns in
+// a lane. An exclusive GPU or a process of its own (MPS, time-slicing) leaves no
+// job waiting behind another in its lane.
+func (p Policy) MayMigrate() bool {
+	switch p.Placement.(type) {
+	case Exclusive, PerProcess:
+		return false
+	}
+	return true
+}
+
 // migrateOn is whether the policy migrates and the node has GPUs to migrate to.
 func (s *Scheduler) migrateOn() bool { return s.policy.Migrate && len(s.gpus) > 1 }
 
