@@ -125,7 +125,7 @@ func (s *Scheduler) SealsLanes() bool {
 // placement (on a node, a GPU without jobs, so without lanes, comes before any
 // with) and a built-in lane placement (each opens a lane on an empty GPU for
 // any job the node can take), with no job pinned to GPUs (the daemon's
-// claims) and no defragmentation: admissions to g's node fill its GPUs
+// claims), no defragmentation and no migration: admissions to g's node fill its GPUs
 // without a lane first, and only admissions take them, whichever node each
 // goes to; the waiting jobs that allow its model may take as many as they
 // need first. 0 where no bound holds or none is left.
@@ -140,7 +140,7 @@ func (s *Scheduler) Untouched(g int) int {
 		return math.MaxInt
 	}
 	n := &s.nodes[s.nodeOf[g]]
-	if len(n.caps) != 1 || s.pinned || s.defragOn() {
+	if len(n.caps) != 1 || s.pinned || s.defragOn() || s.migrateOn() {
 		return 0
 	}
 	if _, ok := s.placeGPU.(LeastLoaded); !ok {

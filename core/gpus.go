@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // GPUInfo is a read-only view of one GPU of the node, given to a GPUPlacement:
@@ -16,6 +17,10 @@ type GPUInfo struct {
 	Free     float64 // memory no lane holds, MiB
 	Lanes    []LaneInfo
 	Jobs     int // admitted jobs with a lane on this GPU
+	// Work is the GPU time the admitted jobs of its lanes have left (declared
+	// less attained), given to a placement that orders GPUs by Order (not to
+	// the built-ins that a node's index orders: gpuindex.go).
+	Work time.Duration
 }
 
 // GPUPlacement is the node-level half of placement: it orders the GPUs a job may

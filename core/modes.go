@@ -278,6 +278,9 @@ type ModeParams struct {
 	// over during its first K x its declared GPU time of waiting. 0 is
 	// DefaultStarveFactor.
 	StarveFactor float64 `json:"starve_factor,omitempty"`
+	// Migrate lets a job waiting for its turn in a lane move to an idle GPU of
+	// its node at its iteration boundary (migrate.go). Off by default.
+	Migrate bool `json:"migrate,omitempty"`
 	// Extra holds the parameters of modes that have no field here (a mode
 	// registered outside this package), by name: see Param.
 	Extra map[string]float64 `json:"extra,omitempty"`
@@ -373,5 +376,6 @@ func Compose(mode, policy string, mp ModeParams) (Policy, error) {
 	if p.Admission, err = admissionOf(p, mp); err != nil {
 		return Policy{}, err
 	}
+	p.Migrate = mp.Migrate
 	return p, nil
 }

@@ -130,6 +130,10 @@ type Policy struct {
 	// Defrag splits or merges Salus lanes at iteration boundaries (defrag.go);
 	// it acts only with the SalusLanes placement.
 	Defrag Defragmentation
+	// Migrate lets a job that waits for its turn move to a GPU of its node on
+	// which nothing runs, at its iteration boundary (migrate.go); Compose sets
+	// it from ModeParams.Migrate.
+	Migrate bool
 	// Sharing is set by the mode (see Mode): how the engines carry the policy out.
 	Sharing
 }

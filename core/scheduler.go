@@ -62,6 +62,8 @@ func (a Action) String() string {
 		return "start"
 	case Defrag:
 		return "defrag"
+	case Migrate:
+		return "migrate"
 	}
 	return fmt.Sprintf("action(%d)", int(a))
 }
@@ -89,6 +91,10 @@ type Decision struct {
 	// caller logs the lanes' memory from it: the scheduler's lanes (Lane) are
 	// as the whole Decide left them, which may have gone on to change them.
 	After []LaneAfter
+	// Migrate (migrate.go): the lane the job left, its GPU, and the memory
+	// to copy over the host link before the job runs on GPUs (MiB).
+	From, FromGPU int
+	CopyMiB       float64
 }
 
 // LaneAfter is a lane as a decision left it.
@@ -579,8 +585,19 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 	if defrag && s.policy.Defrag.Merge && s.nWaiting > 0 {
 		out = s.merge(out)
 	}
+	out = s.dispatchDirty(out)
+	if s.migrateOn() {
+		// A job that waits for its turn goes to a GPU where nothing runs
+		// (migrate.go), and starts there at once.
+		out = s.dispatchDirty(s.migrate(out))
+	}
+	return out, nil
+}
+
+// dispatchDirty starts what the dirty lanes may start, in lane id order.
+func (s *Scheduler) dispatchDirty(out []Decision) []Decision {
 	if len(s.dirty) == 0 {
-		return out, nil
+		return out
 	}
 	// Lanes in id order, so decisions come out in the same order whatever order the
 	// events came in.
@@ -591,7 +608,7 @@ func (s *Scheduler) DecideInto(now time.Duration, out []Decision) ([]Decision, e
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
-	return out, nil
+	return out
 }
 
 // Lanes returns a snapshot of the lanes, by id.
@@ -969,6 +986,7 @@ func (s *Scheduler) walk(j Job, n *nodeState, try func(g int) bool) {
 	infos := make([]GPUInfo, n.count)
 	for i := range infos {
 		infos[i] = s.gpuInfo(n.first + i)
+		infos[i].Work = s.workOn(n.first + i)
 	}
 	for _, g := range s.placeGPU.Order(j, infos) {
 		if pinned(g) && try(g) {

@@ -17,7 +17,7 @@ import (
 // interaction tests). Directives:
 //
 //	new policy=NAME [mode=MODE] [capacity=MIB] [quantum=S] [clients=N] [gpus=N] [placement=NAME]
-//	    [admission=arrival|policy] [starve=K]
+//	    [admission=arrival|policy] [starve=K] [migrate]
 //	at t=SECONDS        input: one event a line, then Decide; prints the decisions
 //	state               prints lanes, ready queues and waiting jobs
 //	next                prints NextDeadline: when the core must decide with no event
@@ -107,6 +107,8 @@ func newFromArgs(td *datadriven.TestData) (*Scheduler, error) {
 			placement = a.Vals[0]
 		case "admission":
 			mp.Admission = a.Vals[0]
+		case "migrate":
+			mp.Migrate = true
 		case "starve":
 			k, err := strconv.ParseFloat(a.Vals[0], 64)
 			if err != nil {
@@ -227,6 +229,12 @@ func formatDecision(d Decision) string {
 			s += fmt.Sprintf(" from=%d", r.Lanes[0])
 		}
 		return s + formatGPUs(d.GPUs)
+	case Migrate:
+		s := fmt.Sprintf("migrate %s lane=%d size=%g", d.Job, d.Lane, d.LaneSize)
+		if d.NewLane {
+			s += " new"
+		}
+		return s + fmt.Sprintf(" from=%d gpu=%d->%d copy=%g", d.From, d.FromGPU, d.GPUs[0], d.CopyMiB)
 	}
 	return d.Action.String()
 }

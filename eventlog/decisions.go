@@ -86,6 +86,17 @@ func DefragEvent(now time.Duration, d core.Decision) Event {
 	return ev
 }
 
+// MigrateEvent is the event of a Migrate decision at now: the job's new lane,
+// its GPU and the memory copied to it. The caller logs the memory of the lane
+// the job left (d.From) and of its new lane after it.
+func MigrateEvent(now time.Duration, d core.Decision) Event {
+	ev := Event{T: now.Seconds(), Kind: Migrate, Job: d.Job, Lane: d.Lane, LaneMiB: d.LaneSize, CopyMiB: d.CopyMiB}
+	if len(d.GPUs) > 0 {
+		ev.GPUIndex = d.GPUs[0]
+	}
+	return ev
+}
+
 // StretchEvent is the event of n boundaries of job in lane, the last at now,
 // after gpu of GPU time in all.
 func StretchEvent(now time.Duration, job string, lane, n int, gpu time.Duration) Event {

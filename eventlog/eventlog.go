@@ -52,6 +52,12 @@ const (
 	// many jobs changed lane). The lanes' new memory follows in memory events,
 	// those that shrank or closed first.
 	Defrag = "defrag"
+	// Migrate is a job that waited for its turn moved, at its iteration
+	// boundary, to a lane of another GPU of its node (Lane, LaneMiB, GPUIndex:
+	// where it goes; the memory of its old lane and its new one follows in
+	// memory events). CopyMiB is its persistent memory, copied over the host link before
+	// its next iteration starts there.
+	Migrate = "migrate"
 	// Measured is what a client reported it measured (iteration time, peak and
 	// persistent memory): logged as the client's word, never used to schedule.
 	Measured = "measured"
@@ -505,7 +511,7 @@ func Append(b []byte, e Event) []byte {
 
 func hasLane(kind string) bool {
 	switch kind {
-	case Admit, IterStart, IterEnd, Stretch, Memory, Defrag:
+	case Admit, IterStart, IterEnd, Stretch, Memory, Defrag, Migrate:
 		return true
 	}
 	return false

@@ -201,6 +201,18 @@ func (t *Tracker) Step(e Event) (j *JobState, wasRunning bool, err error) {
 		if e.HoldsGPU && !j.Started { // a job re-admitted after a restart was served already
 			j.ServiceS, j.Started = e.T, true
 		}
+	case Migrate:
+		// It moves between iterations, to one GPU: its GPU time from now on is
+		// that GPU's.
+		if j.Running || !j.Admitted {
+			return nil, false, fmt.Errorf("job %q migrates while it runs an iteration or before its admission: a job moves at an iteration boundary", e.Job)
+		}
+		g := e.GPUIndex
+		if g < 0 || g >= maxGPUs {
+			return nil, false, fmt.Errorf("job %q migrates to GPU %d: a GPU index is in [0, %d)", e.Job, g, maxGPUs)
+		}
+		j.Lane, j.GPUs = e.Lane, oneGPU[g:g+1:g+1]
+		t.growGPUs(g + 1)
 	case IterStart:
 		t.start(j, e.T)
 	case IterEnd:

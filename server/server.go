@@ -437,6 +437,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Policy.Placement == nil || cfg.Policy.Order == nil {
 		return nil, errors.New("server: no policy given: pass one from core.Lookup")
 	}
+	if cfg.Policy.Migrate {
+		// A worker's process sees the GPU it was started on (CUDA_VISIBLE_DEVICES)
+		// for its life: the daemon cannot move its memory to another.
+		return nil, errors.New("server: migration (--migrate) is carried out by the simulator only: a worker keeps the GPU it started on; drop --migrate to serve")
+	}
 	gpus, err := nodeGPUs(cfg)
 	if err != nil {
 		return nil, err

@@ -243,8 +243,10 @@ func scriptTrace(t *testing.T, name string, i int, sc *scriptScenario) (*workloa
 			mp.Admission = v
 		case "starve":
 			mp.StarveFactor = num(sc.pos, a.Key, v)
+		case "migrate":
+			mp.Migrate = true
 		default:
-			t.Fatalf("%s: new: unknown argument %q: the scripts' new takes policy, mode, capacity, quantum, clients, gpus, placement, admission and starve", sc.pos, a.Key)
+			t.Fatalf("%s: new: unknown argument %q: the scripts' new takes policy, mode, capacity, quantum, clients, gpus, placement, admission, starve and migrate", sc.pos, a.Key)
 		}
 	}
 	mp.SuspendQuantumS, mp.MPSMaxClients = quantum, clients

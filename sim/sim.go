@@ -146,6 +146,9 @@ type onLane struct {
 	rankGPUs []*GPU
 	ranks    []int  // the ranks' GPUs, by index
 	oneGPU   [1]int // gpusOf's answer for a job of one GPU
+	// migrated is the persistent memory (MiB) to copy over the host link
+	// before its next iteration starts: it moved to another GPU (core.Migrate).
+	migrated float64
 	// lead is, for a gang, the part on its GPU of highest index: the one whose end
 	// ends the iteration when all end at once (GPUs go in index order), by which a
 	// stretch orders the gang's boundaries among the other jobs'.
@@ -751,8 +754,24 @@ func (e *engine) apply(ds []core.Decision) error {
 					e.memoryOf(l)
 				}
 			}
+		case core.Migrate:
+			// It moved at its iteration boundary: its persistent memory is copied
+			// to its new GPU before its next iteration starts there.
+			j.migrated += d.CopyMiB
+			if e.devs != nil {
+				if err := j.timeOn(e.devs[d.GPUs[0]]); err != nil {
+					return fmt.Errorf("job %s: %w", d.Job, err)
+				}
+			}
+			if e.log {
+				e.emit(j, eventlog.MigrateEvent(e.now, d))
+				for _, l := range d.After { // the lane it left, then the one it joined
+					e.memoryOf(l)
+				}
+			}
 		case core.Start:
-			copied := e.swapIn(j, d.Lane)
+			copied := e.swapIn(j, d.Lane) + j.migrated
+			j.migrated = 0
 			if e.log {
 				e.emit(j, eventlog.StartEvent(e.now, d, copied))
 			}

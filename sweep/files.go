@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -158,7 +159,11 @@ func WriteCSV(w io.Writer, r Result) error {
 	prov := r.Grid.Provenance
 	cw := csv.NewWriter(w)
 	head := []string{"policy", "mode", "load", "capacity_mib", "runs", "failed", "trace", "kind", "gpus", "interval"}
-	for _, m := range Metrics {
+	metrics := Metrics
+	if r.Grid.SeveralGPUs() {
+		metrics = append(slices.Clip(metrics), PerGPUColumns...)
+	}
+	for _, m := range metrics {
 		head = append(head, m+"_mean", m+"_low", m+"_high")
 	}
 	cw.Write(append(head, provenanceColumns...))
@@ -171,7 +176,7 @@ func WriteCSV(w io.Writer, r Result) error {
 		}
 		row := []string{c.Policy, c.ModeName(), f(c.Load), f(c.CapacityMiB), strconv.Itoa(c.Runs), strconv.Itoa(c.Failed), c.Trace, kind, gpus,
 			"95% " + eval.IntervalMethod}
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			s := c.Metrics[m]
 			row = append(row, f(s.Mean), f(s.Low), f(s.High))
 		}

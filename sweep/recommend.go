@@ -53,6 +53,9 @@ func Recommend(cells []Summary, samples []Sample) []Recommendation {
 		if c.Admission != "" {
 			label += " (admit by " + c.Admission + ")"
 		}
+		if c.Migrate {
+			label += " (migrate)"
+		}
 		cand := eval.Candidate{Scheme: label, Metrics: map[string]eval.Estimate{},
 			PerSeed: perSeed[c.Cell]}
 		for k, s := range c.Metrics {

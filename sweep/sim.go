@@ -20,6 +20,12 @@ import (
 // DefaultMode runs each policy in its own sharing mode.
 const DefaultMode = "default"
 
+// The values of Grid.Migrations.
+const (
+	MigrateOff = "off"
+	MigrateOn  = "on"
+)
+
 // Metrics are the names of the metrics a simulated run reports, in table order.
 var Metrics = []string{"avg_jct_s", "p95_jct_s", "makespan_s", "avg_queuing_s", "gpu_busy", "jain_slowdown", "max_slowdown",
 	"avg_jct_vs_bound", "makespan_vs_bound"}
@@ -39,6 +45,13 @@ func resolve(policy, mode string) (eval.Scheme, error) {
 		return eval.Scheme{}, fmt.Errorf("%s under %s (%v): %w", policy, mode, err, ErrNotApplicable)
 	}
 	return eval.Scheme{Mode: mode, Policy: p.Name}, nil
+}
+
+// mayMigrate says whether migration can act on policy under mode
+// (core.Policy.MayMigrate).
+func mayMigrate(policy, mode string) bool {
+	p, err := core.Compose(mode, policy, core.DefaultModeParams())
+	return err == nil && p.MayMigrate()
 }
 
 // Applicable reports whether a policy runs in a mode, and the mode's name
@@ -67,6 +80,11 @@ func Check(g Grid) error {
 		}
 		if err := (core.ModeParams{Admission: a}).Validate(); err != nil {
 			return err
+		}
+	}
+	for _, m := range g.Migrations {
+		if m != MigrateOff && m != MigrateOn {
+			return fmt.Errorf("--migrate %q: choose %s or %s (both: compare them)", m, MigrateOff, MigrateOn)
 		}
 	}
 	if _, err := device.Preset(g.Device); err != nil {
@@ -132,6 +150,25 @@ func (g Grid) GPUsLabel() string {
 		return fmt.Sprintf("%s (%d)", name, n)
 	}
 	return name
+}
+
+// SeveralGPUs says whether each run has more than one GPU: the tables then
+// show the least and the most busy GPU (PerGPUColumns).
+func (g Grid) SeveralGPUs() bool { return g.GPUs > 1 || g.Cluster != "" }
+
+// PerGPUColumns are the metrics of a run on several GPUs beside those of
+// Metrics: the busy fraction of its least and its most busy GPU.
+var PerGPUColumns = []string{"gpu_busy_min", "gpu_busy_max"}
+
+// BusyPerGPU is a cell's least and most busy GPU, as the tables show it
+// ("57-86": percent of the makespan, the means over the seeds); "-" when the
+// runs had one GPU.
+func (c Summary) BusyPerGPU() string {
+	lo, hi := c.Metrics["gpu_busy_min"], c.Metrics["gpu_busy_max"]
+	if lo.N == 0 || hi.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f-%.0f", 100*lo.Mean, 100*hi.Mean)
 }
 
 // Catalog is the grid's catalog: the default one with its catalog files over it.
@@ -219,13 +256,22 @@ func SimRunner(g Grid) Runner {
 			return nil, err
 		}
 		mp := core.DefaultModeParams()
-		mp.Admission, mp.StarveFactor = c.Admission, g.StarveFactor
+		mp.Admission, mp.StarveFactor, mp.Migrate = c.Admission, g.StarveFactor, c.Migrate
 		r, err := eval.SimulateOpts(t, s, mp, dev, eval.SimOptions{Cluster: cl})
 		if err != nil {
 			return nil, err
 		}
 		m := map[string]float64{"avg_jct_s": r.AvgJCTS, "p95_jct_s": r.P95JCTS, "makespan_s": r.MakespanS,
 			"avg_queuing_s": r.AvgQueuingS, "gpu_busy": r.GPUBusy}
+		if len(r.PerGPU) > 1 {
+			// The least and the most busy GPU: a job kept on the GPU it was
+			// placed on can leave one idle while another queues.
+			lo, hi := r.PerGPU[0].Busy, r.PerGPU[0].Busy
+			for _, g := range r.PerGPU[1:] {
+				lo, hi = min(lo, g.Busy), max(hi, g.Busy)
+			}
+			m["gpu_busy_min"], m["gpu_busy_max"] = lo, hi
+		}
 		if r.JainSlowdown > 0 {
 			m["jain_slowdown"], m["max_slowdown"] = r.JainSlowdown, r.MaxSlowdown
 		}

@@ -36,6 +36,10 @@ type Grid struct {
 	// StarveFactor is K of policy-ordered admission (core.ModeParams); 0: the
 	// default.
 	StarveFactor float64 `json:"starve_factor,omitempty"`
+	// Migrations are the migration settings to compare ("off", "on":
+	// core.ModeParams.Migrate), a grid dimension; none: off alone, as before
+	// the option.
+	Migrations []string `json:"migrations,omitempty"`
 	// Device is the device preset; Jobs the generated traces' size.
 	Device string `json:"device"`
 	Jobs   int    `json:"jobs"`
@@ -83,15 +87,22 @@ type Cell struct {
 	// Admission is the order of admission (core.AdmissionOrders); empty: the
 	// default, arrival order.
 	Admission string `json:"admission,omitempty"`
+	// Migrate: a job waiting for its turn may move to an idle GPU of its node
+	// (core.ModeParams.Migrate).
+	Migrate bool `json:"migrate,omitempty"`
 }
 
 // ModeName is the cell's mode as tables and plots show it: with the order of
 // admission when the grid compares them ("salus/admit-policy").
 func (c Cell) ModeName() string {
-	if c.Admission == "" {
-		return c.Mode
+	name := c.Mode
+	if c.Admission != "" {
+		name += "/admit-" + c.Admission
 	}
-	return c.Mode + "/admit-" + c.Admission
+	if c.Migrate {
+		name += "/migrate"
+	}
+	return name
 }
 
 func (c Cell) String() string {
@@ -173,6 +184,13 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 	if len(admissions) == 0 {
 		admissions = []string{""}
 	}
+	migrations := []bool{false}
+	if len(g.Migrations) > 0 {
+		migrations = migrations[:0]
+		for _, m := range g.Migrations {
+			migrations = append(migrations, m == MigrateOn)
+		}
+	}
 	for _, src := range g.sources() {
 		for _, p := range g.Policies {
 			for _, mode := range g.Modes {
@@ -183,10 +201,15 @@ func (g Grid) Cells(applicable func(policy, mode string) (string, bool)) []Cell 
 				for _, c := range g.CapacitiesMiB {
 					for _, l := range g.Loads {
 						for _, a := range admissions {
-							cell := Cell{Trace: src.trace, Kind: src.kind, Policy: p, Mode: m, Load: l, CapacityMiB: c, Admission: a}
-							if !seen[cell] {
-								seen[cell] = true
-								cells = append(cells, cell)
+							for _, mg := range migrations {
+								if mg && !mayMigrate(p, m) {
+									continue // nothing to move: the cell would be the one without
+								}
+								cell := Cell{Trace: src.trace, Kind: src.kind, Policy: p, Mode: m, Load: l, CapacityMiB: c, Admission: a, Migrate: mg}
+								if !seen[cell] {
+									seen[cell] = true
+									cells = append(cells, cell)
+								}
 							}
 						}
 					}

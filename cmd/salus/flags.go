@@ -129,6 +129,7 @@ func (d *deviceFlags) register(cmd *cobra.Command) {
 func addAdmissionFlags(f *pflag.FlagSet, mp *core.ModeParams) {
 	f.StringVar(&mp.Admission, "admission", core.AdmitByArrival, "order of admission of the jobs waiting for memory: arrival, or policy (the lane policy's: srtf shortest first, fair least attained; mps and timeslice keep arrival), under the bound of --starve-factor")
 	f.Float64Var(&mp.StarveFactor, "starve-factor", core.DefaultStarveFactor, "with --admission policy: K; a job may be passed over by later arrivals only during its first K x its declared GPU time of waiting")
+	f.BoolVar(&mp.Migrate, "migrate", false, "on several GPUs, a job waiting for its turn in a lane moves to a GPU of its node on which nothing runs, at its iteration boundary, paying the copy of its persistent memory over the host link (simulator only)")
 }
 
 // checkAdmission checks --admission and --starve-factor and puts them as the core

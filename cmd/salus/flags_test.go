@@ -190,6 +190,8 @@ func TestSimulateFlagsActOrAreRefused(t *testing.T) {
 		{flag: "starve-factor", base: append(srtf4, "--admission", "policy"), args: []string{"--starve-factor", "2"}},
 		{flag: "starve-factor", args: []string{"--starve-factor", "3"}, refused: "applies to --admission policy only"},
 		{flag: "starve-factor", base: append(srtf4, "--admission", "policy"), args: []string{"--starve-factor", "-1"}, refused: "give a positive number"},
+		{flag: "migrate", base: append(srtf4, "--gpus", "4"), args: []string{"--migrate"}},
+		{flag: "gpu-placement", base: append(srtf4, "--gpus", "4"), args: []string{"--gpu-placement", "least-work"}},
 		{flag: "policy", args: []string{"--policy", "srtf"}},
 		{flag: "policy", args: []string{"--policy", "srtf,fifo"}, refused: "runs one policy"},
 		{flag: "mode", base: []string{"--policy", "fifo"}, args: []string{"--mode", "mps"}},

@@ -85,7 +85,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 				g.Interference = "" // today's rule: the grid file as before the flag
 			}
 			if resume != "" {
-				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "trace-kind", "resample", "shard", "admission", "starve-factor", "cluster", "node-placement", "interference"} {
+				for _, name := range []string{"policy", "mode", "seeds", "load", "capacity-mib", "device", "gpus", "jobs", "out", "catalog", "trace", "trace-kind", "resample", "shard", "admission", "starve-factor", "migrate", "cluster", "node-placement", "interference"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--resume takes the grid from %s/%s: leave out --%s", resume, sweep.GridFile, name)
 					}
@@ -154,6 +154,7 @@ then combines the shards' directories into the outputs of one sweep.`,
 	sf.register(cmd, []string{"fifo", "srtf", "pack", "fair"}, []string{sweep.DefaultMode}, "", `, or "default": each policy in its own`)
 	f.IntVar(&seeds, "seeds", 10, "seeds per cell (1..N)")
 	f.StringSliceVar(&g.Admissions, "admission", nil, "orders of admission to compare, a grid dimension: "+strings.Join(core.AdmissionOrders, ", ")+" (default: arrival alone; see docs/concepts.md, \"Admission in the policy's order\")")
+	f.StringSliceVar(&g.Migrations, "migrate", nil, "migration settings to compare, a grid dimension: off, on (off,on: both, seed by seed); on: a job waiting for its turn moves to an idle GPU of its node at its iteration boundary, paying the copy of its persistent memory (default: off alone)")
 	f.Float64Var(&g.StarveFactor, "starve-factor", 0, "with --admission policy: K, a job may be passed over only during its first K x its declared GPU time of waiting (0: the default, "+strconv.FormatFloat(core.DefaultStarveFactor, 'g', -1, 64)+")")
 	f.Float64SliceVar(&g.Loads, "load", []float64{0.5, 1, 1.5}, "arrival-rate multipliers")
 	f.Float64SliceVar(&g.CapacitiesMiB, "capacity-mib", nil, "device memory capacities in MiB (default: the preset's)")
@@ -365,6 +366,10 @@ func printSweep(w io.Writer, r sweep.Result) {
 	for _, c := range sweep.Columns {
 		fmt.Fprintf(tw, "%s\t", c.Head)
 	}
+	several := r.Grid.SeveralGPUs()
+	if several {
+		fmt.Fprint(tw, "busy per GPU (%)\t")
+	}
 	fmt.Fprintln(tw)
 	gpus := r.Grid.GPUsLabel()
 	for _, c := range r.Cells {
@@ -376,6 +381,9 @@ func printSweep(w io.Writer, r sweep.Result) {
 		for _, col := range sweep.Columns {
 			fmt.Fprintf(tw, "%s\t", col.Show(c.Metrics[col.Key]))
 		}
+		if several {
+			fmt.Fprintf(tw, "%s\t", c.BusyPerGPU())
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
@@ -384,7 +392,7 @@ func printSweep(w io.Writer, r sweep.Result) {
 	if traces && r.Grid.Resample != workload.ResampleNone {
 		fmt.Fprintf(w, "each seed runs a %s resample of the trace file (see docs/traces.md, What if)\n", r.Grid.Resample)
 	}
-	several := len(r.Grid.Traces)+len(r.Grid.TraceKinds) > 1 || traces
+	several = len(r.Grid.Traces)+len(r.Grid.TraceKinds) > 1 || traces
 	for _, rec := range r.Recommendations {
 		where := fmt.Sprintf("load %g, %.1f GiB", rec.Load, rec.CapacityMiB/1024)
 		if g := r.Grid.GPUsLabel(); g != "1" {

@@ -143,6 +143,14 @@ func (c *Checker) Emit(e eventlog.Event) {
 		if other, busy := c.busyLanes[e.Lane]; busy {
 			t.Fatalf("lane %d is regrouped (%s) while %s runs in it", e.Lane, e.Reason, other)
 		}
+	case eventlog.Migrate:
+		// A job moves at an iteration boundary only, to one GPU.
+		for lane, job := range c.busyLanes {
+			if job == e.Job {
+				t.Fatalf("%s migrates to lane %d while it runs in lane %d", e.Job, e.Lane, lane)
+			}
+		}
+		c.laneGPUs[e.Lane], c.jobGPUs[e.Job] = []int{e.GPUIndex}, []int{e.GPUIndex}
 	case eventlog.IterStart:
 		if other, busy := c.busyLanes[e.Lane]; busy {
 			t.Fatalf("lane %d starts %s while %s runs", e.Lane, e.Job, other)
