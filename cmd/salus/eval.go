@@ -76,6 +76,9 @@ salus sweep --trace gives confidence intervals over such draws).
 Suites: ` + eval.Describe() + `.
 --suite paper --policy NAME (and --mode) runs your schemes beside Table 1's on the same
 seeds of the paper trace: their rows in Table 1 and Fig. 7, each over the seeds' range.
+--suite inference --slo-p99 50ms answers how many GPUs each scheme needs for your inference jobs
+(--trace FILE, or --inference-jobs N --request-rate R) and the latencies there; --suite tuning
+--trace FILE runs your own set of configurations against one by one (docs/evaluation.md).
 --suite all keeps going when a suite fails: the failure is a section of its report,
 and the command exits non-zero.
 
@@ -194,6 +197,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 			return nil, err
 		}
 	}
+	ef.opts.TraceFile, ef.opts.Suite = ef.tf.file, ef.suite
 	for _, s := range eval.Selected(ef.suite) {
 		if fl, ok := s.(eval.Flagged); ok {
 			if err := fl.CheckFlags(ef.opts); err != nil {
@@ -215,7 +219,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	o := ef.opts
 	o.Context, o.Engine, o.Device, o.Modes, o.OutDir, o.Progress = ctx, eng, dev, ef.df.modes, ef.out, ef.progress
 	o.Policies, o.Seed, o.CapacityMiB = ef.policies, ef.tf.seed, ef.df.capacityMiB
-	if reads(ef.suite, "trace") {
+	if needsTrace(ef.suite, ef.tf.file) {
 		if o.Training, err = ef.training(dev); err != nil {
 			return nil, err
 		}
@@ -249,6 +253,18 @@ func (ef *evalFlags) run() (eval.Result, error) {
 func reads(name, flag string) bool {
 	for _, s := range eval.Selected(name) {
 		if slices.Contains(eval.Reads(s), flag) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsTrace says whether a suite --suite name runs takes a trace: one that
+// reads --trace and needs one, or is given one (file).
+func needsTrace(name, file string) bool {
+	for _, s := range eval.Selected(name) {
+		_, optional := s.(eval.TraceOptional)
+		if slices.Contains(eval.Reads(s), "trace") && (!optional || file != "" && name != eval.AllName) {
 			return true
 		}
 	}
