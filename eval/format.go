@@ -138,8 +138,16 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	if unknown > 0 {
 		fmt.Fprintf(w, "\n%d job runs have no slowdown: their event logs do not give the job's time alone (alone_s), and fairness leaves them out.\n", unknown)
 	}
+	if r.Repeats != nil {
+		if err := r.Repeats.Table(w, u); err != nil {
+			return err
+		}
+	}
 	if r.Recommendation != "" {
 		fmt.Fprintf(w, "\n%s\n", Wrap(r.Recommendation, 100))
+	}
+	if r.Busy != "" {
+		fmt.Fprintf(w, "\n%s\n", Wrap(r.Busy, 100))
 	}
 	if r.Paper.Measured > 0 {
 		fmt.Fprintf(w, "\n%s\n", Wrap(fmt.Sprintf("Paper: %s %.2fx. Measured here on this one trace: %.2fx (salus eval --suite paper: the paper's figures over 10 seeds).",

@@ -161,6 +161,9 @@ type Options struct {
 	// Suite is --suite as given: under "all", --trace is the training suite's
 	// (OwnTrace).
 	Suite string
+	// Repeat is --repeat: how many times a live suite runs each scheme (0 or 1:
+	// once), for intervals and a judgement of the machine's noise.
+	Repeat int
 	// CapacityMiB is --capacity-mib as given (0: not given), for a suite that
 	// runs its own device (overhead).
 	CapacityMiB float64
