@@ -255,16 +255,6 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	return rep, err
 }
 
-// reads says whether a suite --suite name runs reads the common flag.
-func reads(name, flag string) bool {
-	for _, s := range eval.Selected(name) {
-		if slices.Contains(eval.Reads(s), flag) {
-			return true
-		}
-	}
-	return false
-}
-
 // addRepeatFlag is --repeat N of the commands that run live suites.
 func addRepeatFlag(f *pflag.FlagSet, p *int) {
 	f.IntVar(p, "repeat", 1, "live engine: run each scheme N times, interleaved, and give each metric's mean and 95% interval over the repeats; the recommendation judges leads repeat by repeat and against the machine's noise (docs/evaluation.md)")
