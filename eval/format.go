@@ -139,8 +139,16 @@ func (r *Report) table(w io.Writer, wide bool) error {
 	if unknown > 0 {
 		fmt.Fprintf(w, "\n%d job runs have no slowdown: their event logs do not give the job's time alone (alone_s), and fairness leaves them out.\n", unknown)
 	}
+	if r.Repeats != nil {
+		if err := r.Repeats.Table(w, u); err != nil {
+			return err
+		}
+	}
 	if r.Recommendation != "" {
 		fmt.Fprintf(w, "\n%s\n", Wrap(r.Recommendation, 100))
+	}
+	if r.Busy != "" {
+		fmt.Fprintf(w, "\n%s\n", Wrap(r.Busy, 100))
 	}
 	if r.Paper.Measured > 0 {
 		fmt.Fprintf(w, "\n%s\n", Wrap(r.paperLine(), 100))
@@ -266,8 +274,12 @@ func (r *TuningReport) Table(w io.Writer) error {
 	if r.Iterations > 0 {
 		length = fmt.Sprintf("of %d iterations", r.Iterations)
 	}
-	fmt.Fprintf(w, "%s\n%s\n", Wrap(fmt.Sprintf("Suite tuning on %s: the paper's sets, %d jobs per set %s, submitted at once; device %s",
-		r.Engine, r.Jobs, length, r.Device.Describe()), 100), coLocation(r.Device))
+	what := fmt.Sprintf("the paper's sets, %d jobs per set %s, submitted at once", r.Jobs, length)
+	if r.Trace != "" {
+		what = fmt.Sprintf("trace %s, %d configurations (jobs) at the trace's arrivals; one by one: their times alone, start-up included, back to back", r.Trace, r.Jobs)
+	}
+	fmt.Fprintf(w, "%s\n%s\n", Wrap(fmt.Sprintf("Suite tuning on %s: %s; device %s",
+		r.Engine, what, r.Device.Describe()), 100), coLocation(r.Device))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tscheme\titerations\tmakespan (min)\tone by one (min)\timprovement\tpaper\tGPU busy\t")
 	for _, run := range r.Runs {
@@ -279,6 +291,9 @@ func (r *TuningReport) Table(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.Trace != "" {
+		return nil
 	}
 	fmt.Fprintf(w, "\nPaper: %s %.2fx. Measured here: %.2fx.\n", r.Paper.Claim, r.Paper.Value, r.Paper.Measured)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -73,6 +74,15 @@ type InferenceOptions struct {
 	Schemes   []Scheme
 	Device    device.Device
 	Modes     core.ModeParams
+
+	// The study of the user's own jobs (InferenceStudy), when SLOP99 is set:
+	// the p99 latency to meet; the jobs are Trace's inference jobs, or Jobs jobs
+	// of InferenceModels in turn, each sending its next request 1/RequestRate s
+	// after its last answer (0: the paper's pauses, drawn with Seed).
+	SLOP99      time.Duration
+	Trace       *workload.Trace
+	Jobs        int
+	RequestRate float64
 }
 
 // InferenceTrace builds the 42 inference jobs: every model at batch 1, each job with
@@ -215,21 +225,42 @@ func (inferenceSuite) Description() string {
 }
 func (inferenceSuite) AllOrder() int { return 3 }
 
-// Reads: the inference suite's pauses are drawn with --seed.
-func (inferenceSuite) Reads() []string { return []string{"seed"} }
+// Reads: the inference suite's pauses are drawn with --seed; --trace (with
+// --catalog) gives the study its jobs.
+func (inferenceSuite) Reads() []string { return []string{"seed", "trace", "catalog"} }
+
+// TraceOptional: without --trace the inference suite runs its own jobs.
+func (inferenceSuite) TraceOptional() {}
 
 // Schemes are the inference suite's schemes.
 func (inferenceSuite) Schemes(Options) []Scheme { return InferenceSchemes }
 
-// AddFlags defines --requests.
+// AddFlags defines --requests and the study's flags.
 func (inferenceSuite) AddFlags(f *pflag.FlagSet, o *Options) {
 	f.IntVar(&o.Inference.Requests, "requests", 100, "inference: requests per job")
+	f.DurationVar(&o.Inference.SLOP99, "slo-p99", 0, "inference: the p99 request latency to meet (e.g. 50ms): answers how many GPUs each scheme needs for it (with --trace or --inference-jobs: your jobs; else the paper's 42)")
+	f.IntVar(&o.Inference.Jobs, "inference-jobs", 0, "inference, with --slo-p99: this many jobs of the paper's 14 models in turn, batch 1 (0: the paper's 42)")
+	f.Float64Var(&o.Inference.RequestRate, "request-rate", 0, "inference, with --inference-jobs: requests per second a job sends at most, its next one 1/R s after its last answer (0: the paper's pauses of 10-30 s)")
 }
 
-// CheckFlags checks it.
+// CheckFlags checks them.
 func (inferenceSuite) CheckFlags(o Options) error {
-	if o.Inference.Requests < 1 {
+	in := o.Inference
+	switch {
+	case in.Requests < 1:
 		return fmt.Errorf("--requests must be at least 1")
+	case in.SLOP99 < 0:
+		return fmt.Errorf("--slo-p99 must be positive (e.g. 50ms)")
+	case in.Jobs < 0:
+		return fmt.Errorf("--inference-jobs must be at least 1")
+	case in.RequestRate < 0:
+		return fmt.Errorf("--request-rate must be positive (requests per second a job)")
+	case in.SLOP99 == 0 && (in.Jobs > 0 || o.OwnTrace()):
+		return fmt.Errorf("--inference-jobs and --trace ask how many GPUs your inference jobs need: give the latency they must meet, --slo-p99 (e.g. 50ms)")
+	case in.RequestRate > 0 && in.Jobs == 0:
+		return fmt.Errorf("--request-rate sets the rate of --inference-jobs' jobs: give --inference-jobs N (a trace's jobs pause as its pause_s column says)")
+	case in.Jobs > 0 && o.OwnTrace():
+		return fmt.Errorf("--inference-jobs and --trace both give the jobs: give one")
 	}
 	return nil
 }
@@ -242,6 +273,16 @@ func (inferenceSuite) Run(o Options) (Result, error) {
 	in.Device, in.Modes = o.Device, o.Modes
 	if in.Requests < 0 {
 		return nil, fmt.Errorf("the inference suite's requests must be at least 1")
+	}
+	if in.SLOP99 > 0 {
+		if o.OwnTrace() {
+			in.Trace = o.Training.Trace
+		}
+		rep, err := InferenceStudy(in)
+		if err != nil {
+			return nil, err
+		}
+		return rep, nil
 	}
 	rep, err := Inference(in)
 	if err != nil {

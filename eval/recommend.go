@@ -78,7 +78,17 @@ var Criteria = []Criterion{
 func Recommend(cands []Candidate) string { return RecommendIn(cands, metrics.Minutes) }
 
 // RecommendIn is Recommend with times shown in unit u.
-func RecommendIn(cands []Candidate, u TimeUnit) string {
+func RecommendIn(cands []Candidate, u TimeUnit) string { return recommend(cands, u, Noise{}, "seed") }
+
+// RecommendNoisy is RecommendIn for live runs: PerSeed holds each repeat's
+// value (repeat i of every scheme ran at about the same time, so they pair as
+// a sweep's seeds do), and a lead smaller than the noise the runs measured
+// (NoiseOfLogs) is within the noise, however clear of zero.
+func RecommendNoisy(cands []Candidate, u TimeUnit, n Noise) string {
+	return recommend(cands, u, n, "repeat")
+}
+
+func recommend(cands []Candidate, u TimeUnit, machine Noise, per string) string {
 	if len(cands) < 2 {
 		return ""
 	}
@@ -90,7 +100,7 @@ func RecommendIn(cands []Candidate, u TimeUnit) string {
 		if c.Unit == " min" { // a time: in the report's unit
 			c.Scale, c.Unit = u.Scale, " "+u.Name
 		}
-		s, best, noisy, ok := criterion(c, cands)
+		s, best, noisy, ok := criterion(c, cands, machine, per)
 		if !ok {
 			if c.Key == "jain_slowdown" {
 				b.WriteString("Fairness is not compared: the event logs do not give the jobs' time alone. ")
@@ -112,6 +122,11 @@ func RecommendIn(cands []Candidate, u TimeUnit) string {
 			return ""
 		}
 		if len(noise) > 0 {
+			if per == "repeat" {
+				b.WriteString("Recommendation: no clear winner: every lead is within the noise of the runs; " +
+					"run more repeats (--repeat), on a quieter machine, or choose by the metric that matters most.")
+				return b.String()
+			}
 			b.WriteString("Recommendation: no clear winner: every lead is within the noise across seeds; " +
 				"run more seeds (salus sweep --seeds) or choose by the metric that matters most.")
 			return b.String()
@@ -180,7 +195,7 @@ func shortName(c Criterion) string {
 // a tie, and "" with noisy true when the lead is within the noise (the paired
 // difference's interval reaches zero, or the two intervals overlap), so there is
 // no clear winner. A lead without intervals or per-seed values counts.
-func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
+func criterion(c Criterion, cands []Candidate, noise Noise, per string) (string, string, bool, bool) {
 	type entry struct {
 		scheme string
 		e      Estimate
@@ -280,7 +295,7 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 			verdict = "so the lead is within the noise"
 			noisy = true
 		}
-		text += fmt.Sprintf("; seed by seed (%d paired runs) %s leads by %.*f%s [%.*f, %.*f], %s", n, b.scheme,
+		text += fmt.Sprintf("; %s by %[1]s (%d paired runs) %s leads by %.*f%s [%.*f, %.*f], %s", per, n, b.scheme,
 			c.Prec, d*c.Scale, c.Unit, c.Prec, lo*c.Scale, c.Prec, hi*c.Scale, verdict)
 	} else if bi || si {
 		blo, bhi, _ := b.e.bounds()
@@ -291,6 +306,10 @@ func criterion(c Criterion, cands []Candidate) (string, string, bool, bool) {
 		} else {
 			text += "; the 95% intervals do not overlap"
 		}
+	}
+	if l := lead(c, b.e.Mean, s.e.Mean); !noisy && noise.Spread > l {
+		text += fmt.Sprintf("; but %s, more than this %.1f%% lead, so it is within the machine's noise", noise.Says(), 100*l)
+		noisy = true
 	}
 	if noisy {
 		return text + ": no clear winner on " + shortName(c) + ".", "", true, true
@@ -327,7 +346,10 @@ func index(cands []Candidate, scheme string) int {
 }
 
 // Recommend is the report's recommendation over its runs that did not fail.
-func (r *Report) Recommend() string {
+func (r *Report) Recommend() string { return RecommendIn(r.candidates(), r.Unit()) }
+
+// candidates are the runs that did not fail, as Recommend compares them.
+func (r *Report) candidates() []Candidate {
 	var cands []Candidate
 	for _, run := range r.Runs {
 		if run.Error != "" {
@@ -337,5 +359,5 @@ func (r *Report) Recommend() string {
 			"makespan_s": {Mean: run.MakespanS}, "avg_jct_s": {Mean: run.AvgJCTS}, "p95_jct_s": {Mean: run.P95JCTS},
 			"jain_slowdown": {Mean: run.JainSlowdown}, "max_slowdown": {Mean: run.MaxSlowdown}}})
 	}
-	return RecommendIn(cands, r.Unit())
+	return cands
 }

@@ -57,6 +57,13 @@ func Reads(s Suite) []string {
 	return nil
 }
 
+// TraceOptional is implemented by a suite that reads --trace but runs jobs of
+// its own without one (inference, tuning): the command line then generates no
+// trace for it.
+type TraceOptional interface {
+	TraceOptional()
+}
+
 // MeasuresReal is implemented by a suite that measures real processes (overhead):
 // the simulator's device-model flags do nothing to it.
 type MeasuresReal interface {
@@ -147,6 +154,16 @@ type Options struct {
 	PaperSeeds int
 	// Seed is --seed, for the suites that read it (0: each suite's own).
 	Seed int64
+	// TraceFile is --trace as given ("": none), whose jobs are Training.Trace: a
+	// suite that runs its own jobs without it (TraceOptional) reads the trace
+	// only then.
+	TraceFile string
+	// Suite is --suite as given: under "all", --trace is the training suite's
+	// (OwnTrace).
+	Suite string
+	// Repeat is --repeat: how many times a live suite runs each scheme (0 or 1:
+	// once), for intervals and a judgement of the machine's noise.
+	Repeat int
 	// CapacityMiB is --capacity-mib as given (0: not given), for a suite that
 	// runs its own device (overhead).
 	CapacityMiB float64
@@ -156,6 +173,10 @@ type Options struct {
 	Inference InferenceOptions
 	Overhead  OverheadOptions
 }
+
+// OwnTrace says whether the user's --trace is given to a TraceOptional suite:
+// given, and the suite run alone (under --suite all it is the training suite's).
+func (o Options) OwnTrace() bool { return o.TraceFile != "" && o.Suite != AllName }
 
 func (o Options) context() context.Context {
 	if o.Context == nil {

@@ -119,6 +119,14 @@ type Report struct {
 	// Cluster is the cluster file the runs went to (Device is then the
 	// reference device); empty on one node.
 	Cluster string `json:"cluster,omitempty"`
+	// Repeats is, for live runs repeated (--repeat N), each scheme's mean and
+	// interval over the repeats; Runs are then the first repeat's.
+	Repeats *Repeats `json:"repeats,omitempty"`
+	// Noise is, for live runs with event logs, how far the jobs' iteration
+	// times alone moved across the runs; Busy warns when that exceeded a lead
+	// the recommendation judged.
+	Noise *Noise `json:"noise,omitempty"`
+	Busy  string `json:"busy_warning,omitempty"`
 }
 
 // Paper is the published figure a report compares itself to.
@@ -237,6 +245,11 @@ func Training(o TrainingOptions) (*Report, error) {
 		rep.Cluster = o.Cluster.Nodes.Source
 	}
 	rep.Recommendation = rep.Recommend()
+	if engine.IsSerial(eng) {
+		if nerr := rep.JudgeNoise(); nerr != nil && err == nil {
+			err = nerr
+		}
+	}
 	return rep, err
 }
 
@@ -254,6 +267,30 @@ func fitsTheNode(t *workload.Trace, dev device.Device, cl Cluster) error {
 				t.Name, j.ID, k, where, most, fmt.Sprintf(fix, k))
 		}
 	}
+	return nil
+}
+
+// JudgeNoise measures, from the runs' event logs, the noise of live runs
+// (NoiseOfLogs), and judges the recommendation against it: a lead smaller than
+// the noise is within it, and Busy says so. Runs without logs: nothing.
+func (r *Report) JudgeNoise() error {
+	var logs []string
+	for _, run := range r.Runs {
+		if run.Error == "" && run.Log != "" {
+			logs = append(logs, run.Log)
+		}
+	}
+	if len(logs) < 2 {
+		return nil
+	}
+	n, err := NoiseOfLogs(logs)
+	if err != nil || n.Spread <= 0 {
+		return err
+	}
+	r.Noise = &n
+	cands := r.candidates()
+	r.Recommendation = RecommendNoisy(cands, r.Unit(), n)
+	r.Busy = BusyWarning(n, cands)
 	return nil
 }
 
@@ -528,6 +565,9 @@ func (trainingSuite) Run(o Options) (Result, error) {
 	to.Engine, to.Context, to.Warnings = o.Engine, o.Context, o.Progress
 	if to.Trace == nil {
 		return nil, fmt.Errorf("the training suite needs a trace")
+	}
+	if o.Repeat > 1 {
+		return RepeatTraining(to, o.Repeat)
 	}
 	rep, err := Training(to)
 	if rep == nil {

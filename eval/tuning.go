@@ -75,6 +75,9 @@ type TuningReport struct {
 	Iterations int             `json:"iterations,omitempty"` // 0: each set's own, from the paper's one-by-one makespan
 	Runs       []TuningRun     `json:"runs"`
 	Paper      Paper           `json:"paper"`
+	// Trace names the user's trace of configurations (--trace); empty: the
+	// paper's sets, Paper then holds the paper's headline.
+	Trace string `json:"trace,omitempty"`
 }
 
 // TuningOptions configures the tuning suite.
@@ -85,6 +88,9 @@ type TuningOptions struct {
 	Device     device.Device
 	Modes      core.ModeParams
 	OutDir     string
+	// Trace, when set, is the user's own set of configurations (each job one,
+	// at its arrival): it runs instead of the paper's sets.
+	Trace *workload.Trace
 }
 
 // Tuning submits many copies of each small job at once and compares each scheme's
@@ -97,6 +103,9 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 		o.Schemes = TuningSchemes
 	}
 	o.Modes = o.Modes.WithDefaults()
+	if o.Trace != nil {
+		return tuningTrace(o)
+	}
 	rep := &TuningReport{Suite: "tuning", Engine: "sim", Device: o.Device, Modes: o.Modes, Jobs: o.Jobs, Iterations: o.Iterations}
 	type task struct {
 		trace  *workload.Trace
@@ -149,6 +158,45 @@ func Tuning(o TuningOptions) (*TuningReport, error) {
 	return rep, nil
 }
 
+// tuningTrace runs the user's configurations under each scheme against one by one.
+func tuningTrace(o TuningOptions) (*TuningReport, error) {
+	t := o.Trace
+	seq, iters := 0.0, 0
+	for _, j := range t.Jobs {
+		if j.Kind == workload.Infer {
+			return nil, fmt.Errorf("trace %s: job %s is an inference job: the tuning suite runs training configurations (kind train); give --suite inference for inference jobs", t.Name, j.ID)
+		}
+		p := j.Profile
+		if p == nil {
+			lp, err := workload.Default().Lookup(j.Model, j.Batch, j.Kind)
+			if err != nil {
+				return nil, fmt.Errorf("trace %s: job %s: %w", t.Name, j.ID, err)
+			}
+			p = &lp
+		}
+		seq += o.Device.StandaloneS(*p, j.Iterations)
+		iters += j.Iterations
+	}
+	if len(t.Jobs) == 0 {
+		return nil, fmt.Errorf("trace %s has no jobs: the tuning suite needs the configurations to run", t.Name)
+	}
+	rep := &TuningReport{Suite: "tuning", Engine: "sim", Device: o.Device, Modes: o.Modes, Jobs: len(t.Jobs), Trace: t.Name}
+	var err error
+	rep.Runs, err = parallel(len(o.Schemes), func(i int) (TuningRun, error) {
+		s := o.Schemes[i]
+		run, err := simulateNamed(t, s, o.Modes, o.Device, o.OutDir, "tuning-"+s.String())
+		if err != nil {
+			return TuningRun{}, err
+		}
+		return TuningRun{Workload: t.Name, Scheme: run.Scheme, Jobs: len(t.Jobs), Iterations: iters, Makespan: run.MakespanS,
+			SequentialS: seq, Improvement: seq / run.MakespanS, GPUBusy: run.GPUBusy, Log: run.Log}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
 // The tuning suite: many small jobs at once (the paper's hyper-parameter exploration).
 type tuningSuite struct{}
 
@@ -160,8 +208,12 @@ func (tuningSuite) Description() string {
 }
 func (tuningSuite) AllOrder() int { return 2 }
 
-// Reads: the tuning suite runs on the node of --gpus.
-func (tuningSuite) Reads() []string { return []string{"gpus", "gpu-placement"} }
+// Reads: the tuning suite runs on the node of --gpus; --trace (with --catalog)
+// gives it the user's configurations.
+func (tuningSuite) Reads() []string { return []string{"gpus", "gpu-placement", "trace", "catalog"} }
+
+// TraceOptional: without --trace the tuning suite runs the paper's sets.
+func (tuningSuite) TraceOptional() {}
 
 // Schemes are the tuning suite's schemes.
 func (tuningSuite) Schemes(Options) []Scheme { return TuningSchemes }
@@ -177,12 +229,18 @@ func (tuningSuite) CheckFlags(o Options) error {
 	if o.Tuning.Jobs < 1 || o.Tuning.Iterations < 0 {
 		return fmt.Errorf("--tuning-jobs must be at least 1 and --tuning-iterations at least 0 (0: the paper's length)")
 	}
+	if o.OwnTrace() && (o.Tuning.Jobs != 300 || o.Tuning.Iterations != 0) {
+		return fmt.Errorf("--tuning-jobs and --tuning-iterations shape the paper's sets: with --trace your trace's jobs and iterations run")
+	}
 	return nil
 }
 
 func (tuningSuite) Run(o Options) (Result, error) {
 	to := o.Tuning
 	to.Device, to.Modes, to.OutDir = o.Device, o.Modes, o.OutDir
+	if o.OwnTrace() {
+		to.Trace = o.Training.Trace
+	}
 	if to.Jobs < 0 || to.Iterations < 0 {
 		return nil, fmt.Errorf("the tuning suite's jobs and iterations must be at least 1")
 	}

@@ -36,6 +36,14 @@ type Job struct {
 	Lost bool
 	// IterS holds each iteration's time on the daemon's clock, start to end.
 	IterS []float64
+	// SoloCycleS holds, for its iterations after the first, the time from the
+	// iteration's start to its next one's (the iteration and the round trip
+	// to ask for the next) when no other job's iteration ran in between: the
+	// job's pace alone, which on a machine that is not busy is the same from
+	// run to run whatever the policy (per-iteration events only; a
+	// simulator's stretches add none). An emulating daemon times an
+	// iteration by its model: the machine shows in the round trip.
+	SoloCycleS []float64
 	// DeclaredS and the declared memory, as the open gave them.
 	DeclaredS     float64
 	PersistentMiB float64
@@ -48,6 +56,10 @@ type Job struct {
 	EmulatedIterS, Demand float64
 
 	start float64 // the running iteration's start (NaN: none running)
+	// cycleFrom is the last iteration's start (NaN: none), cycleShared whether
+	// another job's iteration ran since.
+	cycleFrom   float64
+	cycleShared bool
 }
 
 // PeakMiB is the job's peak memory: the client's measured peak when it reported
@@ -133,7 +145,7 @@ func Read(path string) (*Log, error) {
 				t0 = e.T
 			}
 			j := &Job{ID: e.Job, Model: e.Model, Batch: e.Batch, Kind: normKind(e.JobKind), ArrivalS: e.T - t0, AdmitS: e.T - t0,
-				FirstIterS: math.NaN(), EndS: math.NaN(), DeclaredS: e.DeclaredS, PersistentMiB: e.PersistentMiB,
+				FirstIterS: math.NaN(), EndS: math.NaN(), cycleFrom: math.NaN(), DeclaredS: e.DeclaredS, PersistentMiB: e.PersistentMiB,
 				EphemeralMiB: e.EphemeralMiB, EmulatedIterS: e.IterS, Demand: e.Demand, Priority: e.Priority, GPUs: e.GPUs, start: math.NaN()}
 			open[e.Job] = j
 			l.Jobs = append(l.Jobs, j)
@@ -148,6 +160,18 @@ func Read(path string) (*Log, error) {
 		case eventlog.Admit:
 			j.AdmitS = t
 		case eventlog.IterStart:
+			busy := false
+			for _, k := range open {
+				if k == j {
+					continue
+				}
+				busy = busy || !math.IsNaN(k.start)
+				k.cycleShared = true
+			}
+			if !math.IsNaN(j.cycleFrom) && !j.cycleShared && len(j.IterS) >= 2 {
+				j.SoloCycleS = append(j.SoloCycleS, t-j.cycleFrom)
+			}
+			j.cycleFrom, j.cycleShared = t, busy
 			j.start = t
 			if math.IsNaN(j.FirstIterS) {
 				j.FirstIterS = t
@@ -169,7 +193,7 @@ func Read(path string) (*Log, error) {
 					j.IterS = append(j.IterS, d)
 				}
 			}
-			j.start = t
+			j.start, j.cycleFrom = t, math.NaN() // a stretch times no iteration alone
 		case eventlog.Measured:
 			m := e
 			j.Measured = &m
@@ -207,7 +231,7 @@ func turns(open map[string]*Job, e eventlog.Event, t float64) {
 		}
 	}
 	if j := open[e.Job]; j != nil {
-		j.start = t
+		j.start, j.cycleFrom = t, math.NaN()
 	}
 }
 

@@ -173,3 +173,40 @@ func TestProfileWarnings(t *testing.T) {
 		}
 	}
 }
+
+// A job's pace alone is timed only over iterations no other job's overlapped,
+// from the second on.
+func TestSoloCycles(t *testing.T) {
+	l, err := Read(sampleLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"a": 3, "b": 1, "gone": 0}
+	for _, j := range l.Jobs {
+		if len(j.SoloCycleS) != want[j.ID] {
+			t.Errorf("%s: %d solo cycles %v, want %d", j.ID, len(j.SoloCycleS), j.SoloCycleS, want[j.ID])
+		}
+		for _, c := range j.SoloCycleS {
+			if d := map[string]float64{"a": 0.1, "b": 0.3}[j.ID]; c < d-1e-9 || c > d+1e-9 {
+				t.Errorf("%s: cycle %g, want %g", j.ID, c, d)
+			}
+		}
+	}
+	// Two jobs whose iterations interleave: neither is ever alone.
+	evs := []eventlog.Event{
+		{T: 0, Kind: eventlog.Arrive, Job: "a", Model: "cnn"}, {T: 0, Kind: eventlog.Arrive, Job: "b", Model: "cnn"},
+	}
+	for i := range 6 {
+		s := float64(i)
+		evs = append(evs, eventlog.Event{T: s, Kind: eventlog.IterStart, Job: "a"}, eventlog.Event{T: s + 0.2, Kind: eventlog.IterStart, Job: "b"},
+			eventlog.Event{T: s + 0.5, Kind: eventlog.IterEnd, Job: "a"}, eventlog.Event{T: s + 0.7, Kind: eventlog.IterEnd, Job: "b"})
+	}
+	if l, err = Read(writeLog(t, evs)); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range l.Jobs {
+		if len(j.SoloCycleS) != 0 || len(j.IterS) != 6 {
+			t.Errorf("%s: solo cycles %v of %d iterations: want none", j.ID, j.SoloCycleS, len(j.IterS))
+		}
+	}
+}

@@ -78,6 +78,10 @@ func (ef *evalFlags) rules() []flagRule {
 		rules = append(rules, flagRule{ef.engineFlags[name], func(ef *evalFlags) bool { return ef.engine == name },
 			"--%s applies to the " + name + " engine (--engine " + name + ") only"})
 	}
+	rules = append(rules, flagRule{[]string{"repeat"}, func(ef *evalFlags) bool {
+		ref := engine.Reference()
+		return (ref == nil || ef.engine != ref.Name()) && slices.Contains(repeatSuites, ef.suite)
+	}, "--%s repeats live runs (--engine live, the training suite; salus replay): the simulator gives the same figures every time, salus sweep --seeds gives intervals over traces"})
 	rules = append(rules, flagRule{simDeviceFlagNames(), func(ef *evalFlags) bool {
 		for _, s := range eval.Selected(ef.suite) {
 			if _, real := s.(eval.MeasuresReal); !real {

@@ -335,6 +335,11 @@ func reportFromLogs(paths []string) (*eval.Report, error) {
 		}
 	}
 	rep.Compare()
+	// Live runs' own logs say how busy the machine was: a lead smaller than
+	// that is no reason to choose.
+	if err := rep.JudgeNoise(); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 

@@ -203,7 +203,13 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--suite", "tuning", "--trace", trace}, "--trace applies to the training suite"},
+		{[]string{"--suite", "paper", "--trace", trace}, "--trace applies to the training, tuning and inference suites"},
+		{[]string{"--suite", "training", "--slo-p99", "50ms"}, "--slo-p99 applies to the inference suite"},
+		{[]string{"--suite", "inference", "--inference-jobs", "3"}, "give the latency they must meet, --slo-p99"},
+		{[]string{"--suite", "inference", "--trace", trace}, "give the latency they must meet, --slo-p99"},
+		{[]string{"--suite", "inference", "--request-rate", "3", "--slo-p99", "1s"}, "give --inference-jobs N"},
+		{[]string{"--suite", "inference", "--trace", trace, "--slo-p99", "1s"}, "none of its 1 jobs is an inference job"},
+		{[]string{"--suite", "tuning", "--trace", trace, "--tuning-jobs", "3"}, "with --trace your trace's jobs"},
 		{[]string{"--suite", "tuning", "--load", "2"}, "--load applies to the training suite"},
 		{[]string{"--trace", trace, "--seed", "3"}, "--seed shapes the generated trace"},
 		{[]string{"--suite", "tuning", "--resample", "bootstrap"}, "--resample applies to the training suite"},
@@ -222,7 +228,8 @@ func TestEvalFlagsThatDoNotApply(t *testing.T) {
 	// Where they apply they are taken.
 	for _, args := range [][]string{{"--trace", trace, "--policy", "fifo"}, {"--trace", trace, "--policy", "fifo", "--load", "2"},
 		{"--trace", trace, "--policy", "fifo", "--resample", "jitter", "--seed", "3"}, {"--suite", "inference", "--seed", "2", "--requests", "3"},
-		{"--trace-kind", "salus100", "--policy", "fifo"}, {"--suite", "paper"}} {
+		{"--trace-kind", "salus100", "--policy", "fifo"}, {"--suite", "paper"}, {"--suite", "tuning", "--trace", trace},
+		{"--suite", "inference", "--inference-jobs", "14", "--request-rate", "5", "--slo-p99", "80ms", "--requests", "10"}} {
 		if _, err := run(t, append([]string{"eval"}, args...)...); err != nil {
 			t.Errorf("eval %v: %v", args, err)
 		}

@@ -65,7 +65,7 @@ func compare(w io.Writer, rep *eval.Report, eng engine.Engine, t *workload.Trace
 const replayEngine = "live"
 
 func newReplayCmd() *cobra.Command {
-	ef := evalFlags{engine: replayEngine, suite: eval.DefaultSuite}
+	ef := evalFlags{engine: replayEngine, suite: eval.DefaultSuite, repeat: 1}
 	cmd := &cobra.Command{
 		Use:   "replay --trace FILE",
 		Short: "Replay a trace on the live engine: the daemon and one worker process per job",
@@ -107,6 +107,7 @@ Same as: salus eval --engine live --trace FILE.`,
 	ef.outputFlags.register(cmd, "o", "table", "json", "csv")
 	addOutFlag(cmd.Flags(), &ef.out, "", "directory for event logs, results.json and results.csv")
 	addReuseOutFlag(cmd.Flags(), &ef.reuseOut)
+	addRepeatFlag(cmd.Flags(), &ef.repeat)
 	return cmd
 }
 
