@@ -166,7 +166,7 @@ func Build(name string, shapes []FileShape, lines []int, models map[string]Model
 		var d device.Device
 		if s.GPUs > 0 {
 			if s.Model == "" {
-				return nil, fmt.Errorf("%s: field model: empty: name the GPU model (a preset of salus devices, or one declared under models:)", at)
+				return nil, fmt.Errorf("%s: field model: empty: name the GPU model (a device preset: %s; or one declared under models:)", at, strings.Join(device.Names(), ", "))
 			}
 			var err error
 			if d, err = Resolve(s.Model, models); err != nil {

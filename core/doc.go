@@ -9,11 +9,13 @@
 //
 // A Policy says where jobs are admitted and who runs next: its Placement (an
 // interface, placement.go) decides lane admission, and its Order (an interface with
-// one method, Less) orders the ready jobs of one lane. The policies are in
-// policies.go and are registered by name in the registry of policy.go (Lookup,
-// Names, RegisterPolicy): a new policy is one file and one
-// registry line. A Mode (modes.go; the built-in ones in modebuiltin.go, registered
-// the same way: RegisterMode, LookupMode, ModeNames) says how the device is shared:
+// one method, Less) orders the ready jobs of one lane. Each policy registers itself
+// by name, from its own file's init, in the registry of policy.go
+// (RegisterPolicyAt, Lookup, Names): the four of the paper and fcfs in
+// policies.go, the others each in a file of its own (las.go, defrag.go, ...). A new
+// policy is one file that registers itself. A Mode (modes.go; the built-in ones in
+// modebuiltin.go, registered the same way: RegisterModeAt, LookupMode, ModeNames)
+// says how the device is shared:
 // Salus lanes, exclusive, MPS, time-slicing, suspend/resume. Compose runs a policy
 // within a mode, which sets the policy's Sharing: what the scheduler, the simulator
 // and the daemon ask (start-up on the GPU, admission in order, a quantum, swapped

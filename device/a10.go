@@ -9,5 +9,6 @@ package device
 // matched.
 func init() {
 	Register(Spec{Key: "a10", Order: 40, Model: "a10",
+		Source: "estimated from the A100-40GB (2.7): dense TF32 0.40, bandwidth 0.39",
 		Device: Device{Name: "A10", TotalMiB: 24 << 10, CapacityMiB: 21 << 10, PCIeGBps: 24, Speed: 1.06}})
 }

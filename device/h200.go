@@ -8,5 +8,6 @@ package device
 // (another model) are not matched.
 func init() {
 	Register(Spec{Key: "h200", Order: 62, Model: "h200", Forms: []string{"", "sxm", "sxm5"},
+		Source: "H100 x 1.1, estimated: same compute, 1.43x the memory bandwidth",
 		Device: Device{Name: "H200", TotalMiB: 141 << 10, CapacityMiB: 123 << 10, PCIeGBps: 48, Speed: 6.0}})
 }

@@ -8,5 +8,6 @@ package device
 // keeps sustained clocks below the peak's.
 func init() {
 	Register(Spec{Key: "l4", Order: 50, Model: "l4",
+		Source: "estimated from the A100-40GB: dense TF32 0.38, bandwidth 0.19",
 		Device: Device{Name: "L4", TotalMiB: 24 << 10, CapacityMiB: 21 << 10, PCIeGBps: 24, Speed: 0.74}})
 }

@@ -7,5 +7,6 @@ package device
 // was found. The L40 (a different model, 181 TF32 with sparsity) is not matched.
 func init() {
 	Register(Spec{Key: "l40s", Order: 51, Model: "l40s",
+		Source: "estimated from the A100-40GB: dense TF32 1.17, bandwidth 0.56",
 		Device: Device{Name: "L40S", TotalMiB: 48 << 10, CapacityMiB: 42 << 10, PCIeGBps: 24, Speed: 2.2}})
 }

@@ -67,6 +67,10 @@ type Spec struct {
 	// "sxm4"); "" accepts a name that states none. Nil means {""}. A name stating
 	// a form no preset of its model lists ("H100 NVL") matches none.
 	Forms []string
+	// Source says in one line where the speed comes from (the comment above the
+	// preset's Register says it in full). The device table of docs/concepts.md is
+	// generated from it (salus gen-docs).
+	Source string
 	// Default makes this preset its model's when neither the name nor the caller
 	// gives the memory ("A100" alone: the 80 GB card). A model with one preset
 	// needs none.
@@ -75,11 +79,12 @@ type Spec struct {
 
 var registry []Spec
 
-// Register adds a preset. Each preset's file calls it from init; a key, order or
-// (model, memory, form) already taken panics, as a programming error.
+// Register adds a preset. Each preset's file calls it from init; a preset without
+// a Source, or a key, order or (model, memory, form) already taken, panics, as a
+// programming error.
 func Register(s Spec) {
-	if s.Key == "" || s.Key != strings.ToLower(s.Key) || s.Model == "" || s.Model != strings.ToLower(s.Model) || !(s.Device.TotalMiB > 0) {
-		panic(fmt.Sprintf("device.Register(%+v): give a lowercase key and model and the card's memory", s))
+	if s.Key == "" || s.Key != strings.ToLower(s.Key) || s.Model == "" || s.Model != strings.ToLower(s.Model) || !(s.Device.TotalMiB > 0) || s.Source == "" {
+		panic(fmt.Sprintf("device.Register(%+v): give a lowercase key and model, the card's memory and where its speed comes from (Source)", s))
 	}
 	if s.Forms == nil {
 		s.Forms = []string{""}

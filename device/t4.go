@@ -10,5 +10,6 @@ package device
 // tolerance of 16 GiB.
 func init() {
 	Register(Spec{Key: "t4", Order: 30, Model: "t4",
+		Source: "estimated from the P100: FP32 peak 8.1/10.6 = 0.76, memory bandwidth 320/732 = 0.44",
 		Device: Device{Name: "T4", TotalMiB: 16 << 10, CapacityMiB: 14 << 10, PCIeGBps: 12, Speed: 0.58}})
 }

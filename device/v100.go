@@ -18,7 +18,9 @@ package device
 func init() {
 	forms := []string{"", "pcie", "sxm2", "sxm3", "fhhl"}
 	Register(Spec{Key: "v100-16g", Order: 20, Model: "v100", Forms: forms,
+		Source: "the same chip as the 32 GB card",
 		Device: Device{Name: "V100-16GB", TotalMiB: 16 << 10, CapacityMiB: 14 << 10, PCIeGBps: 12, Speed: 1.4}})
 	Register(Spec{Key: "v100", Order: 21, Model: "v100", Forms: forms, Default: true,
+		Source: "Dell EMC HPC lab, \"Deep Learning on V100\" (2017): ~40% over P100 in FP32 training",
 		Device: Device{Name: "V100-32GB", TotalMiB: 32 << 10, CapacityMiB: 28 << 10, PCIeGBps: 12, Speed: 1.4}})
 }

@@ -42,11 +42,11 @@ func (paperSuite) Schemes(o Options) []Scheme {
 	for _, p := range paperPolicies {
 		out = append(out, p.Scheme)
 	}
-	return append(out, o.Training.Schemes...)
+	return append(out, o.Schemes...)
 }
 
 func (paperSuite) Run(o Options) (Result, error) {
-	return ReproducePaper(PaperOptions{Device: o.Device, Modes: o.Modes, Seeds: o.PaperSeeds, Schemes: o.Training.Schemes})
+	return ReproducePaper(PaperOptions{Device: o.Device, Modes: o.Modes, Seeds: o.PaperSeeds, Schemes: o.Schemes})
 }
 
 // PaperOptions configures the paper suite. The zero value is the paper's set-up

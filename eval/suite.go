@@ -149,6 +149,9 @@ type Options struct {
 	Progress io.Writer
 	// Policies are --policy's names (the overhead suite's trace policies).
 	Policies []string
+	// Schemes are --policy and --mode resolved (ResolveSchemes), for every suite
+	// that reads either (Reader); nil when neither is given: the suite's own.
+	Schemes []Scheme
 	// PaperSeeds is how many seeds of the paper trace the paper suite runs; 0:
 	// PaperSeeds.
 	PaperSeeds int

@@ -117,9 +117,10 @@ func (ef *evalFlags) runningModes() []string {
 	}
 	o := eval.Options{Engine: eng}
 	if len(ef.policies) > 0 || len(ef.modes) > 0 {
-		if o.Training.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+		if o.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
 			return nil // the run says why
 		}
+		o.Training.Schemes = o.Schemes // the training suite's section, as ef.training sets it
 	}
 	var schemes []eval.Scheme
 	for _, s := range eval.Selected(ef.suite) {

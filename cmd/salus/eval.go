@@ -225,16 +225,19 @@ func (ef *evalFlags) run() (eval.Result, error) {
 	o := ef.opts
 	o.Context, o.Engine, o.Device, o.Modes, o.OutDir, o.Progress = ctx, eng, dev, ef.df.modes, ef.out, ef.progress
 	o.Policies, o.Seed, o.CapacityMiB, o.Repeat = ef.policies, ef.tf.seed, ef.df.capacityMiB, ef.repeat
+	if len(ef.policies) > 0 || len(ef.modes) > 0 {
+		// Every suite that reads --policy or --mode finds its schemes here (the
+		// paper suite puts them beside Table 1's); the command line refused both
+		// where no chosen suite reads them.
+		if o.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
+			return nil, err
+		}
+	}
 	if needsTrace(ef.suite, ef.tf.file) {
 		if o.Training, err = ef.training(dev); err != nil {
 			return nil, err
 		}
 		o.Training.Cluster = ef.cluster
-	} else if len(ef.policies) > 0 || len(ef.modes) > 0 {
-		// The paper suite puts the user's schemes beside Table 1's.
-		if o.Training.Schemes, err = eval.ResolveSchemes(ef.policies, ef.modes, ef.df.modes); err != nil {
-			return nil, err
-		}
 	}
 	rep, err := eval.RunSuite(ef.suite, o)
 	if rep == nil {

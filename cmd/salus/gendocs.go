@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -33,7 +34,7 @@ func init() {
 func newGenDocsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    "gen-docs DIR",
-		Short:  "Write the CLI reference (Markdown, one page a command) into DIR",
+		Short:  "Write the CLI reference (Markdown, one page a command) into DIR, and refresh the generated sections of the pages of DIR's parent",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,6 +43,13 @@ func newGenDocsCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d pages to %s\n", n, args[0])
+			pages, err := refreshSections(filepath.Dir(filepath.Clean(args[0])))
+			if err != nil {
+				return err
+			}
+			if len(pages) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "refreshed the generated sections of %s\n", strings.Join(pages, ", "))
+			}
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -53,8 +54,9 @@ func newPoliciesCmd() *cobra.Command {
 		Use:   "policies",
 		Short: "List the scheduling policies, built in or from --policy-file, and the fields a policy file's order may read",
 		Long: `List every scheduling policy: its name (what --policy takes), the sharing mode it runs
-in by default, where it comes from (built in, or a policy file given with --policy-file)
-and its description; then the fields of a job that a policy file's order may read.
+in by default, the other modes that run it (--mode), where it comes from (built in, or a
+policy file given with --policy-file) and its description; then the fields of a job that
+a policy file's order may read.
 
 A policy file is YAML: name, description, order (a CEL expression over the job's
 fields, the least value running first, ties to the earlier arrival) and params
@@ -70,6 +72,7 @@ as an expression", and examples/policies/.`,
 			type policy struct {
 				Name        string   `json:"name"`
 				Mode        string   `json:"mode"`
+				AlsoIn      []string `json:"also_in"`
 				From        string   `json:"from"`
 				Description string   `json:"description"`
 				Order       string   `json:"order,omitempty"`
@@ -84,12 +87,19 @@ as an expression", and examples/policies/.`,
 				Policies []policy `json:"policies"`
 				Fields   []field  `json:"fields"`
 			}
+			// The other modes that run each policy, from the registries: what a mode's
+			// --mode runs, listed nowhere by hand.
+			alsoIn := map[string][]string{}
+			for _, s := range core.Schemes() {
+				alsoIn[s[1]] = append(alsoIn[s[1]], s[0])
+			}
 			for _, n := range core.Names() {
 				p, err := core.Lookup(n)
 				if err != nil {
 					return err
 				}
-				e := policy{Name: n, Mode: p.Mode, From: "built-in", Description: p.Description}
+				e := policy{Name: n, Mode: p.Mode, From: "built-in", Description: p.Description,
+					AlsoIn: slices.DeleteFunc(alsoIn[n], func(m string) bool { return m == p.Mode })}
 				if fp, ok := exprpolicy.Lookup(n); ok {
 					e.From, e.Order, e.Reads = fp.Path, strings.TrimSpace(fp.Order), fp.Reads
 				}
@@ -105,9 +115,13 @@ as an expression", and examples/policies/.`,
 				return enc.Encode(out)
 			}
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "POLICY\tMODE\tFROM\tDESCRIPTION")
+			fmt.Fprintln(tw, "POLICY\tMODE\tALSO IN\tFROM\tDESCRIPTION")
 			for _, p := range out.Policies {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Mode, p.From, p.Description)
+				also := strings.Join(p.AlsoIn, ",")
+				if also == "" {
+					also = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Mode, also, p.From, p.Description)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

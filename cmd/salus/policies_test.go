@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/exprpolicy"
 )
 
@@ -79,5 +81,43 @@ func TestAPolicyFileInSweepAndEval(t *testing.T) {
 	got := figures(t, "--policy-file", mine, "--policy", "MINE")
 	if len(got) == 0 || strings.Join(got, ",") == strings.Join(fifo, ",") {
 		t.Errorf("eval --policy MINE: %v (fifo: %v)", got, fifo)
+	}
+}
+
+// salus policies says which other modes run each policy (ALSO IN): exactly the
+// modes whose --mode accepts it, so that the docs can point to it instead of
+// listing them.
+func TestPoliciesSayWhichModesRunThem(t *testing.T) {
+	out, err := run(t, "policies", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Policies []struct {
+			Name, Mode string
+			AlsoIn     []string `json:"also_in"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Policies) != len(core.Names()) {
+		t.Fatalf("%d policies listed, %d registered", len(got.Policies), len(core.Names()))
+	}
+	for _, p := range got.Policies {
+		for _, m := range core.ModeNames() {
+			_, err := core.Compose(m, p.Name, core.DefaultModeParams())
+			listed := slices.Contains(p.AlsoIn, m)
+			switch {
+			case m == p.Mode && listed:
+				t.Errorf("%s: its own mode %s is listed in ALSO IN", p.Name, m)
+			case m != p.Mode && listed != (err == nil):
+				t.Errorf("%s: ALSO IN %v, but --mode %s --policy %s: %v", p.Name, p.AlsoIn, m, p.Name, err)
+			}
+		}
+	}
+	table, err := run(t, "policies")
+	if err != nil || !strings.Contains(table, "ALSO IN") {
+		t.Errorf("the table has no ALSO IN column: %v\n%s", err, table)
 	}
 }

@@ -33,7 +33,7 @@ func newTraceImportCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "import --format FORMAT FILE [FILE]",
-		Short: "Convert a public GPU-cluster trace (Alibaba, PAI, Philly, Helios, Tiresias, Sia) into a trace",
+		Short: "Convert a public GPU-cluster trace (--format " + strings.Join(traceimport.Names(), ", ") + ") into a trace",
 		Long: `Convert a public GPU-cluster trace into this project's trace (CSV, or JSON Lines),
 sorted by arrival, which salus trace validate accepts and salus simulate runs.
 
