@@ -163,40 +163,48 @@ func (a socketAccess) gid() (int, error) {
 	return strconv.Atoi(g.Gid)
 }
 
-// listenUnix listens on a Unix socket at path with a's mode and group, set before
-// anything is served. A socket file left by a daemon that died is replaced; one
-// another daemon answers on is an error. The socket is created with no
-// permission for group and others (umask), so nobody connects before its mode
-// and group are right.
-func listenUnix(path, flag string, a socketAccess) (net.Listener, error) {
+// listenUnix listens on a Unix socket for path with a's mode and group, set
+// before anything is served. It binds the socket at path+".new" (bound), for
+// the caller to rename to path once it serves (a socket that answers at path
+// is a daemon that serves). A socket file left by a daemon that died is
+// replaced; one another daemon answers on is an error. The socket is created
+// with no permission for group and others (umask), so nobody connects before
+// its mode and group are right.
+func listenUnix(path, flag string, a socketAccess) (l net.Listener, bound string, err error) {
 	mode := a.mode
 	if mode == 0 {
 		mode = 0o660
 	}
 	gid, err := a.gid()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		if c, err := net.Dial("unix", path); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, path)
+	bound = path + ".new"
+	for _, p := range []string{path, bound} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, err := net.Dial("unix", p); err == nil {
+				c.Close()
+				return nil, "", fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, p)
+			}
+			os.Remove(p)
 		}
-		os.Remove(path)
 	}
+	path = bound
 	old := umask(0o177)
-	l, err := net.Listen("unix", path)
+	l, err = net.Listen("unix", path)
 	umask(old)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, "", fmt.Errorf("%s: %w", flag, err)
 	}
 	if err := os.Chown(path, -1, gid); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("%s %s: cannot give the socket to group %d (--socket-group): %w; the daemon's user must be a member of that group", flag, path, gid, err)
+		os.Remove(path)
+		return nil, "", fmt.Errorf("%s %s: cannot give the socket to group %d (--socket-group): %w; the daemon's user must be a member of that group", flag, path, gid, err)
 	}
 	if err := os.Chmod(path, mode); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+		os.Remove(path)
+		return nil, "", fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	return l, nil
+	return l, bound, nil
 }
