@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/server"
 )
 
@@ -179,9 +180,15 @@ func listenUnix(path, flag string, a socketAccess) (l net.Listener, bound string
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkSocketDir(path, flag, mode, gid); err != nil {
+		return nil, "", err
+	}
 	bound = path + ".new"
 	for _, p := range []string{path, bound} {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+				return nil, "", fmt.Errorf("%s %s: the socket there belongs to uid %d, not to the daemon's user (uid %d): another user made it, and clients could be sent to them; remove it (as its owner or root) or choose another path", flag, p, st.Uid, os.Getuid())
+			}
 			if c, err := net.Dial("unix", p); err == nil {
 				c.Close()
 				return nil, "", fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, p)
@@ -207,4 +214,60 @@ func listenUnix(path, flag string, a socketAccess) (l net.Listener, bound string
 		return nil, "", fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return l, bound, nil
+}
+
+// defaultSocket is protocol.DefaultSocket (a test's hook).
+var defaultSocket = protocol.DefaultSocket
+
+// checkSocketDir refuses a socket path whose directory someone other than the
+// daemon's user (or root) may write to, unless it is sticky (as /tmp is:
+// nobody else can then remove or rename the daemon's socket), or that another
+// user owns: they could take the socket's name, and the clients would send them
+// their jobs' names and resume tokens. The default socket's directory
+// (protocol.DefaultSocket) is made when missing, 0700, and must be the
+// daemon's own; it is opened to --socket-group (0710) or to all (0711) when
+// --socket-mode gives them the socket, so that they can reach it.
+func checkSocketDir(path, flag string, mode os.FileMode, gid int) error {
+	dir := filepath.Dir(path)
+	isDefault := path == defaultSocket()
+	if isDefault {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("%s %s: cannot make its directory: %w", flag, path, err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s: %s is not a directory (a symbolic link is refused: give the real path)", flag, path, dir)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 && (isDefault || fi.Mode()&fs.ModeSticky == 0) {
+		return fmt.Errorf("%s %s: its directory %s can be written by its group or others (mode %04o): another user could take the socket's name; run chmod go-w %s, or give a path in a directory only the daemon's user can write", flag, path, dir, perm, dir)
+	}
+	if st != nil && int(st.Uid) != os.Getuid() && (isDefault || st.Uid != 0) {
+		return fmt.Errorf("%s %s: its directory %s belongs to uid %d, not to the daemon's user (uid %d): its owner could take the socket's name; remove it, or give a path in a directory of the daemon's user", flag, path, dir, st.Uid, os.Getuid())
+	}
+	if !isDefault {
+		return nil
+	}
+	want := os.FileMode(0o700)
+	if mode&0o060 != 0 {
+		want |= 0o010
+		if st != nil && int(st.Gid) != gid {
+			if err := os.Chown(dir, -1, gid); err != nil {
+				return fmt.Errorf("%s %s: cannot give its directory %s to group %d (--socket-group): %w", flag, path, dir, gid, err)
+			}
+		}
+	}
+	if mode&0o006 != 0 {
+		want |= 0o001
+	}
+	if fi.Mode().Perm() != want {
+		if err := os.Chmod(dir, want); err != nil {
+			return fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/salusgo/salus/client"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -346,6 +347,9 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 			if idle == 0 {
 				idle = -1 // the server's "disabled"; its 0 means the default
 			}
+			if socket == client.DefaultAddr {
+				socket = defaultSocket()
+			}
 			if tokenFile == "" {
 				tokenFile = defaultTokenPath("token", socket)
 			}
@@ -413,7 +417,7 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 	addAdmissionFlags(cmd.Flags(), &mp)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
-	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")
+	f.StringVar(&socket, "socket", client.DefaultAddr, "Unix socket of the fast path (empty: off); auto: $XDG_RUNTIME_DIR/salus/salus.sock, /run/salus/salus.sock for root, else $TMPDIR/salus-UID/salus.sock, in a directory only the daemon's user can write (the clients' default too)")
 	f.StringVar(&fastAddr, "fast-addr", "127.0.0.1:7071", "TCP address of the fast path (empty: off)")
 	f.StringVar(&events, "events", "", "append the event log (JSON Lines) to this file, the daemon's journal: a daemon restarted on it continues the run (see --recover-window)")
 	jf.register(cmd)
