@@ -250,6 +250,9 @@ func (a *Appender) Rotate(snapshot Event) error {
 		return fmt.Errorf("rotate %s: %d bytes of events cannot be written: %w", a.path, len(a.buf), a.err)
 	}
 	line := append(Append(nil, snapshot), '\n')
+	if len(line) > maxLine {
+		return fmt.Errorf("rotate %s: its snapshot of %d sessions would be a line of %d bytes, longer than the %d a reader takes: the journal goes on in its file", a.path, len(snapshot.Open), len(line), maxLine)
+	}
 	seg := a.seg + 1
 	name := SegmentName(a.path, seg)
 	for {
