@@ -709,11 +709,15 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 	if err := j.configure(path, cfg); err != nil {
 		return nil, err
 	}
-	lock, err := lockJournal(path)
+	lock, real, err := lockJournal(path)
 	if err != nil {
 		return nil, err
 	}
 	j.lock = lock
+	if real != path {
+		logger.Info("event log: writing the journal at its real path", "events", path, "real", real)
+		path = real // a rotation renames the file, never a link to it
+	}
 	t0 := time.Now()
 	jn, err := server.ReadJournal(path) // a rotated log: from its last snapshot on
 	switch {
