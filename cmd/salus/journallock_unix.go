@@ -24,7 +24,7 @@ import (
 // across rotations, and on the journal file itself (its device and inode), which
 // a hard link shares. It returns the real path, which the daemon then uses (a
 // rotation renames the file, not a link to it).
-func lockJournal(path string) (lockFile *os.File, real string, err error) {
+func lockJournal(path string) (locks []*os.File, real string, err error) {
 	real, err = realPath(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("--events %s: %w", path, err)
@@ -59,14 +59,10 @@ func lockJournal(path string) (lockFile *os.File, real string, err error) {
 		}
 		return nil, "", fmt.Errorf("--events %s: cannot lock it: %w", path, err)
 	}
-	journalFileLock = j // held, with the lock file, for the process's life
 	f.Truncate(0)
 	fmt.Fprintf(f, "the salus serve of pid %d, started %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
-	return f, real, nil
+	return []*os.File{f, j}, real, nil
 }
-
-// journalFileLock holds the flock on the journal file itself.
-var journalFileLock *os.File
 
 // realPath is path with every symbolic link resolved, the file's own when it
 // exists, else its folder's.

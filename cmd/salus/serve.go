@@ -620,7 +620,7 @@ loop:
 // journalFlags configure the daemon's event log as a journal.
 type journalFlags struct {
 	// lock holds the journal for this daemon (lockJournal) while it runs.
-	lock          *os.File
+	lock          []*os.File
 	recoverWindow time.Duration
 	flushEvery    time.Duration
 	onError       string
