@@ -202,9 +202,44 @@ func Ended(err error) bool {
 	return err != nil
 }
 
+// DefaultAddr is the address that names the default socket (as "" does):
+// protocol.DefaultSocket, the user's own daemon, or else protocol.SystemSocket,
+// a daemon run by root for the node, whichever has a socket.
+const DefaultAddr = "auto"
+
+// DefaultSocket is the socket DefaultAddr names now: the user's own default
+// when a socket is there, else the system's when one is there, else the user's.
+func DefaultSocket() string {
+	own := defaultSockets[0]()
+	for _, p := range []string{own, defaultSockets[1]()} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			return p
+		}
+	}
+	return own
+}
+
+// defaultSockets are the user's default socket and the system's (a test's hook).
+var defaultSockets = [2]func() string{protocol.DefaultSocket, func() string { return protocol.SystemSocket }}
+
 // Dial connects to a daemon's fast path. addr is "unix:/path/to.sock", a path
-// containing a slash (a Unix socket) or "host:port" (TCP).
+// containing a slash (a Unix socket), "host:port" (TCP), or "" or DefaultAddr
+// (the default socket, DefaultSocket). A default socket must be served by the
+// user's own uid or root (SO_PEERCRED, on Linux): one served by another user
+// was taken by them, and is closed before anything is sent.
 func Dial(ctx context.Context, addr string) (net.Conn, error) {
+	if addr == "" || addr == DefaultAddr {
+		p := DefaultSocket()
+		c, err := Dial(ctx, "unix:"+p)
+		if err != nil {
+			return nil, err
+		}
+		if uid, ok := peerUID(c); ok && uid != 0 && int(uid) != os.Getuid() {
+			c.Close()
+			return nil, fmt.Errorf("the salus socket %s is served by uid %d, neither yours (%d) nor root: another user may have taken its name; nothing was sent to it (give the daemon's address, or stop that process)", p, uid, os.Getuid())
+		}
+		return c, nil
+	}
 	network, a := "tcp", addr
 	switch {
 	case strings.HasPrefix(addr, "unix:"):
@@ -243,6 +278,11 @@ type Session struct {
 	// gone is set once reconnecting failed: later requests fail at once with it
 	// rather than wait for the daemon again.
 	gone error
+	// daemonUID is the uid that served the session's first connection over a
+	// Unix socket (known: hasUID): a reconnection must find the same, or it
+	// is to a process that took the socket's name meanwhile.
+	daemonUID uint32
+	hasUID    bool
 }
 
 // Open dials addr and opens a session; it returns once the job is admitted.
@@ -285,6 +325,14 @@ func (s *Session) open(ctx context.Context, resume bool) error {
 	c, err := Dial(ctx, s.addr)
 	if err != nil {
 		return err
+	}
+	if uid, ok := peerUID(c); ok {
+		if s.hasUID && uid != s.daemonUID {
+			c.Close()
+			// Reconnectable: the daemon itself may yet come back there.
+			return fmt.Errorf("the salus socket at %s is served by uid %d, not uid %d that served this session: another process took its name; nothing was sent to it", s.addr, uid, s.daemonUID)
+		}
+		s.daemonUID, s.hasUID = uid, true
 	}
 	s.wmu.Lock()
 	if s.c != nil {

@@ -623,8 +623,12 @@ func simple(s string) bool {
 // passed on every event but that line.
 var ErrTruncated = errors.New("a line is cut off (its writer stopped in the middle of it: a crash, kill -9); every other event was read")
 
-// maxLine bounds one line of a log.
-const maxLine = 1 << 24
+// maxLine bounds one line of a log, as read and as a rotation writes it
+// (Appender.Rotate refuses a longer snapshot): 1 GiB, so that the snapshot of
+// the most sessions a daemon restores (100,000 by default, with long names:
+// some 50 MB) reads back, and a file that is not a log cannot take more. A
+// variable for the tests.
+var maxLine = 1 << 30
 
 // Read decodes a log, calling fn for each event in order. Errors name the line. A
 // last line that is cut off (no newline, and not an event) gives an error that

@@ -231,11 +231,15 @@ func (a *Appender) SinceRotation() int64 {
 }
 
 // Rotate renames the file to the next segment (PATH.000001, ...) and starts the
-// file anew with snapshot, in one write, after writing what is buffered: it
-// fails when that cannot be written. On failure the file is as it was and the Appender goes on writing
-// to it. A crash between the rename and the new file's first line leaves the
+// file anew with snapshot, after writing what is buffered: it fails when that
+// cannot be written. On failure the file is as it was and the Appender goes on
+// writing to it. The new file is written whole and synced under a temporary
+// name (PATH.rotating) before it takes PATH's place, so that a crash (kill -9)
+// inside the snapshot's write, however long, leaves PATH as it was: a cut
+// snapshot is never in force. A crash between the two renames leaves the
 // segments whole and no PATH: a restart reads the newest segment that begins
-// with a snapshot (ReadFromSnapshot), and finds what the snapshot would have said.
+// with a whole snapshot (ReadFromSnapshot), and finds what the snapshot would
+// have said.
 func (a *Appender) Rotate(snapshot Event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -246,6 +250,9 @@ func (a *Appender) Rotate(snapshot Event) error {
 		return fmt.Errorf("rotate %s: %d bytes of events cannot be written: %w", a.path, len(a.buf), a.err)
 	}
 	line := append(Append(nil, snapshot), '\n')
+	if len(line) > maxLine {
+		return fmt.Errorf("rotate %s: its snapshot of %d sessions would be a line of %d bytes, longer than the %d a reader takes: the journal goes on in its file", a.path, len(snapshot.Open), len(line), maxLine)
+	}
 	seg := a.seg + 1
 	name := SegmentName(a.path, seg)
 	for {
@@ -255,17 +262,28 @@ func (a *Appender) Rotate(snapshot Event) error {
 		seg++
 		name = SegmentName(a.path, seg)
 	}
-	if err := os.Rename(a.path, name); err != nil {
-		return fmt.Errorf("rotate: %w", err)
-	}
-	f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	tmp := a.path + ".rotating"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err == nil {
-		if _, err = f.Write(line); err != nil {
+		if err = writeSnapshot(f, line); err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
 			f.Close()
-			os.Remove(a.path)
 		}
 	}
 	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rotate: cannot write the snapshot that begins %s anew: %w", a.path, err)
+	}
+	if err := os.Rename(a.path, name); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("rotate: %w", err)
+	}
+	if err := os.Rename(tmp, a.path); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		if rerr := os.Rename(name, a.path); rerr != nil {
 			// The open file is the segment now: writes go on there, and a
 			// restart reads it (ReadFromSnapshot), so nothing is lost.
@@ -273,10 +291,28 @@ func (a *Appender) Rotate(snapshot Event) error {
 		}
 		return fmt.Errorf("rotate: cannot start %s anew with its snapshot: %w", a.path, err)
 	}
-	a.f.Close() // every byte was written: a close error loses nothing
+	syncDir(filepath.Dir(a.path)) // the renames, on disk; a failure loses nothing a crash of the process would
+	a.f.Close()                   // every byte was written: a close error loses nothing
 	a.f, a.w, a.seg = f, f, seg
 	a.active, a.snap = int64(len(line)), int64(len(line))
 	return nil
+}
+
+// writeSnapshot writes a rotation's snapshot line (a test's hook, to die
+// inside it).
+var writeSnapshot = func(f *os.File, line []byte) error {
+	_, err := f.Write(line)
+	return err
+}
+
+// syncDir syncs the directory dir, so that a rename in it is on disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // FlushEvery flushes every d from now on, until Close: a process killed (kill -9)
@@ -421,11 +457,29 @@ func beginsWithSnapshot(path string) (bool, error) {
 		defer gz.Close()
 		r = gz
 	}
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(bufio.NewReader(r), head)
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, _ := br.Peek(256)
 	// Append writes the kind second: {"t":...,"ev":"snapshot",...
-	line, _, _ := strings.Cut(string(head[:n]), "\n")
-	return strings.Contains(line, `"ev":"`+Snapshot+`"`), nil
+	first, _, _ := strings.Cut(string(head), "\n")
+	if !strings.Contains(first, `"ev":"`+Snapshot+`"`) {
+		return false, nil
+	}
+	// A snapshot cut by a crash (an older daemon wrote it in place) is none:
+	// the file before holds the state.
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull && len(line) <= maxLine {
+			continue
+		}
+		if err != nil {
+			return false, nil
+		}
+		break
+	}
+	e, ok, err := decodeLine(line, path, 1)
+	return err == nil && ok && e.Kind == Snapshot, nil
 }
 
 // readFiles reads logs one after the other, as one log. A cut line in one of

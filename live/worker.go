@@ -67,7 +67,7 @@ func (f *WorkerFlags) fromEnv() error {
 // Register defines the flags on fs.
 func (f *WorkerFlags) Register(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.w.Addr, "server", "unix:/tmp/salus.sock", "daemon fast-path address: unix:/path, a socket path, or host:port; $SALUS_ADDR when set and the flag is not (the DRA driver sets it in a claim's container)")
+	fs.StringVar(&f.w.Addr, "server", client.DefaultAddr, "daemon fast-path address: unix:/path, a socket path, host:port, or auto (the default socket: salus serve's, see its --socket); $SALUS_ADDR when set and the flag is not (the DRA driver sets it in a claim's container)")
 	fs.StringVar(&f.w.TokenFile, "token-file", "", "file holding the daemon's token, needed over TCP (default: $SALUS_TOKEN, else the file $SALUS_TOKEN_FILE names)")
 	fs.StringVar(&f.w.Job, "job", "", "job name, unique among the daemon's sessions (required)")
 	fs.StringVar(&f.model, "model", "", "catalog model whose profile to emulate (with --batch)")

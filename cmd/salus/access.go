@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/salusgo/salus/protocol"
 	"github.com/salusgo/salus/server"
 )
 
@@ -163,40 +164,110 @@ func (a socketAccess) gid() (int, error) {
 	return strconv.Atoi(g.Gid)
 }
 
-// listenUnix listens on a Unix socket at path with a's mode and group, set before
-// anything is served. A socket file left by a daemon that died is replaced; one
-// another daemon answers on is an error. The socket is created with no
-// permission for group and others (umask), so nobody connects before its mode
-// and group are right.
-func listenUnix(path, flag string, a socketAccess) (net.Listener, error) {
+// listenUnix listens on a Unix socket for path with a's mode and group, set
+// before anything is served. It binds the socket at path+".new" (bound), for
+// the caller to rename to path once it serves (a socket that answers at path
+// is a daemon that serves). A socket file left by a daemon that died is
+// replaced; one another daemon answers on is an error. The socket is created
+// with no permission for group and others (umask), so nobody connects before
+// its mode and group are right.
+func listenUnix(path, flag string, a socketAccess) (l net.Listener, bound string, err error) {
 	mode := a.mode
 	if mode == 0 {
 		mode = 0o660
 	}
 	gid, err := a.gid()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		if c, err := net.Dial("unix", path); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, path)
+	if err := checkSocketDir(path, flag, mode, gid); err != nil {
+		return nil, "", err
+	}
+	bound = path + ".new"
+	for _, p := range []string{path, bound} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+				return nil, "", fmt.Errorf("%s %s: the socket there belongs to uid %d, not to the daemon's user (uid %d): another user made it, and clients could be sent to them; remove it (as its owner or root) or choose another path", flag, p, st.Uid, os.Getuid())
+			}
+			if c, err := net.Dial("unix", p); err == nil {
+				c.Close()
+				return nil, "", fmt.Errorf("%s %s: another daemon is listening there; stop it or choose another path", flag, p)
+			}
+			os.Remove(p)
 		}
-		os.Remove(path)
 	}
+	path = bound
 	old := umask(0o177)
-	l, err := net.Listen("unix", path)
+	l, err = net.Listen("unix", path)
 	umask(old)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, "", fmt.Errorf("%s: %w", flag, err)
 	}
 	if err := os.Chown(path, -1, gid); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("%s %s: cannot give the socket to group %d (--socket-group): %w; the daemon's user must be a member of that group", flag, path, gid, err)
+		os.Remove(path)
+		return nil, "", fmt.Errorf("%s %s: cannot give the socket to group %d (--socket-group): %w; the daemon's user must be a member of that group", flag, path, gid, err)
 	}
 	if err := os.Chmod(path, mode); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+		os.Remove(path)
+		return nil, "", fmt.Errorf("%s %s: %w", flag, path, err)
 	}
-	return l, nil
+	return l, bound, nil
+}
+
+// defaultSocket is protocol.DefaultSocket (a test's hook).
+var defaultSocket = protocol.DefaultSocket
+
+// checkSocketDir refuses a socket path whose directory someone other than the
+// daemon's user (or root) may write to, unless it is sticky (as /tmp is:
+// nobody else can then remove or rename the daemon's socket), or that another
+// user owns: they could take the socket's name, and the clients would send them
+// their jobs' names and resume tokens. The default socket's directory
+// (protocol.DefaultSocket) is made when missing, 0700, and must be the
+// daemon's own; it is opened to --socket-group (0710) or to all (0711) when
+// --socket-mode gives them the socket, so that they can reach it.
+func checkSocketDir(path, flag string, mode os.FileMode, gid int) error {
+	dir := filepath.Dir(path)
+	isDefault := path == defaultSocket()
+	if isDefault {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("%s %s: cannot make its directory: %w", flag, path, err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s: %s is not a directory (a symbolic link is refused: give the real path)", flag, path, dir)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 && (isDefault || fi.Mode()&fs.ModeSticky == 0) {
+		return fmt.Errorf("%s %s: its directory %s can be written by its group or others (mode %04o): another user could take the socket's name; run chmod go-w %s, or give a path in a directory only the daemon's user can write", flag, path, dir, perm, dir)
+	}
+	if st != nil && int(st.Uid) != os.Getuid() && (isDefault || st.Uid != 0) {
+		return fmt.Errorf("%s %s: its directory %s belongs to uid %d, not to the daemon's user (uid %d): its owner could take the socket's name; remove it, or give a path in a directory of the daemon's user", flag, path, dir, st.Uid, os.Getuid())
+	}
+	if !isDefault {
+		return nil
+	}
+	want := os.FileMode(0o700)
+	if mode&0o060 != 0 {
+		want |= 0o010
+		if st != nil && int(st.Gid) != gid {
+			if err := os.Chown(dir, -1, gid); err != nil {
+				return fmt.Errorf("%s %s: cannot give its directory %s to group %d (--socket-group): %w", flag, path, dir, gid, err)
+			}
+		}
+	}
+	if mode&0o006 != 0 {
+		want |= 0o001
+	}
+	if fi.Mode().Perm() != want {
+		if err := os.Chmod(dir, want); err != nil {
+			return fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+	}
+	return nil
 }

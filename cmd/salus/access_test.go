@@ -62,7 +62,7 @@ func TestServeSocketAccess(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, srv, logger, nil, "", sock, "", listenAccess{}, "end") }()
+	go func() { done <- serveAddrs(ctx, srv, logger, nil, "", sock, "", listenAccess{}, "end") }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -16,6 +16,7 @@ import (
 
 	salusv1 "github.com/salusgo/salus/api/salus/v1"
 	"github.com/salusgo/salus/api/salus/v1/salusv1connect"
+	"github.com/salusgo/salus/protocol"
 )
 
 func init() {
@@ -49,7 +50,7 @@ func (a *adminFlags) client(cmd *cobra.Command) (salusv1connect.AdminServiceClie
 	}
 	file := a.tokenFile
 	if file == "" {
-		file = defaultTokenPath("admin-token", "/tmp/salus.sock")
+		file = defaultTokenPath("admin-token", protocol.DefaultSocket())
 	}
 	var opts []connect.ClientOption
 	b, err := os.ReadFile(file)

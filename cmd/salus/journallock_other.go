@@ -6,4 +6,4 @@ import "os"
 
 // lockJournal does nothing where flock is not: one daemon per journal is then the
 // operator's to keep.
-func lockJournal(path string) (*os.File, error) { return nil, nil }
+func lockJournal(path string) ([]*os.File, string, error) { return nil, path, nil }

@@ -47,3 +47,37 @@ func TestSecondDaemonOnOneJournalIsRefused(t *testing.T) {
 	b.cmd.Process.Kill()
 	b.cmd.Wait()
 }
+
+// The journal lock goes by the file, not by its name: a second daemon on the
+// journal through a symbolic link, or through a hard link, is refused too, and
+// writes nothing into it.
+func TestSecondDaemonThroughALinkIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "live.jsonl")
+	a := startDaemonProc(t, filepath.Join(dir, "a.sock"), "--events", events)
+	other := t.TempDir()
+	sym, hard := filepath.Join(other, "sym.jsonl"), filepath.Join(other, "hard.jsonl")
+	if err := os.Symlink(events, sym); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(events, hard); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{sym, hard} {
+		second := exec.Command(os.Args[0], "serve", "--socket", filepath.Join(other, "b.sock"), "--addr", "", "--fast-addr", "", "--events", link, "--continue-events")
+		second.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
+		out, err := runWithin(second, time.Minute)
+		if err == nil || !strings.Contains(out, "in use") {
+			t.Errorf("a second daemon on the journal through %s: %v\n%s\nwant it refused, the journal in use", link, err, out)
+		}
+		if after, _ := os.ReadFile(events); string(after) != string(before) {
+			t.Errorf("the daemon through %s wrote into the journal:\n%s", link, after[len(before):])
+		}
+	}
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/salusgo/salus/client"
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
@@ -346,6 +347,9 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 			if idle == 0 {
 				idle = -1 // the server's "disabled"; its 0 means the default
 			}
+			if socket == client.DefaultAddr {
+				socket = defaultSocket()
+			}
 			if tokenFile == "" {
 				tokenFile = defaultTokenPath("token", socket)
 			}
@@ -374,8 +378,20 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 				return err
 			}
 			jf.command = commandLine(cmd, nil)
+			if events != "" {
+				if err := jf.configure(events, &cfg); err != nil {
+					return err
+				}
+			}
+			// The listeners first: a start that fails must fail before the
+			// journal is read (and its sessions rebuilt, to be lost).
+			ls, err := openListeners(addr, socket, fastAddr, listenAccess{socketAccess: acc, apiSocket: apiSocket})
+			if err != nil {
+				return err
+			}
 			file, err := jf.open(events, logger, &cfg)
 			if err != nil {
+				ls.close()
 				return err
 			}
 			if file != nil {
@@ -388,10 +404,11 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 				if file != nil {
 					file.Close()
 				}
+				ls.close()
 				return err
 			}
 			logger.Info("access", "token_file", tokenFile, "admin_token_file", adminFile, "socket_mode", fmt.Sprintf("%04o", acc.mode), "socket_group", acc.group)
-			return serve(cmd.Context(), srv, logger, file, addr, socket, fastAddr, listenAccess{socketAccess: acc, apiSocket: apiSocket}, onStop)
+			return serve(cmd.Context(), srv, logger, file, ls, onStop)
 		},
 	}
 	sf.register(cmd, true)
@@ -400,7 +417,7 @@ resume within --recover-window, as after a crash (an upgrade costs no training r
 	addAdmissionFlags(cmd.Flags(), &mp)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7070", "TCP address of the connect API and /metrics (empty: off)")
-	f.StringVar(&socket, "socket", "/tmp/salus.sock", "Unix socket of the fast path (empty: off)")
+	f.StringVar(&socket, "socket", client.DefaultAddr, "Unix socket of the fast path (empty: off); auto: $XDG_RUNTIME_DIR/salus/salus.sock, /run/salus/salus.sock for root, else $TMPDIR/salus-UID/salus.sock, in a directory only the daemon's user can write (the clients' default too)")
 	f.StringVar(&fastAddr, "fast-addr", "127.0.0.1:7071", "TCP address of the fast path (empty: off)")
 	f.StringVar(&events, "events", "", "append the event log (JSON Lines) to this file, the daemon's journal: a daemon restarted on it continues the run (see --recover-window)")
 	jf.register(cmd)
@@ -439,64 +456,113 @@ type listenAccess struct {
 	apiSocket string // the connect API on a Unix socket too; "": off
 }
 
-// serve runs the daemon's listeners until SIGTERM/SIGINT or ctx ends.
+// daemonListeners are the daemon's listeners. serve opens them all before it
+// reads its journal: whatever can fail at a start (a taken port, a held socket
+// path, an unknown group, a missing folder, a bad address) fails before the
+// journal is touched, so that a failed start leaves it as it was and the next
+// good start restores every session.
+type daemonListeners struct {
+	fast, api []net.Listener
+	// sockets are the Unix socket files made, removed at close; each is bound
+	// at bound[i] until publish renames it there.
+	sockets, bound []string
+	published      int
+	desc           []any // for the "serving" line of the log
+}
+
+// openListeners opens the listeners of --socket, --fast-addr, --addr and
+// --api-socket; on an error it closes those it opened.
+func openListeners(addr, socket, fastAddr string, acc listenAccess) (ls *daemonListeners, err error) {
+	ls = &daemonListeners{desc: []any{"socket", socket, "fast_addr", fastAddr, "addr", addr, "api_socket", acc.apiSocket}}
+	defer func() {
+		if err != nil {
+			ls.close()
+			ls = nil
+		}
+	}()
+	if socket != "" {
+		l, bound, err := listenUnix(socket, "--socket", acc.socketAccess)
+		if err != nil {
+			return ls, err
+		}
+		ls.fast, ls.sockets, ls.bound = append(ls.fast, l), append(ls.sockets, socket), append(ls.bound, bound)
+	}
+	if fastAddr != "" {
+		l, err := net.Listen("tcp", fastAddr)
+		if err != nil {
+			return ls, fmt.Errorf("--fast-addr: %w", err)
+		}
+		ls.fast = append(ls.fast, l)
+	}
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return ls, fmt.Errorf("--addr: %w", err)
+		}
+		ls.api = append(ls.api, l)
+	}
+	if acc.apiSocket != "" {
+		l, bound, err := listenUnix(acc.apiSocket, "--api-socket", acc.socketAccess)
+		if err != nil {
+			return ls, err
+		}
+		ls.api, ls.sockets, ls.bound = append(ls.api, l), append(ls.sockets, acc.apiSocket), append(ls.bound, bound)
+	}
+	if len(ls.fast) == 0 && len(ls.api) == 0 {
+		return ls, errors.New("nothing to listen on: give --socket, --fast-addr or --addr")
+	}
+	return ls, nil
+}
+
+// close closes the listeners and removes the socket files they made.
+func (ls *daemonListeners) close() {
+	for _, l := range append(ls.fast, ls.api...) {
+		l.Close()
+	}
+	for i, p := range ls.sockets {
+		if i < ls.published {
+			os.Remove(p)
+		} else {
+			os.Remove(ls.bound[i])
+		}
+	}
+}
+
+// publish moves the Unix sockets to their paths: clients find the daemon there
+// once it serves.
+func (ls *daemonListeners) publish() error {
+	for i, p := range ls.sockets {
+		if err := os.Rename(ls.bound[i], p); err != nil {
+			return fmt.Errorf("cannot move the socket %s to %s: %w", ls.bound[i], p, err)
+		}
+		ls.published++
+	}
+	return nil
+}
+
+// serve runs the daemon on its listeners until SIGTERM/SIGINT or ctx ends.
 //
 // A signal stops it as onStop says: "restart" (the default) keeps the jobs for the
 // next daemon on the journal (server.Restart; without a journal it is a
-// shutdown), "end" ends them (server.Shutdown). ctx ending is a shutdown.
-func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess, onStop string) error {
+// shutdown), "end" ends them (server.Shutdown). A listener that fails while
+// serving stops it as a restart too: no job is lost to it. ctx ending is a
+// shutdown.
+func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, ls *daemonListeners, onStop string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	errc := make(chan error, 4)
+	defer ls.close()
+	errc := make(chan error, len(ls.fast)+len(ls.api))
+	for _, l := range ls.fast {
+		go func() { errc <- srv.ServeFast(l) }()
+	}
 	var hs *http.Server
-	listening := 0
-	if socket != "" {
-		l, err := listenUnix(socket, "--socket", acc.socketAccess)
-		if err != nil {
-			srv.Shutdown()
-			return err
-		}
-		defer os.Remove(socket)
-		go func() { errc <- srv.ServeFast(l) }()
-		listening++
-	}
-	if fastAddr != "" {
-		l, err := net.Listen("tcp", fastAddr)
-		if err != nil {
-			srv.Shutdown()
-			return fmt.Errorf("--fast-addr: %w", err)
-		}
-		go func() { errc <- srv.ServeFast(l) }()
-		listening++
-	}
-	var apiListeners []net.Listener
-	if addr != "" {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			srv.Shutdown()
-			return fmt.Errorf("--addr: %w", err)
-		}
-		apiListeners = append(apiListeners, l)
-	}
-	if acc.apiSocket != "" {
-		l, err := listenUnix(acc.apiSocket, "--api-socket", acc.socketAccess)
-		if err != nil {
-			for _, l := range apiListeners {
-				l.Close()
-			}
-			srv.Shutdown()
-			return err
-		}
-		defer os.Remove(acc.apiSocket)
-		apiListeners = append(apiListeners, l)
-	}
-	if len(apiListeners) > 0 {
+	if len(ls.api) > 0 {
 		hs = srv.NewHTTPServer()
-		for _, l := range apiListeners {
+		for _, l := range ls.api {
 			go func() {
 				if err := hs.Serve(srv.LimitListener(l)); !errors.Is(err, http.ErrServerClosed) {
 					errc <- err
@@ -504,17 +570,15 @@ func serve(ctx context.Context, srv *server.Server, logger *slog.Logger, file *e
 			}()
 		}
 	}
-	if listening == 0 && hs == nil {
-		srv.Shutdown()
-		return errors.New("nothing to listen on: give --socket, --fast-addr or --addr")
-	}
-	logger.Info("salus daemon serving", "policy", srv.Policy().Name, "socket", socket, "fast_addr", fastAddr, "addr", addr, "api_socket", acc.apiSocket)
 	// The event log needs no flushing here: it writes every event, or flushes
 	// itself (--events-flush), and the server retries what it could not write.
-	var err error
-	restart := false
+	err := ls.publish()
+	restart := err != nil // the jobs stay for the next daemon
+	if err == nil {
+		logger.Info("salus daemon serving", append([]any{"policy", srv.Policy().Name}, ls.desc...)...)
+	}
 loop:
-	for {
+	for err == nil {
 		select {
 		case got := <-sig:
 			restart = onStop != "end"
@@ -525,7 +589,8 @@ loop:
 			break loop
 		case err = <-errc:
 			if err != nil {
-				logger.Error("listener failed", "err", err)
+				restart = onStop != "end"
+				logger.Error("listener failed: stopping", "err", err, "keep_jobs_for_a_restart", restart)
 				break loop
 			}
 		}
@@ -555,7 +620,7 @@ loop:
 // journalFlags configure the daemon's event log as a journal.
 type journalFlags struct {
 	// lock holds the journal for this daemon (lockJournal) while it runs.
-	lock          *os.File
+	lock          []*os.File
 	recoverWindow time.Duration
 	flushEvery    time.Duration
 	onError       string
@@ -605,27 +670,22 @@ func (j *journalFlags) check(fs *pflag.FlagSet, events string) error {
 	return nil
 }
 
-// open opens the event log at path for the daemon (nil when path is empty): it
-// appends, and when the file already holds a log, it reads it first so that the
-// daemon continues the run (cfg.Recover). A gzip log cannot be appended to, and
-// a file that is not an event log is not written to.
-func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.Appender, error) {
-	if path == "" {
-		return nil, nil
-	}
+// configure checks the journal's flags and sets cfg's, before anything is
+// opened: a start refused for a flag touches nothing.
+func (j *journalFlags) configure(path string, cfg *server.Config) error {
 	if strings.HasSuffix(path, ".gz") {
-		return nil, fmt.Errorf("--events %s: the daemon appends to its event log, its journal (a restart continues it), and a gzip file cannot be appended to: give a name without .gz and compress the log once the daemon has stopped", path)
+		return fmt.Errorf("--events %s: the daemon appends to its event log, its journal (a restart continues it), and a gzip file cannot be appended to: give a name without .gz and compress the log once the daemon has stopped", path)
 	}
 	if j.recoverWindow < 0 || j.flushEvery < 0 {
-		return nil, fmt.Errorf("--recover-window %v, --events-flush %v: give durations of 0 or more", j.recoverWindow, j.flushEvery)
+		return fmt.Errorf("--recover-window %v, --events-flush %v: give durations of 0 or more", j.recoverWindow, j.flushEvery)
 	}
 	switch j.onError {
 	case server.JournalStop, server.JournalContinue:
 	default:
-		return nil, fmt.Errorf("--on-journal-error %q: use %s (grant no work while the log cannot be written) or %s (go on without it)", j.onError, server.JournalStop, server.JournalContinue)
+		return fmt.Errorf("--on-journal-error %q: use %s (grant no work while the log cannot be written) or %s (go on without it)", j.onError, server.JournalStop, server.JournalContinue)
 	}
 	if j.rotateMiB < 0 || j.maxRecovered < 0 {
-		return nil, fmt.Errorf("--events-rotate-mib %d, --max-recovered %d: give 0 or more (--events-rotate-mib 0: never rotate; --max-recovered 0: no bound)", j.rotateMiB, j.maxRecovered)
+		return fmt.Errorf("--events-rotate-mib %d, --max-recovered %d: give 0 or more (--events-rotate-mib 0: never rotate; --max-recovered 0: no bound)", j.rotateMiB, j.maxRecovered)
 	}
 	cfg.RecoverWindow, cfg.OnJournalError = j.recoverWindow, j.onError
 	cfg.JournalRotateBytes, cfg.MaxRecovered = j.rotateMiB<<20, j.maxRecovered
@@ -635,11 +695,29 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 	if j.maxRecovered == 0 {
 		cfg.MaxRecovered = -1
 	}
-	lock, err := lockJournal(path)
+	return nil
+}
+
+// open opens the event log at path for the daemon (nil when path is empty): it
+// appends, and when the file already holds a log, it reads it first so that the
+// daemon continues the run (cfg.Recover). A gzip log cannot be appended to, and
+// a file that is not an event log is not written to.
+func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config) (*eventlog.Appender, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if err := j.configure(path, cfg); err != nil {
+		return nil, err
+	}
+	lock, real, err := lockJournal(path)
 	if err != nil {
 		return nil, err
 	}
 	j.lock = lock
+	if real != path {
+		logger.Info("event log: writing the journal at its real path", "events", path, "real", real)
+		path = real // a rotation renames the file, never a link to it
+	}
 	t0 := time.Now()
 	jn, err := server.ReadJournal(path) // a rotated log: from its last snapshot on
 	switch {

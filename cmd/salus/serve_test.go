@@ -44,7 +44,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "", listenAccess{}, "end")
+		done <- serveAddrs(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), file, "", sock, "", listenAccess{}, "end")
 	}()
 	var s *client.Session
 	for i := 0; ; i++ {
@@ -204,7 +204,7 @@ func TestServeStopsQuicklyWithClientsThatDoNotRead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, addr, sock, "", listenAccess{}, "end")
+		done <- serveAddrs(ctx, srv, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, addr, sock, "", listenAccess{}, "end")
 	}()
 	var fast net.Conn
 	for i := 0; ; i++ {
@@ -327,4 +327,15 @@ func TestServeDeviceAuto(t *testing.T) {
 	if _, err := (&serveFlags{device: "auto"}).capacity(); err == nil || !strings.Contains(err.Error(), "give its preset with --device") {
 		t.Errorf("no nvidia-smi: %v, want an error that says to give --device", err)
 	}
+}
+
+// serveAddrs opens the listeners of the addresses and serves srv on them, as
+// salus serve does (a listener's error shuts srv down).
+func serveAddrs(ctx context.Context, srv *server.Server, logger *slog.Logger, file *eventlog.Appender, addr, socket, fastAddr string, acc listenAccess, onStop string) error {
+	ls, err := openListeners(addr, socket, fastAddr, acc)
+	if err != nil {
+		srv.Shutdown()
+		return err
+	}
+	return serve(ctx, srv, logger, file, ls, onStop)
 }

@@ -21,11 +21,11 @@ __version__ = "0.1.0"
 
 from .errors import (DaemonGone, DaemonUnavailable, Evicted, PermissionDenied, ProtocolError, Rejected,
                      SalusError, SessionLost, Unauthorized)
-from .protocol import DEFAULT_SOCKET, resolve_address, resolve_token
+from .protocol import DEFAULT_SOCKET, SYSTEM_SOCKET, default_socket, resolve_address, resolve_token
 from .session import Session
 
 __all__ = [
     "Session", "SalusError", "DaemonUnavailable", "DaemonGone", "SessionLost", "Evicted",
-    "Rejected", "Unauthorized", "PermissionDenied", "ProtocolError", "DEFAULT_SOCKET", "resolve_address",
+    "Rejected", "Unauthorized", "PermissionDenied", "ProtocolError", "DEFAULT_SOCKET", "SYSTEM_SOCKET", "default_socket", "resolve_address",
     "resolve_token", "__version__",
 ]

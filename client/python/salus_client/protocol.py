@@ -9,6 +9,7 @@ knows nothing of sessions, GPUs or signals.
 import json
 import os
 import socket
+import stat
 import struct
 import threading
 
@@ -16,22 +17,66 @@ from . import codes
 from .codes import MAX_FRAME, MIN_FRAME, VERSION
 from .errors import DaemonGone, DaemonUnavailable, ProtocolError, SalusError, SessionLost
 
-__all__ = ["VERSION", "MIN_FRAME", "MAX_FRAME", "DEFAULT_SOCKET", "Connection", "resolve_address",
-           "resolve_token", "describe"]
+__all__ = ["VERSION", "MIN_FRAME", "MAX_FRAME", "DEFAULT_SOCKET", "SYSTEM_SOCKET", "Connection",
+           "default_socket", "resolve_address", "resolve_token", "describe"]
 
-DEFAULT_SOCKET = "/tmp/salus.sock"
+SYSTEM_SOCKET = "/run/salus/salus.sock"
 _HEADER = struct.Struct(">I")
+_CRED = struct.Struct("3i")  # SO_PEERCRED: pid, uid, gid
+
+
+def default_socket():
+    """Return the user's default socket, as ``salus serve`` makes it (``--socket auto``).
+
+    A path in a directory only the user can write, so that no other user can take its
+    name: ``/run/salus/salus.sock`` for root, else ``$XDG_RUNTIME_DIR/salus/salus.sock``,
+    else ``$TMPDIR/salus-UID/salus.sock`` (``/tmp`` without ``$TMPDIR``).
+    """
+    uid = os.getuid()
+    if uid == 0:
+        return SYSTEM_SOCKET
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "salus", "salus.sock")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", "salus-%d" % uid, "salus.sock")
+
+
+DEFAULT_SOCKET = default_socket()
+
+
+def _default_path():
+    """The socket the default address names now: the user's own when a socket is
+    there, else the system's (a daemon run by root) when one is there, else the
+    user's."""
+    own = default_socket()
+    for path in (own, SYSTEM_SOCKET):
+        try:
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                return path
+        except OSError:
+            pass
+    return own
+
+
+def names_default(address=None):
+    """Whether ``address`` (as :func:`resolve_address` takes it) is the default socket."""
+    if address is None:
+        address = os.environ.get("SALUS_ADDR") or "auto"
+    return str(address).strip() in ("", "auto")
 
 
 def resolve_address(address=None):
     """Return ``("unix", path)`` or ``("tcp", (host, port))`` for an address.
 
-    ``address`` may be ``None`` (then ``$SALUS_ADDR``, then the default Unix socket
-    ``/tmp/salus.sock``), ``"unix:PATH"``, a path (anything with a ``/``),
-    ``"tcp://HOST:PORT"`` or ``"HOST:PORT"``.
+    ``address`` may be ``None`` (then ``$SALUS_ADDR``, then the default Unix socket,
+    see :func:`default_socket`; ``/run/salus/salus.sock`` of a daemon run by root when
+    the user's own has no socket), ``"auto"`` (the default socket), ``"unix:PATH"``, a
+    path (anything with a ``/``), ``"tcp://HOST:PORT"`` or ``"HOST:PORT"``.
     """
+    if names_default(address):
+        return "unix", _default_path()
     if address is None:
-        address = os.environ.get("SALUS_ADDR") or DEFAULT_SOCKET
+        address = os.environ["SALUS_ADDR"]
     address = str(address).strip()
     if address.startswith("unix:"):
         path = address[len("unix:"):]
@@ -44,7 +89,7 @@ def resolve_address(address=None):
     if not sep or not port.isdigit():
         raise ValueError(
             "salus address %r is neither a socket path nor HOST:PORT; "
-            "use e.g. /tmp/salus.sock, unix:/tmp/salus.sock or 127.0.0.1:7071" % address)
+            "use e.g. ./salus.sock, unix:/run/salus/salus.sock or 127.0.0.1:7071" % address)
     return "tcp", (host.strip("[]") or "127.0.0.1", int(port))
 
 
@@ -73,6 +118,17 @@ def resolve_token(token=None, token_file=None):
                          % (token_file, source, e), code="token") from None
 
 
+def _peer_uid(sock):
+    """The uid of the process serving a Unix socket (SO_PEERCRED), or None."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    try:
+        return _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, opt, _CRED.size))[1]
+    except OSError:
+        return None
+
+
 def describe(addr):
     """Return a human-readable form of a resolved address."""
     kind, where = addr
@@ -87,7 +143,11 @@ class Connection:
     another thread: every frame write holds one lock, so frames never interleave.
     """
 
-    def __init__(self, address=None, connect_timeout=5.0):
+    def __init__(self, address=None, connect_timeout=5.0, expect_uid=None):
+        """Connect. Over a Unix socket the serving process's uid (``peer_uid``, Linux)
+        must be ``expect_uid`` when given (a reconnection: the uid that served the
+        session), and for the default socket the user's own or root's: a socket
+        another user took is closed before anything is sent to it."""
         self.addr = resolve_address(address)
         self.where = describe(self.addr)
         kind, where = self.addr
@@ -109,6 +169,17 @@ class Connection:
             raise DaemonUnavailable(
                 "cannot reach the salus daemon at %s: %s" % (self.where, e),
                 code="unavailable") from None
+        self.peer_uid = _peer_uid(sock) if kind == "unix" else None
+        uid = self.peer_uid
+        if uid is not None and ((expect_uid is not None and uid != expect_uid)
+                                or (expect_uid is None and names_default(address) and uid not in (0, os.getuid()))):
+            sock.close()
+            want = "uid %d, which served this session" % expect_uid if expect_uid is not None else \
+                "yours (%d) nor root" % os.getuid()
+            raise DaemonUnavailable(
+                "the salus socket %s is served by uid %d, not %s: another user may have taken its "
+                "name; nothing was sent to it (point SALUS_ADDR at the daemon, or stop that process)"
+                % (self.where, uid, want), code="untrusted")
         sock.settimeout(None)
         if kind == "tcp":
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

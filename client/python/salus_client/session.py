@@ -70,7 +70,9 @@ class Session:
       iterations; on CPU they must be declared (or ``model`` given).
     - ``model``: a catalog profile name; the daemon fills what is not given from it.
     - ``address``: the daemon: a socket path, ``unix:PATH``, ``HOST:PORT``; default
-      ``$SALUS_ADDR``, then ``/tmp/salus.sock``.
+      ``$SALUS_ADDR``, then the default socket (``salus_client.default_socket()``, or
+      ``/run/salus/salus.sock`` of a daemon run by root); a socket another user serves
+      is refused before anything is sent (Linux).
     - ``token``, ``token_file``: the daemon's token, which an open over TCP must carry
       (the Unix socket needs none: its permissions are the check); default
       ``$SALUS_TOKEN``, then the file ``$SALUS_TOKEN_FILE`` names.
@@ -305,7 +307,8 @@ class Session:
         wait = 0.05
         while True:
             try:
-                conn = Connection(self._address, connect_timeout=self._connect_timeout)
+                conn = Connection(self._address, connect_timeout=self._connect_timeout,
+                                  expect_uid=getattr(self._conn, "peer_uid", None))
             except DaemonUnavailable as e:
                 last = e
             else:

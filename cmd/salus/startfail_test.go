@@ -1,0 +1,160 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/salusgo/salus/client"
+	"github.com/salusgo/salus/metrics"
+)
+
+// TestFailedStartLosesNothing: a daemon start that fails (a taken TCP port, a
+// held socket path, an unknown --socket-group, a missing --api-socket folder, a
+// bad --addr) leaves the journal exactly as it found it, byte for byte: no run
+// header, no session logged lost. After six such failures in a row a good
+// start restores the session a SIGTERM kept, and its client resumes it and
+// finishes with every iteration of its loop run once.
+func TestFailedStartLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	sock, events := filepath.Join(dir, "s.sock"), filepath.Join(dir, "live.jsonl")
+	args := []string{"--policy", "fair", "--events", events, "--recover-window", "2m"}
+	a := startDaemonProc(t, sock, args...)
+	const iters = 60
+	var done atomic.Int64
+	result := make(chan error, 1)
+	var resumed bool
+	go func() {
+		s, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "train", PersistentMiB: 100, EphemeralMiB: 100})
+		if err != nil {
+			result <- err
+			return
+		}
+		if err := s.Begin(); err != nil {
+			result <- err
+			return
+		}
+		for i := 1; i < iters; i++ {
+			client.Wait(2 * time.Millisecond)
+			if err := s.Next(0, 0); err != nil {
+				result <- err
+				return
+			}
+			done.Add(1)
+		}
+		if err := s.End(0, 0); err != nil {
+			result <- err
+			return
+		}
+		done.Add(1)
+		resumed = s.Resumed
+		result <- s.Close(true)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for iterEnds(t, events) < 10 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("the daemon stopped with %v\n%s", err, a.stderr.String())
+	}
+	before, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	held := filepath.Join(dir, "held.sock")
+	hl, err := net.Listen("unix", held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hl.Close()
+	go func() { // answer, as a live daemon would
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	bad := filepath.Join(dir, "bad.sock") // never the clients' socket
+	causes := []struct {
+		name  string
+		flags []string
+	}{
+		{"the fast path's TCP port taken", []string{"--socket", bad, "--fast-addr", taken.Addr().String()}},
+		{"the API's TCP port taken", []string{"--socket", bad, "--addr", taken.Addr().String()}},
+		{"the socket path held by a live daemon", []string{"--socket", held}},
+		{"an unknown --socket-group", []string{"--socket", bad, "--socket-group", "no-such-group-of-salus"}},
+		{"a missing --api-socket folder", []string{"--socket", bad, "--api-socket", filepath.Join(dir, "missing", "api.sock")}},
+		{"a bad --addr", []string{"--socket", bad, "--addr", "not-an-address"}},
+	}
+	for _, c := range causes {
+		cmd := exec.Command(os.Args[0], append(append([]string{"serve", "--addr", "", "--fast-addr", ""}, args...), c.flags...)...)
+		cmd.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
+		out, err := runWithin(cmd, time.Minute)
+		if err == nil {
+			t.Fatalf("%s: the daemon started:\n%s", c.name, out)
+		}
+		after, _ := os.ReadFile(events)
+		if string(after) != string(before) {
+			t.Fatalf("%s: the failed start wrote into the journal:\n%s\nits output:\n%s", c.name, after[min(len(before), len(after)):], out)
+		}
+		if _, err := os.Stat(bad); err == nil {
+			t.Errorf("%s: the failed start left its socket %s behind", c.name, bad)
+		}
+	}
+
+	b := startDaemonProc(t, sock, args...)
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("the job under the good start: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the job did not finish under the good start")
+	}
+	if !resumed || done.Load() != iters {
+		t.Errorf("the job resumed %v with %d iterations done, want resumed and %d", resumed, done.Load(), iters)
+	}
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	b.cmd.Wait()
+	res, err := metrics.FromFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs != 1 || res.Finished != 1 || res.Lost != 0 {
+		t.Errorf("metrics over the run: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
+	}
+}
+
+// runWithin runs cmd to its end, killing it past limit, and returns its output.
+func runWithin(cmd *exec.Cmd, limit time.Duration) (string, error) {
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+	}
+	return string(out), err
+}
