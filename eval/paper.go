@@ -829,6 +829,17 @@ func paperSharing(o PaperOptions, rep *PaperReport) error {
 // every seed together, on the paper's Fig. 7 axes (0 to 300 min); package report
 // draws it (its Drawer); prefix begins the figure's name.
 func (r *PaperReport) Figures(prefix string) []plots.Figure {
+	series := r.jctSeries()
+	if len(series) == 0 {
+		return nil
+	}
+	name := prefix + "jct-cdf" // prefix: the suite's slug and a dash, or empty
+	return []plots.Figure{plots.CDFTo(name, "JCT distribution on the paper trace, on the axes of the paper's Fig. 7", "JCT (min)", series, 300)}
+}
+
+// jctSeries are each policy's JCTs, every seed's jobs together, sorted: a
+// series each, in the order of JCTs.
+func (r *PaperReport) jctSeries() []plots.Series {
 	var series []plots.Series
 	for _, p := range r.JCTs {
 		var all []float64
@@ -838,9 +849,5 @@ func (r *PaperReport) Figures(prefix string) []plots.Figure {
 		slices.Sort(all)
 		series = append(series, plots.Series{Label: fmt.Sprintf("%s (%d seeds, %d jobs)", p.Policy, len(p.Seeds), len(all)), Values: all})
 	}
-	if len(series) == 0 {
-		return nil
-	}
-	name := prefix + "jct-cdf" // prefix: the suite's slug and a dash, or empty
-	return []plots.Figure{plots.CDFTo(name, "JCT distribution on the paper trace, on the axes of the paper's Fig. 7", "JCT (min)", series, 300)}
+	return series
 }

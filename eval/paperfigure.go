@@ -114,21 +114,14 @@ func (r *PaperReport) table1Figure() (plots.Figure, []FigureData, error) {
 // fig7Figure is the JCT distribution of each policy (every seed's jobs) with
 // the points read from the paper's drawing.
 func (r *PaperReport) fig7Figure() (plots.Figure, []FigureData, error) {
-	figs := r.Figures("")
-	if len(figs) == 0 {
+	series := r.jctSeries()
+	if len(series) == 0 {
 		return plots.Figure{}, nil, fmt.Errorf("the report has no JCTs to draw")
 	}
-	var series []plots.Series
 	var data []FigureData
-	for _, p := range r.JCTs {
-		var all []float64
-		for _, js := range p.Seeds {
-			all = append(all, js...)
-		}
-		slices.Sort(all)
-		series = append(series, plots.Series{Label: fmt.Sprintf("%s (%d seeds, %d jobs)", p.Policy, len(p.Seeds), len(all)), Values: all})
-		for i, v := range all {
-			data = append(data, FigureData{"ours " + p.Policy, strconv.FormatFloat(float64(i+1)/float64(len(all)), 'f', 4, 64), v / 60, nan, nan})
+	for k, s := range series {
+		for i, v := range s.Values {
+			data = append(data, FigureData{"ours " + r.JCTs[k].Policy, strconv.FormatFloat(float64(i+1)/float64(len(s.Values)), 'f', 4, 64), v / 60, nan, nan})
 		}
 	}
 	var marks []plots.Mark

@@ -27,35 +27,7 @@ func TestSIGTERMRestartKeepsTheJob(t *testing.T) {
 	args := []string{"--policy", "fair", "--events", events, "--recover-window", "30s"}
 	a := startDaemonProc(t, sock, args...)
 	const iters = 80
-	var done atomic.Int64
-	result := make(chan error, 1)
-	var resumed bool
-	go func() {
-		s, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "train", PersistentMiB: 100, EphemeralMiB: 100})
-		if err != nil {
-			result <- err
-			return
-		}
-		if err := s.Begin(); err != nil {
-			result <- err
-			return
-		}
-		for i := 1; i < iters; i++ {
-			client.Wait(2 * time.Millisecond)
-			if err := s.Next(0, 0); err != nil {
-				result <- err
-				return
-			}
-			done.Add(1)
-		}
-		if err := s.End(0, 0); err != nil {
-			result <- err
-			return
-		}
-		done.Add(1)
-		resumed = s.Resumed
-		result <- s.Close(true)
-	}()
+	job := startTraining(sock, iters)
 	deadline := time.Now().Add(30 * time.Second)
 	for iterEnds(t, events) < 20 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -82,26 +54,7 @@ func TestSIGTERMRestartKeepsTheJob(t *testing.T) {
 		t.Fatalf("the restart logged %d sessions lost; want none", lost)
 	}
 	b := startDaemonProc(t, sock, args...)
-	select {
-	case err := <-result:
-		if err != nil {
-			t.Fatalf("the job under the restarted daemon: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the job did not finish under the restarted daemon")
-	}
-	if !resumed || done.Load() != iters {
-		t.Errorf("the job resumed %v with %d iterations done, want resumed and %d", resumed, done.Load(), iters)
-	}
-	b.cmd.Process.Signal(syscall.SIGTERM)
-	b.cmd.Wait()
-	res, err := metrics.FromFile(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Jobs != 1 || res.Finished != 1 || res.Lost != 0 {
-		t.Errorf("metrics over both daemons: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
-	}
+	job.resumesAndFinishes(t, b, events, iters, "the restarted daemon")
 	// The iteration in flight at the stop ran in the job but its end reached no
 	// daemon, as after a crash: the journal has it or not, never twice.
 	if ends := iterEnds(t, events); ends != iters && ends != iters-1 {
@@ -120,5 +73,73 @@ func TestSIGTERMRestartKeepsTheJob(t *testing.T) {
 	c.cmd.Wait()
 	if r, err := metrics.FromFile(events2); err != nil || r.Lost != 1 {
 		t.Errorf("--on-stop end: %+v, %v; want the job lost", r, err)
+	}
+}
+
+// training is a client's loop of iters iterations against the daemon at
+// sock, run in the background: done counts the iterations it ran, result
+// receives how it ended, and resumed (read once result has) whether its
+// session was resumed by a restarted daemon.
+type training struct {
+	done    atomic.Int64
+	result  chan error
+	resumed bool
+}
+
+func startTraining(sock string, iters int) *training {
+	job := &training{result: make(chan error, 1)}
+	go func() {
+		s, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "train", PersistentMiB: 100, EphemeralMiB: 100})
+		if err != nil {
+			job.result <- err
+			return
+		}
+		if err := s.Begin(); err != nil {
+			job.result <- err
+			return
+		}
+		for i := 1; i < iters; i++ {
+			client.Wait(2 * time.Millisecond)
+			if err := s.Next(0, 0); err != nil {
+				job.result <- err
+				return
+			}
+			job.done.Add(1)
+		}
+		if err := s.End(0, 0); err != nil {
+			job.result <- err
+			return
+		}
+		job.done.Add(1)
+		job.resumed = s.Resumed
+		job.result <- s.Close(true)
+	}()
+	return job
+}
+
+// resumesAndFinishes waits for the job to end under daemon d (under names it),
+// having resumed its session and run each of its iters iterations once; it
+// then stops d and checks that the log, events, holds the one job, finished.
+func (job *training) resumesAndFinishes(t *testing.T, d *daemonProc, events string, iters int, under string) {
+	t.Helper()
+	select {
+	case err := <-job.result:
+		if err != nil {
+			t.Fatalf("the job under %s: %v", under, err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the job did not finish under %s", under)
+	}
+	if !job.resumed || job.done.Load() != int64(iters) {
+		t.Errorf("the job resumed %v with %d iterations done, want resumed and %d", job.resumed, job.done.Load(), iters)
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.cmd.Wait()
+	res, err := metrics.FromFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs != 1 || res.Finished != 1 || res.Lost != 0 {
+		t.Errorf("metrics over the run: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
 	}
 }

@@ -3,18 +3,13 @@
 package main
 
 import (
-	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/salusgo/salus/client"
-	"github.com/salusgo/salus/metrics"
 )
 
 // TestFailedStartLosesNothing: a daemon start that fails (a taken TCP port, a
@@ -29,35 +24,7 @@ func TestFailedStartLosesNothing(t *testing.T) {
 	args := []string{"--policy", "fair", "--events", events, "--recover-window", "2m"}
 	a := startDaemonProc(t, sock, args...)
 	const iters = 60
-	var done atomic.Int64
-	result := make(chan error, 1)
-	var resumed bool
-	go func() {
-		s, err := client.Open(context.Background(), "unix:"+sock, client.Options{Job: "train", PersistentMiB: 100, EphemeralMiB: 100})
-		if err != nil {
-			result <- err
-			return
-		}
-		if err := s.Begin(); err != nil {
-			result <- err
-			return
-		}
-		for i := 1; i < iters; i++ {
-			client.Wait(2 * time.Millisecond)
-			if err := s.Next(0, 0); err != nil {
-				result <- err
-				return
-			}
-			done.Add(1)
-		}
-		if err := s.End(0, 0); err != nil {
-			result <- err
-			return
-		}
-		done.Add(1)
-		resumed = s.Resumed
-		result <- s.Close(true)
-	}()
+	job := startTraining(sock, iters)
 	deadline := time.Now().Add(time.Minute)
 	for iterEnds(t, events) < 10 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -122,26 +89,7 @@ func TestFailedStartLosesNothing(t *testing.T) {
 	}
 
 	b := startDaemonProc(t, sock, args...)
-	select {
-	case err := <-result:
-		if err != nil {
-			t.Fatalf("the job under the good start: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the job did not finish under the good start")
-	}
-	if !resumed || done.Load() != iters {
-		t.Errorf("the job resumed %v with %d iterations done, want resumed and %d", resumed, done.Load(), iters)
-	}
-	b.cmd.Process.Signal(syscall.SIGTERM)
-	b.cmd.Wait()
-	res, err := metrics.FromFile(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Jobs != 1 || res.Finished != 1 || res.Lost != 0 {
-		t.Errorf("metrics over the run: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
-	}
+	job.resumesAndFinishes(t, b, events, iters, "the good start")
 }
 
 // runWithin runs cmd to its end, killing it past limit, and returns its output.
