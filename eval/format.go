@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -23,6 +24,22 @@ type runColumn struct {
 	head  string
 	value func(r Run, u TimeUnit) string
 	wide  bool
+	// gpus: shown only where a run had several GPUs.
+	gpus bool
+}
+
+// busyPerGPU is the least and the most busy of a run's GPUs, "60-92%": a
+// job keeps the GPU it was placed on, so the GPUs of one run may be busy
+// unequally where the total hides it.
+func busyPerGPU(r Run, _ TimeUnit) string {
+	if len(r.PerGPU) < 2 {
+		return "-"
+	}
+	lo, hi := r.PerGPU[0].Busy, r.PerGPU[0].Busy
+	for _, g := range r.PerGPU[1:] {
+		lo, hi = min(lo, g.Busy), max(hi, g.Busy)
+	}
+	return fmt.Sprintf("%.0f-%.0f%%", lo*100, hi*100)
 }
 
 func minutes(get func(Run) float64) func(Run, TimeUnit) string {
@@ -39,6 +56,7 @@ var runColumns = []runColumn{
 	{head: "avg JCT", value: minutes(func(r Run) float64 { return r.AvgJCTS })},
 	{head: "p95 JCT", value: minutes(func(r Run) float64 { return r.P95JCTS })},
 	{head: "GPU busy", value: func(r Run, _ TimeUnit) string { return fmt.Sprintf("%.0f%%", r.GPUBusy*100) }},
+	{head: "per GPU", value: busyPerGPU, gpus: true},
 	{head: "JCT/fifo", value: func(r Run, _ TimeUnit) string { return ratio(r.JCTSpeedup) }},
 	{head: "makespan/fifo", value: func(r Run, _ TimeUnit) string { return ratio(r.MakespanSpeedup) }, wide: true},
 	{head: "JCT/bound", value: func(r Run, _ TimeUnit) string { return ratio(r.JCTVsBound) }},
@@ -87,9 +105,10 @@ func (r *Report) table(w io.Writer, wide bool) error {
 		fmt.Fprintln(w)
 	}
 	u := r.Unit()
+	several := slices.ContainsFunc(r.Runs, func(run Run) bool { return len(run.PerGPU) > 1 })
 	var cols []runColumn
 	for _, c := range runColumns {
-		if wide || !c.wide {
+		if (wide || !c.wide) && (several || !c.gpus) {
 			cols = append(cols, c)
 		}
 	}
@@ -122,6 +141,9 @@ func (r *Report) table(w io.Writer, wide bool) error {
 		return err
 	}
 	legend := fmt.Sprintf("Times in %s. JCT/fifo and makespan/fifo: fifo's figure over the scheme's (above 1 is better); /bound: the scheme's over the lower bound; Jain: of the jobs' slowdowns (1 = all slowed alike).", u.Word())
+	if several {
+		legend += " Per GPU: the least and the most busy GPU (a job keeps the GPU it was placed on; --migrate moves a waiting one)."
+	}
 	if !wide {
 		legend += " -o wide adds makespan/fifo, makespan/bound and the worst slowdown."
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/core"
@@ -153,5 +154,36 @@ func TestUsersTraceHasNoPaperHeadline(t *testing.T) {
 	}
 	if hs := rep.Headlines(); len(hs) != 0 || rep.Paper.Value != 0 || bytes.Contains(buf.Bytes(), []byte("Paper:")) {
 		t.Errorf("a user's trace got the paper's headline: %+v, %+v\n%s", hs, rep.Paper, buf.String())
+	}
+}
+
+// On several GPUs the training table shows how busy the least and the most
+// busy GPU were beside the total, and says what the column is; on one GPU
+// it shows no such column.
+func TestTableShowsBusyPerGPU(t *testing.T) {
+	tr, err := workload.Generate(workload.Default(), workload.GenOptions{Kind: workload.Salus100, Seed: 3, Jobs: 30, Load: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gpus := range []int{1, 3} {
+		dev := device.DefaultDevice()
+		dev.GPUs = gpus
+		rep, err := Training(TrainingOptions{Trace: tr, Device: dev, Schemes: []Scheme{{"exclusive", "fifo"}, {"salus", "srtf"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := rep.Table(&b); err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(b.String(), "per GPU")
+		if has != (gpus > 1) {
+			t.Errorf("%d GPUs: the table shows a per-GPU column %v:\n%s", gpus, has, b.String())
+		}
+		for _, run := range rep.Runs {
+			if gpus > 1 && !strings.Contains(b.String(), busyPerGPU(run, rep.Unit())) {
+				t.Errorf("%d GPUs, %s: %q not in the table", gpus, run.Scheme, busyPerGPU(run, rep.Unit()))
+			}
+		}
 	}
 }
