@@ -8,14 +8,18 @@ package provenance
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/workload"
@@ -39,6 +43,10 @@ type Record struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit"`
 	Modified bool   `json:"modified,omitempty"`
+	// CommitOf says where Commit comes from: "build" (the binary's build
+	// information) or "checkout" (the build recorded none, and the command
+	// ran in a git checkout of this module: its HEAD and working tree).
+	CommitOf string `json:"commit_of,omitempty"`
 	Go       string `json:"go"`
 	// Command is the command line, as salus parsed it: the command and the
 	// flags that were given, with their values.
@@ -91,8 +99,41 @@ func (m Model) String() string {
 func New(command []string) Record {
 	info, ok := debug.ReadBuildInfo()
 	r := FromBuild(info, ok)
+	if r.Commit == "" {
+		r.Commit, r.Modified, r.CommitOf = checkout(".")
+	}
 	r.Command = command
 	return r
+}
+
+// module is this module's path, as a checkout's go.mod names it.
+const module = "github.com/salusgo/salus"
+
+// checkout is the HEAD commit of the git checkout dir is in, and whether its
+// tracked files have changes, where that checkout is this module's (a go run
+// or go test of it, whose builds record no commit); "" elsewhere or without
+// git. "checkout" says where it came from.
+func checkout(dir string) (commit string, modified bool, of string) {
+	git := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	top, err := git("rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", false, ""
+	}
+	mod, err := os.ReadFile(filepath.Join(top, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module "+module+"\n") {
+		return "", false, ""
+	}
+	head, err := git("rev-parse", "HEAD")
+	if err != nil {
+		return "", false, ""
+	}
+	status, err := git("status", "--porcelain", "--untracked-files=no")
+	return head, err == nil && status != "", "checkout"
 }
 
 // FromBuild is the build part of a record, from a binary's build information.
@@ -107,7 +148,7 @@ func FromBuild(info *debug.BuildInfo, ok bool) Record {
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			r.Commit = s.Value
+			r.Commit, r.CommitOf = s.Value, "build"
 		case "vcs.modified":
 			r.Modified = s.Value == "true"
 		}

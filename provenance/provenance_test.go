@@ -2,8 +2,10 @@ package provenance
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/salusgo/salus/workload"
@@ -78,5 +80,25 @@ func TestHashes(t *testing.T) {
 	}
 	if m, _ := ModelOf(""); m.Name != "rule" {
 		t.Errorf(`ModelOf(""): %+v, want today's rule`, m)
+	}
+}
+
+// A command run in this module's checkout whose build recorded no commit (go
+// test, go run, -buildvcs=false) records the checkout's HEAD, and says so;
+// a folder outside any checkout of it records none.
+func TestCommitFromTheCheckout(t *testing.T) {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no git checkout here: %v", err)
+	}
+	r := New([]string{"salus", "eval"})
+	if r.CommitOf == "build" {
+		t.Skip("this test binary's build recorded its commit")
+	}
+	if want := strings.TrimSpace(string(out)); r.Commit != want || r.CommitOf != "checkout" {
+		t.Errorf("commit %q (%s), want the checkout's HEAD %q", r.Commit, r.CommitOf, want)
+	}
+	if c, _, of := checkout(t.TempDir()); c != "" || of != "" {
+		t.Errorf("a folder outside the checkout: commit %q (%s), want none", c, of)
 	}
 }
