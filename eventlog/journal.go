@@ -89,9 +89,9 @@ func OpenAppend(path string) (*Appender, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, notALink(path, err)
 	}
 	a := &Appender{path: path, f: f, w: f, maxPending: DefaultMaxPending}
 	if len(segs) > 0 {
@@ -101,6 +101,10 @@ func OpenAppend(path string) (*Appender, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%v): give the path of a file for the journal", path, fi.Mode().Type())
 	}
 	if n := fi.Size(); n > 0 {
 		var last [1]byte
@@ -262,8 +266,11 @@ func (a *Appender) Rotate(snapshot Event) error {
 		seg++
 		name = SegmentName(a.path, seg)
 	}
+	// PATH.rotating is made anew, never opened as found: a link planted there
+	// (or a file another user made) is removed, or the rotation fails.
 	tmp := a.path + ".rotating"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
 	if err == nil {
 		if err = writeSnapshot(f, line); err == nil {
 			err = f.Sync()
@@ -296,6 +303,15 @@ func (a *Appender) Rotate(snapshot Event) error {
 	a.f, a.w, a.seg = f, f, seg
 	a.active, a.snap = int64(len(line)), int64(len(line))
 	return nil
+}
+
+// notALink explains an open refused because the name is a symbolic link
+// (ELOOP from O_NOFOLLOW); other errors go back as they are.
+func notALink(path string, err error) error {
+	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link, and a journal's files are not opened through one (another user may have planted it): give the file's real path, or remove the link if you did not make it", path)
+	}
+	return err
 }
 
 // writeSnapshot writes a rotation's snapshot line (a test's hook, to die
