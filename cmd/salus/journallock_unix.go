@@ -101,7 +101,7 @@ func ownFile(f *os.File, name, what string) error {
 		return nil
 	}
 	if euid := os.Geteuid(); int(st.Uid) != euid {
-		return fmt.Errorf("%s %s belongs to %s, not to this daemon's user (%s): if no salus serve runs on the journal, remove it (as its owner), or run the daemon as that user", what, name, userName(int(st.Uid)), userName(euid))
+		return fmt.Errorf("%s %s belongs to %s, and this daemon runs as %s: if no salus serve runs on the journal, remove it (as its owner) or chown it to %s, or run the daemon as its owner", what, name, userName(int(st.Uid)), userName(euid), userName(euid))
 	}
 	if st.Nlink > 1 {
 		return fmt.Errorf("%s %s: %w (%d): the daemon does not write through one (another user may have planted it): remove it", what, name, errHardLinks, st.Nlink)
@@ -118,16 +118,17 @@ func lockOpenError(lock string, err error) error {
 		return fmt.Errorf("its lock file %s is a symbolic link: the daemon does not follow it (another user may have planted it): remove it if you did not make it, then start again", lock)
 	case lerr == nil && errors.Is(err, os.ErrPermission):
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-			return fmt.Errorf("its lock file %s belongs to %s and this daemon's user (%s) cannot open it: a daemon run as that user left it; if none runs on the journal now, remove it (as %s), or run this daemon as that user", lock, userName(int(st.Uid)), userName(os.Geteuid()), userName(int(st.Uid)))
+			owner := userName(int(st.Uid))
+			return fmt.Errorf("its lock file %s belongs to %s, and this daemon runs as %s, which cannot open it: a daemon run as %s left it; if none runs on the journal now, remove the lock (as %s), or run this daemon as %s", lock, owner, userName(os.Geteuid()), owner, owner, owner)
 		}
 	}
 	return fmt.Errorf("cannot create its lock file %s: %w", lock, err)
 }
 
-// userName is "uid N (name)", or "uid N" when the name cannot be looked up.
+// userName is "name (uid N)", or "uid N" when the name cannot be looked up.
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
 	}
 	return fmt.Sprintf("uid %d", uid)
 }
