@@ -79,7 +79,9 @@ func NewAppender(w io.Writer) *Appender {
 // history of the runs before. When the file's last line was cut off (its writer
 // crashed in the middle of it), the first event appended starts a new line, and
 // the cut line stays as it was, on a line of its own (Read reports it and goes on
-// when a run header follows it, as a restarted daemon's does). A gzip stream
+// when a run header follows it, as a restarted daemon's does). A new file is
+// made 0600 (the journal holds job names, owners' uids and token hashes), as are
+// the files a rotation makes; an existing one keeps its mode. A gzip stream
 // cannot be appended to: a name ending in .gz is an error.
 func OpenAppend(path string) (*Appender, error) {
 	if strings.HasSuffix(path, ".gz") {
@@ -89,7 +91,7 @@ func OpenAppend(path string) (*Appender, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return nil, notALink(path, err)
 	}
@@ -270,7 +272,7 @@ func (a *Appender) Rotate(snapshot Event) error {
 	// (or a file another user made) is removed, or the rotation fails.
 	tmp := a.path + ".rotating"
 	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err == nil {
 		if err = writeSnapshot(f, line); err == nil {
 			err = f.Sync()

@@ -50,3 +50,37 @@ func TestPlantedLinkIsNotFollowed(t *testing.T) {
 		t.Errorf("after the rotation a restart finds %d sessions open, want the snapshot's 3", n)
 	}
 }
+
+// The journal's files are the daemon's user's alone: OpenAppend makes PATH
+// 0600, and a rotation makes the new PATH 0600 (its segment keeps the mode the
+// file had); an existing file keeps its mode.
+func TestJournalFilesAreMode0600(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	a, err := OpenAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.Emit(Event{T: 1, Kind: Arrive, Job: "a"})
+	if err := a.Rotate(snapshotOf(2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, SegmentName(path, 1)} {
+		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600", name, fi.Mode().Perm(), err)
+		}
+	}
+	old := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(old, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(old, 0o640)
+	b, err := OpenAppend(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if fi, err := os.Stat(old); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("an existing journal of mode 0640: now %v (%v), want it kept", fi.Mode().Perm(), err)
+	}
+}

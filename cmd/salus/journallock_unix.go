@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/salusgo/salus/eventlog"
 )
 
 // lockJournal takes the journal at path for this daemon alone, by the file and
@@ -32,7 +35,7 @@ func lockJournal(path string) (locks []*os.File, real string, err error) {
 		return nil, "", fmt.Errorf("--events %s: %w", path, err)
 	}
 	lock := real + ".lock"
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, "", fmt.Errorf("--events %s: %w", path, lockOpenError(lock, err))
 	}
@@ -52,7 +55,7 @@ func lockJournal(path string) (locks []*os.File, real string, err error) {
 		return nil, "", fmt.Errorf("--events %s: cannot lock %s: %w", path, lock, err)
 	}
 	// The file itself: created empty when missing (a journal of no run).
-	j, err := os.OpenFile(real, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	j, err := os.OpenFile(real, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.ELOOP) {
@@ -183,4 +186,23 @@ func trustedLink(abs string) error {
 		return fmt.Errorf("a symbolic link in %s, a folder other users may write or own (or a link another user made): the daemon does not follow it (another user may have planted it): give the journal's real path", dir)
 	}
 	return nil
+}
+
+// warnReadable warns of the journal's files (FILE and its segments)
+// that other users may read: the journal holds job names, owners' uids and
+// token hashes. The daemon makes its files 0600, but one an older daemon made
+// (0644), or a mode the operator chose, is left as it is: a warning names the
+// files and the chmod that closes them.
+func warnReadable(real string, logger *slog.Logger) {
+	segs, _ := eventlog.Segments(real)
+	var open []string
+	for _, name := range append(segs, real) {
+		if fi, err := os.Lstat(name); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			open = append(open, name)
+		}
+	}
+	if len(open) > 0 {
+		logger.Warn("event log: other users may read the journal's files, which hold job names, owners' uids and token hashes: chmod 600 them unless you mean to share them",
+			"files", strings.Join(open, " "))
+	}
 }

@@ -74,3 +74,31 @@ func TestOwnLinkToTheJournalIsFollowed(t *testing.T) {
 		t.Errorf("a lock beside the link %s: want it beside the real journal only", link)
 	}
 }
+
+// The journal and its lock are made 0600 (the journal holds job names, owners'
+// uids and token hashes); a journal other users may read, an older daemon's,
+// is left as it is and warned of, naming it and the chmod.
+func TestJournalIsNotWorldReadable(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "live.jsonl")
+	a := startDaemonProc(t, filepath.Join(dir, "s.sock"), "--events", events)
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+	for _, name := range []string{events, events + ".lock"} {
+		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600", name, fi.Mode().Perm(), err)
+		}
+	}
+	if strings.Contains(a.stderr.String(), "other users may read") {
+		t.Errorf("a warning of a journal others may read, for one of mode 0600:\n%s", a.stderr.String())
+	}
+	if err := os.Chmod(events, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := startDaemonProc(t, filepath.Join(dir, "s.sock"), "--events", events, "--continue-events")
+	b.cmd.Process.Kill()
+	b.cmd.Wait()
+	if msg := b.stderr.String(); !strings.Contains(msg, "other users may read") || !strings.Contains(msg, events) || !strings.Contains(msg, "chmod 600") {
+		t.Errorf("a restart on a journal of mode 0644 said:\n%s\nwant a warning naming it and the chmod", msg)
+	}
+}
