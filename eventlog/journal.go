@@ -79,7 +79,9 @@ func NewAppender(w io.Writer) *Appender {
 // history of the runs before. When the file's last line was cut off (its writer
 // crashed in the middle of it), the first event appended starts a new line, and
 // the cut line stays as it was, on a line of its own (Read reports it and goes on
-// when a run header follows it, as a restarted daemon's does). A gzip stream
+// when a run header follows it, as a restarted daemon's does). A new file is
+// made 0600 (the journal holds job names, owners' uids and token hashes), as are
+// the files a rotation makes; an existing one keeps its mode. A gzip stream
 // cannot be appended to: a name ending in .gz is an error.
 func OpenAppend(path string) (*Appender, error) {
 	if strings.HasSuffix(path, ".gz") {
@@ -89,9 +91,9 @@ func OpenAppend(path string) (*Appender, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, notALink(path, err)
 	}
 	a := &Appender{path: path, f: f, w: f, maxPending: DefaultMaxPending}
 	if len(segs) > 0 {
@@ -101,6 +103,10 @@ func OpenAppend(path string) (*Appender, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%v): give the path of a file for the journal", path, fi.Mode().Type())
 	}
 	if n := fi.Size(); n > 0 {
 		var last [1]byte
@@ -262,8 +268,11 @@ func (a *Appender) Rotate(snapshot Event) error {
 		seg++
 		name = SegmentName(a.path, seg)
 	}
+	// PATH.rotating is made anew, never opened as found: a link planted there
+	// (or a file another user made) is removed, or the rotation fails.
 	tmp := a.path + ".rotating"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err == nil {
 		if err = writeSnapshot(f, line); err == nil {
 			err = f.Sync()
@@ -296,6 +305,15 @@ func (a *Appender) Rotate(snapshot Event) error {
 	a.f, a.w, a.seg = f, f, seg
 	a.active, a.snap = int64(len(line)), int64(len(line))
 	return nil
+}
+
+// notALink explains an open refused because the name is a symbolic link
+// (ELOOP from O_NOFOLLOW); other errors go back as they are.
+func notALink(path string, err error) error {
+	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link, and a journal's files are not opened through one (another user may have planted it): give the file's real path, or remove the link if you did not make it", path)
+	}
+	return err
 }
 
 // writeSnapshot writes a rotation's snapshot line (a test's hook, to die

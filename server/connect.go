@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -196,7 +197,10 @@ func (z *boundedGzip) Reset(r io.Reader) error {
 	return z.Reader.Reset(r)
 }
 
-// bodyReader clears the read deadline once the body is read.
+// bodyReader clears the read deadline once the body is read, and makes a body
+// the client sent malformed (a bad chunked encoding, one cut short) an
+// invalid_argument (HTTP 400): connect takes an error it does not know for its
+// own (unknown, 500).
 type bodyReader struct {
 	io.ReadCloser
 	rc   *http.ResponseController
@@ -208,6 +212,13 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if err == io.EOF && !b.done {
 		b.done = true
 		b.rc.SetReadDeadline(time.Time{})
+	}
+	if err != nil && err != io.EOF {
+		var tooLarge *http.MaxBytesError
+		var ce *connect.Error
+		if !errors.As(err, &tooLarge) && !errors.As(err, &ce) && !errors.Is(err, os.ErrDeadlineExceeded) {
+			err = connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s: the request's body is malformed (%w): send it whole, with a valid Content-Length or chunked encoding", protocol.CodeBadRequest, err))
+		}
 	}
 	return n, err
 }

@@ -17,7 +17,8 @@ import (
 // (eventlog.Appender: salus serve --events), is written before anything is
 // acknowledged that it records: an iteration's end is answered (the end's reply,
 // or, for an end with next, the next iteration's grant) only once its event is in
-// the file. In the default mode (Config.OnJournalError "stop": fail closed) a
+// the file, and so is a grant (an admission) once its start (admit) event is, even
+// when the disk fills at that very write (ackDecision). In the default mode (Config.OnJournalError "stop": fail closed) a
 // failed write makes the daemon stop granting work: opens are refused with code
 // journal_unavailable, no decision is taken (nothing is admitted or started), and
 // the ends that come in are processed (their GPU time counts) but answered only
@@ -88,7 +89,8 @@ type journal struct {
 	lastErr  string
 	backoff  time.Duration
 	timer    *time.Timer
-	// unacked are the sessions whose end waits for the journal.
+	// unacked are the sessions whose end, grant or admission waits for the
+	// journal (a session may be listed more than once).
 	unacked []*Session
 
 	writeErrors atomic.Int64
@@ -231,6 +233,12 @@ func (j *journal) retry() {
 			ss.touch()
 			out = append(out, func() { h.done(nil) })
 		}
+		for _, r := range ss.unwritten {
+			ss.owes = true
+			ss.touch()
+			out = append(out, r.ok)
+		}
+		ss.unwritten = nil
 	}
 	j.unacked = nil
 	now := s.clock(&out)
@@ -273,6 +281,29 @@ func (s *Server) ackEnd(ss *Session, h *heldEnd, out *[]func()) {
 		return
 	}
 	*out = append(*out, func() { h.done(nil) })
+}
+
+// heldReply is the reply to a decision (a grant, an admission), held until
+// the decision's events are in the journal: ok answers it, fail answers the
+// error that ended the session meanwhile.
+type heldReply struct {
+	ok   func()
+	fail func(error)
+}
+
+// ackDecision answers a decision's reply once its events are in the journal:
+// now, or when the journal is written again. A decision whose own event failed
+// to be written (the disk filled at its write) finds the journal paused here:
+// its grant is not acknowledged before its start is on the disk. Called under
+// the lock.
+func (s *Server) ackDecision(ss *Session, r heldReply, out *[]func()) {
+	if s.jr.paused() {
+		ss.unwritten = append(ss.unwritten, r)
+		ss.owes = false // the daemon owes the client its answer
+		s.jr.unacked = append(s.jr.unacked, ss)
+		return
+	}
+	*out = append(*out, r.ok)
 }
 
 // JournalHealth is what GetStats and /metrics say of the journal.

@@ -386,6 +386,9 @@ type Session struct {
 	// unacked is the session's end, processed and waiting for its event to be
 	// written to the journal before it is answered (durable.go).
 	unacked *heldEnd
+	// unwritten are the replies to decisions (a grant, an admission) whose
+	// events the journal could not write yet: answered once it has (durable.go).
+	unwritten []heldReply
 }
 
 // ID returns the session id (the job name).
@@ -1216,6 +1219,10 @@ func (s *Server) depart(ss *Session, now time.Duration, finished bool, code, rea
 		ss.unacked = nil
 		s.failHeld(h, gone, out)
 	}
+	for _, r := range ss.unwritten { // nor its grant or admission
+		*out = append(*out, func() { r.fail(gone) })
+	}
+	ss.unwritten = nil
 	return lane, wasIn
 }
 
@@ -1257,7 +1264,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.resumeToken = "" // given once, in this reply; the journal keeps its hash
 			if f := ss.pendingOpen; f != nil {
 				ss.pendingOpen = nil
-				*out = append(*out, func() { f(rep, nil) })
+				s.ackDecision(ss, heldReply{ok: func() { f(rep, nil) }, fail: func(err error) { f(OpenReply{}, err) }}, out)
 			}
 		case core.Start:
 			ss.phase = pRunning
@@ -1288,7 +1295,7 @@ func (s *Server) apply(now time.Duration, ds []core.Decision, out *[]func()) {
 			ss.idleYielded = false
 			if f := ss.pendingBegin; f != nil {
 				ss.pendingBegin = nil
-				*out = append(*out, func() { f(rep, nil) })
+				s.ackDecision(ss, heldReply{ok: func() { f(rep, nil) }, fail: func(err error) { f(BeginReply{}, err) }}, out)
 			}
 		}
 	}

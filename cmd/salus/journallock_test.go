@@ -81,3 +81,31 @@ func TestSecondDaemonThroughALinkIsRefused(t *testing.T) {
 	a.cmd.Process.Kill()
 	a.cmd.Wait()
 }
+
+// A refused daemon quotes at most 200 bytes of the lock file, however large it
+// has grown (one of 50 MB was once printed whole).
+func TestRefusedDaemonQuotesLittleOfTheLock(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "live.jsonl")
+	a := startDaemonProc(t, filepath.Join(dir, "a.sock"), "--events", events)
+	f, err := os.OpenFile(events+".lock", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const big = 4 << 20
+	if _, err := f.Write([]byte(strings.Repeat("x", big))); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	second := exec.Command(os.Args[0], "serve", "--socket", filepath.Join(dir, "b.sock"), "--addr", "", "--fast-addr", "", "--events", events)
+	second.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
+	out, err := runWithin(second, time.Minute)
+	if err == nil || !strings.Contains(out, "in use") {
+		t.Errorf("a second daemon on the journal: %v\n%.2000s\nwant it refused, the journal in use", err, out)
+	}
+	if strings.Contains(out, strings.Repeat("x", 201)) || len(out) > 4096 {
+		t.Errorf("the refusal is %d bytes long, from a lock file of %d: want at most 200 of it quoted", len(out), big)
+	}
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+}

@@ -718,6 +718,7 @@ func (j *journalFlags) open(path string, logger *slog.Logger, cfg *server.Config
 		logger.Info("event log: writing the journal at its real path", "events", path, "real", real)
 		path = real // a rotation renames the file, never a link to it
 	}
+	warnReadable(path, logger)
 	t0 := time.Now()
 	jn, err := server.ReadJournal(path) // a rotated log: from its last snapshot on
 	switch {
