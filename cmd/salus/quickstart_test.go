@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -598,3 +599,50 @@ func checkManifests(file string) error {
 		}
 	}
 }
+
+// TestDocsCopyNoQuickStart: no page of docs/ copies a quick start of the
+// README into a block of its own (two of its lines or more, half the block or
+// more), where TestReadmeQuickStarts would not run it and the copy could drift:
+// a page links the quick start instead. A how-to may repeat a step or two
+// among its own.
+func TestDocsCopyNoQuickStart(t *testing.T) {
+	// A line's words, its comment left out.
+	norm := func(l string) string {
+		return strings.Join(strings.Fields(trailingCommentRE.ReplaceAllString(l, "")), " ")
+	}
+	quick := map[string]string{}
+	for _, b := range readmeQuickStarts(t) {
+		for _, l := range b.lines {
+			if l = norm(l); l != "" {
+				quick[l] = b.section
+			}
+		}
+	}
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fence := range fenceRE.FindAllString(string(b), -1) {
+			copied := map[string][]string{}
+			lines := strings.Split(fence, "\n")
+			for _, l := range lines[1 : len(lines)-1] {
+				if s, ok := quick[norm(l)]; ok {
+					copied[s] = append(copied[s], strings.TrimSpace(l))
+				}
+			}
+			for s, c := range copied {
+				if len(c) >= 2 && 2*len(c) >= len(lines)-2 {
+					t.Errorf("%s copies %d lines of the README's quick start %q (%q): link it (../README.md#%s) instead", filepath.Base(p), len(c), s, c, slug(s))
+				}
+			}
+		}
+	}
+}
+
+// trailingCommentRE is a shell line's comment after its command.
+var trailingCommentRE = regexp.MustCompile(`(^|\s)#.*$`)

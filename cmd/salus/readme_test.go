@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ const repoRoot = "../.."
 const readmeMaxBytes = 15000
 
 // TestReadme: the README is under 15 KB, has a table of contents whose links are
-// its sections, links every page of docs/ and the CLI reference, and lists every
+// its sections, links every page of docs/, the CLI reference and the CHANGELOG, and lists every
 // command in its table of commands.
 func TestReadme(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
@@ -54,7 +55,7 @@ func TestReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, filepath.Join(repoRoot, "docs", "cli", "salus.md"))
+	pages = append(pages, filepath.Join(repoRoot, "docs", "cli", "salus.md"), filepath.Join(repoRoot, "CHANGELOG.md"))
 	for _, p := range pages {
 		rel, _ := filepath.Rel(repoRoot, p)
 		if !links[filepath.ToSlash(rel)] {
@@ -75,11 +76,11 @@ func TestReadme(t *testing.T) {
 	}
 }
 
-// TestDocLinks: every relative link of the README and of docs/ (the CLI
-// reference included) leads to a file that exists, and a #anchor to one of its
+// TestDocLinks: every relative link of the README, the CHANGELOG and docs/
+// (the CLI reference included) leads to a file that exists, and a #anchor to one of its
 // headings, as GitHub names them.
 func TestDocLinks(t *testing.T) {
-	files := []string{filepath.Join(repoRoot, "README.md")}
+	files := []string{filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "CHANGELOG.md")}
 	for _, pat := range []string{"docs/*.md", "docs/cli/*.md"} {
 		m, err := filepath.Glob(filepath.Join(repoRoot, pat))
 		if err != nil {
@@ -198,4 +199,72 @@ func slug(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// designPageMaxBytes is the simulator's design page's budget: the design as it
+// is now and its glossary; what was tried, and figures of a day, go to the
+// CHANGELOG.
+const designPageMaxBytes = 20000
+
+// TestDocsSpeakOfTheProjectAsItIs: the docs and the README date no heading (by
+// a day: "(5 December)") and no sentence by a sitting ("fifth session"); a
+// session of the protocol is no sitting, and a figure may say when it was
+// measured:
+// dated figures and what was tried are the CHANGELOG's, which exists; the
+// simulator's design page stays under its budget and has a glossary.
+func TestDocsSpeakOfTheProjectAsItIs(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(repoRoot, "CHANGELOG.md")); err != nil {
+		t.Errorf("no CHANGELOG.md: dated figures and what was tried go there (%v)", err)
+	}
+	files, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(repoRoot, "README.md"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, f)
+		for _, h := range headingsOf(string(b), 0) {
+			if datedHeadingRE.MatchString(h) {
+				t.Errorf("%s: heading %q is dated: say what the section is; a dated change goes to CHANGELOG.md", rel, h)
+			}
+		}
+		for _, m := range sittingRE.FindAllString(string(b), -1) {
+			t.Errorf("%s: %q dates the text by a sitting: speak of the project as it is, or move it to CHANGELOG.md", rel, m)
+		}
+	}
+	design := filepath.Join(repoRoot, "docs", "simulator.md")
+	b, err := os.ReadFile(design)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= designPageMaxBytes {
+		t.Errorf("docs/simulator.md is %d bytes, over its %d: the design as it is now; history goes to CHANGELOG.md", len(b), designPageMaxBytes)
+	}
+	if !slices.Contains(headingsOf(string(b), 2), "Glossary") {
+		t.Error(`docs/simulator.md has no "## Glossary"`)
+	}
+}
+
+var (
+	months         = `(January|February|March|April|May|June|July|August|September|October|November|December)`
+	datedHeadingRE = regexp.MustCompile(`\b\d{1,2} ` + months + `\b|\b` + months + ` \d{1,2}\b|\d{4}-\d{2}-\d{2}`)
+	sittingRE      = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) (session|sitting)('s)?\b`)
+)
+
+// TestDatedTextREs: what the check above takes for a dated heading or sitting.
+func TestDatedTextREs(t *testing.T) {
+	for s, want := range map[string]bool{"Wakes within a stretch (5 December, fourth session)": true, "2026-12-05: Passive lanes": true, "Turns": false, "Gangs of 5 GPUs": false} {
+		if datedHeadingRE.MatchString(s) != want {
+			t.Errorf("datedHeadingRE on %q: %v, want %v", s, !want, want)
+		}
+	}
+	for s, want := range map[string]bool{"before that day's fifth session, whose": true, "(second sitting)": true, "a session of the fast path": false, "ended in this session)": false} {
+		if sittingRE.MatchString(s) != want {
+			t.Errorf("sittingRE on %q: %v, want %v", s, !want, want)
+		}
+	}
 }
