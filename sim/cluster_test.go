@@ -133,3 +133,34 @@ func TestJobTimedOnTheReferenceKeepsItsTimeOnAFasterNode(t *testing.T) {
 		t.Errorf("h1 on the A100 ends at %v, want %v (100 iterations of 0.1 s / %g)", g.end["h1"], want, a100.Speed)
 	}
 }
+
+// No node placement but fgd leaves a job waiting in a busy lane while a GPU
+// that could run it at once is idle: on three nodes of two GPUs, four jobs that
+// arrive together each start at once on a GPU of their own and end alone (10
+// s), under every policy of Salus's mode. first-fit and best-fit pack among
+// the idle GPUs first; fgd counts a GPU in use as not fragmented and still
+// shares it (left open).
+func TestNoJobWaitsInALaneWhileAGPUIsIdle(t *testing.T) {
+	cl := yamlCluster(t, "shapes:\n  - {count: 3, gpus: 2, model: p100}\n")
+	tr := heavyTrace(t, 4, "")
+	for _, pol := range []string{"fair", "srtf", "pack", "fifo"} {
+		p, _ := core.Lookup(pol)
+		for _, np := range []string{"first-fit", "best-fit", "least-loaded"} {
+			npl, _ := core.LookupNodePlacement(np)
+			g := &gpuLog{gpuOf: map[string][]int{}, end: map[string]float64{}, laneG: map[int][]int{}}
+			if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, NodePlacement: npl, Sink: g}); err != nil {
+				t.Fatal(err)
+			}
+			used := map[int]bool{}
+			for _, j := range tr.Jobs {
+				used[g.gpuOf[j.ID][0]] = true
+				if want := 100 * 0.1; math.Abs(g.end[j.ID]-want) > 1e-6 {
+					t.Errorf("%s, %s: %s ends at %v, want %v: 6 GPUs for 4 jobs", pol, np, j.ID, g.end[j.ID], want)
+				}
+			}
+			if len(used) != 4 {
+				t.Errorf("%s, %s: the 4 jobs ran on GPUs %v, want 4 GPUs", pol, np, used)
+			}
+		}
+	}
+}
