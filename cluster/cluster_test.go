@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,4 +65,24 @@ func mustPreset(t *testing.T, k string) device.Device {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// A trace's raw node list given as a cluster file says that salus trace
+// cluster makes the cluster file, with the list's format when it is known.
+func TestNodeListIsNotAClusterFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, text, want string }{
+		{"nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,64000,262144,2,P100\n", "salus trace cluster --format alibaba2023-nodes"},
+		{"pai_machine_spec.csv", "82e5af3cd5c4af3f56c62c54,T4,96,512,2\n", "salus trace cluster --format"},
+		{"nodes.txt", "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,64000,262144,2,P100\n", "salus trace cluster --format alibaba2023-nodes"},
+	} {
+		path := filepath.Join(dir, c.file)
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want the file and %q", c.file, err, c.want)
+		}
+	}
 }

@@ -62,7 +62,32 @@ func Load(path string) (*Cluster, error) {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return ParseCSV(bytes.NewReader(data), path, nil)
 	}
-	return ParseYAML(data, path)
+	c, err := ParseYAML(data, path)
+	if err != nil {
+		// A node list given under another extension reads as one string of YAML.
+		first, _, _ := bytes.Cut(data, []byte("\n"))
+		if bytes.Count(first, []byte(",")) >= 2 && !bytes.Contains(first, []byte(":")) {
+			return nil, fmt.Errorf("%s: not a cluster file (YAML, or CSV with a .csv name): %s", path, nodeListHint(string(first)))
+		}
+	}
+	return c, err
+}
+
+// nodeListHint says, for a file whose first line is header (or a headerless
+// first row), that a trace's node list becomes a cluster file with salus trace
+// cluster, naming the list's format when its header is one.
+func nodeListHint(header string) string {
+	cols := map[string]bool{}
+	for _, h := range strings.Split(header, ",") {
+		cols[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	switch {
+	case cols["sn"] && cols["model"] && (cols["gpu"] || cols["num_gpu"]):
+		return "this is Alibaba 2023's node list (sn,cpu_milli,memory_mib,gpu,model): make the cluster file with salus trace cluster --format alibaba2023-nodes FILE --out cluster.yaml"
+	case cols["machine"] && cols["gpu_type"]:
+		return "this is PAI 2020's machine spec (machine,gpu_type,cap_cpu,cap_mem,cap_gpu): make the cluster file with salus trace cluster --format pai2020-machines FILE --out cluster.yaml"
+	}
+	return "a trace's node list (Alibaba 2023's openb_node_list_*.csv, PAI 2020's pai_machine_spec.csv) becomes a cluster file with salus trace cluster --format alibaba2023-nodes|pai2020-machines FILE --out cluster.yaml"
 }
 
 // ParseYAML reads a cluster file in YAML; name is for messages.
@@ -102,7 +127,7 @@ func ParseCSV(r io.Reader, name string, models map[string]Model) (*Cluster, erro
 	}
 	for _, need := range []string{"count", "gpus"} {
 		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("%s:1: no %q column: want a header shape,count,gpus,model,cpus,memory_gib", name, need)
+			return nil, fmt.Errorf("%s:1: no %q column: want a header shape,count,gpus,model,cpus,memory_gib; %s", name, need, nodeListHint(strings.Join(header, ",")))
 		}
 	}
 	var shapes []FileShape

@@ -895,12 +895,49 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 		}
 	}
 	s.nodeInfos = infos
-	for _, i := range s.placeNode.Order(j, infos, s.sizes) {
+	order := s.placeNode.Order(j, infos, s.sizes)
+	if _, packs := s.placeNode.(idleFirst); packs && k == 1 {
+		// A packing order (first-fit, best-fit) would put the job into a busy
+		// GPU's lane of the first node that takes it while GPUs elsewhere sit
+		// idle: it packs among the nodes with an idle GPU (no lane) first, so
+		// that no job waits in a lane while a GPU could run it at once.
+		for _, i := range order {
+			if s.nodes[i].idle == 0 {
+				continue
+			}
+			if l, isNew := s.placeOnIdle(j, i); l != nil {
+				return l, isNew
+			}
+		}
+	}
+	for _, i := range order {
 		if l, isNew := s.placeOn(j, i); l != nil {
 			return l, isNew
 		}
 	}
 	return nil, false
+}
+
+// idleFirst marks the node placements that pack (first-fit, best-fit): place
+// tries for them the idle GPUs of the nodes, in their order, before any lane.
+type idleFirst interface{ idleFirst() }
+
+// placeOnIdle is placeOn for a job of one GPU restricted to node n's idle GPUs
+// (no lane), in the GPU placement's order: a new lane there or nothing.
+func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
+	s.walk(j, &s.nodes[ni], func(g int) bool {
+		info := s.gpuInfo(g)
+		if len(info.Lanes) > 0 {
+			return false
+		}
+		where, ok := s.policy.Placement.Place(j, info.Lanes, info.Free, info.Capacity)
+		if !ok || where.Lane >= 0 {
+			return false
+		}
+		l, isNew = s.newLane(where.NewSize, []int{g}), true
+		return true
+	})
+	return l, isNew
 }
 
 // placeOn finds where j goes on node n. The GPU placement orders the node's

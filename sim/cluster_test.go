@@ -111,3 +111,56 @@ func TestGangStaysOnOneNode(t *testing.T) {
 		}
 	}
 }
+
+// A job timed on the reference device (timed_on reference: an imported pod
+// whose run the trace recorded on a model it does not name) runs as long on
+// an A100 node as on the reference P100, where a job of the same figures
+// without it runs at the A100's speed.
+func TestJobTimedOnTheReferenceKeepsItsTimeOnAFasterNode(t *testing.T) {
+	cl := yamlCluster(t, "shapes:\n  - {count: 1, gpus: 2, model: a100}\n")
+	tr := heavyTrace(t, 2, "")
+	tr.Jobs[0].TimedOn = workload.TimedOnReference
+	p, _ := core.Lookup("fifo")
+	g := &gpuLog{gpuOf: map[string][]int{}, end: map[string]float64{}, laneG: map[int][]int{}}
+	if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, Sink: g}); err != nil {
+		t.Fatal(err)
+	}
+	a100, _ := device.Preset("a100")
+	if want := 100 * 0.1; math.Abs(g.end["h0"]-want) > 1e-6 {
+		t.Errorf("h0, timed on the reference, ends on the A100 at %v, want %v (100 iterations of 0.1 s)", g.end["h0"], want)
+	}
+	if want := 100 * 0.1 / a100.Speed; math.Abs(g.end["h1"]-want) > 1e-6 {
+		t.Errorf("h1 on the A100 ends at %v, want %v (100 iterations of 0.1 s / %g)", g.end["h1"], want, a100.Speed)
+	}
+}
+
+// No node placement but fgd leaves a job waiting in a busy lane while a GPU
+// that could run it at once is idle: on three nodes of two GPUs, four jobs that
+// arrive together each start at once on a GPU of their own and end alone (10
+// s), under every policy of Salus's mode. first-fit and best-fit pack among
+// the idle GPUs first; fgd counts a GPU in use as not fragmented and still
+// shares it (left open).
+func TestNoJobWaitsInALaneWhileAGPUIsIdle(t *testing.T) {
+	cl := yamlCluster(t, "shapes:\n  - {count: 3, gpus: 2, model: p100}\n")
+	tr := heavyTrace(t, 4, "")
+	for _, pol := range []string{"fair", "srtf", "pack", "fifo"} {
+		p, _ := core.Lookup(pol)
+		for _, np := range []string{"first-fit", "best-fit", "least-loaded"} {
+			npl, _ := core.LookupNodePlacement(np)
+			g := &gpuLog{gpuOf: map[string][]int{}, end: map[string]float64{}, laneG: map[int][]int{}}
+			if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, NodePlacement: npl, Sink: g}); err != nil {
+				t.Fatal(err)
+			}
+			used := map[int]bool{}
+			for _, j := range tr.Jobs {
+				used[g.gpuOf[j.ID][0]] = true
+				if want := 100 * 0.1; math.Abs(g.end[j.ID]-want) > 1e-6 {
+					t.Errorf("%s, %s: %s ends at %v, want %v: 6 GPUs for 4 jobs", pol, np, j.ID, g.end[j.ID], want)
+				}
+			}
+			if len(used) != 4 {
+				t.Errorf("%s, %s: the 4 jobs ran on GPUs %v, want 4 GPUs", pol, np, used)
+			}
+		}
+	}
+}

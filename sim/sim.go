@@ -112,15 +112,19 @@ type shape struct {
 	// zero.
 	startup, firstExtra time.Duration
 	pause               time.Duration
-	jobs                int
+	// reference: timed on the reference device whatever GPU the job runs on
+	// (workload.TimedOnReference), not on its GPU's.
+	reference bool
+	jobs      int
 }
 
 // shapeKey is a shape's key in engine.shapes: what its times derive from.
 type shapeKey struct {
-	kind    string
-	profile *workload.Profile
-	gpus    int
-	pause   time.Duration
+	kind      string
+	profile   *workload.Profile
+	gpus      int
+	pause     time.Duration
+	reference bool
 }
 
 // GPUCount is how many GPUs the job needs, at least one (workload.Job.GPUCount).
@@ -579,7 +583,7 @@ func (e *engine) check(spec *workload.Job, trace string) error {
 func (e *engine) newJob(s *workload.Job) (arrival, error) {
 	a := arrival{j: &job{spec: jobSpec{ID: s.ID, Iterations: s.Iterations}}, rec: s}
 	sh := &a.shape
-	*sh = shape{Kind: s.Kind, Profile: s.Profile, gpus: s.GPUs}
+	*sh = shape{Kind: s.Kind, Profile: s.Profile, gpus: s.GPUs, reference: s.TimedOn == workload.TimedOnReference}
 	p := s.Profile
 	var err error
 	sh.iterS = e.o.Device.IterS(p.IterS)
@@ -614,7 +618,7 @@ func (e *engine) newJob(s *workload.Job) (arrival, error) {
 
 // share gives a's job its shape, shared with the jobs alive of the same.
 func (e *engine) share(a arrival) {
-	k := shapeKey{a.shape.Kind, a.shape.Profile, a.shape.gpus, a.shape.pause}
+	k := shapeKey{a.shape.Kind, a.shape.Profile, a.shape.gpus, a.shape.pause, a.shape.reference}
 	shared := e.shapes[k]
 	if shared == nil {
 		shared = new(shape)
@@ -629,14 +633,17 @@ func (e *engine) share(a arrival) {
 func (e *engine) unshare(j *job) {
 	sh := j.spec.shape
 	if sh.jobs--; sh.jobs == 0 {
-		delete(e.shapes, shapeKey{sh.Kind, sh.Profile, sh.gpus, sh.pause})
+		delete(e.shapes, shapeKey{sh.Kind, sh.Profile, sh.gpus, sh.pause, sh.reference})
 	}
 }
 
 // timeOn times j's iterations on the GPUs of device dev, where it was
 // admitted (a cluster's GPUs differ in speed); its declared time stays the
-// reference device's.
+// reference device's. A job timed on the reference device keeps its time.
 func (j *job) timeOn(dev device.Device) error {
+	if j.spec.reference {
+		return nil
+	}
 	j.iterS = dev.IterS(j.spec.Profile.IterS)
 	if _, err := core.Seconds(j.iterS); err != nil {
 		return fmt.Errorf("iteration time on %s: %w", dev.Name, err)

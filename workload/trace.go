@@ -47,6 +47,12 @@ type Job struct {
 	// cluster node's model, as its cluster file names it), and the only ones.
 	// In CSV, models separated by |; in JSON, a list or such a string.
 	GPUModels []string `json:"gpu_models,omitempty"`
+	// TimedOn is the GPU the job's iterations are timed on: empty, the GPU it
+	// runs on (a cluster's faster model runs it faster); TimedOnReference, the
+	// run's reference device (--device) whatever GPU it runs on, for a job whose
+	// recorded run happened on a model its source does not name (an imported
+	// pod without a GPU type): its length is then its recorded run on any node.
+	TimedOn string `json:"timed_on,omitempty"`
 	// TraceQueueS and TraceRunS are, for a job imported from a public trace, what
 	// the trace itself recorded: its scheduling delay (scheduled - created) and
 	// its run (end - scheduled), seconds; nil when the trace does not say. A study
@@ -69,6 +75,10 @@ func (j Job) WithProfile(f func(*Profile)) Job {
 	j.Profile = &p
 	return j
 }
+
+// TimedOnReference is the TimedOn of a job timed on the reference device
+// whatever GPU it runs on.
+const TimedOnReference = "reference"
 
 // GPUCount is how many GPUs the job needs, at least one.
 func (j Job) GPUCount() int { return max(j.GPUs, 1) }
@@ -121,7 +131,7 @@ type Trace struct {
 // Columns of the trace formats: the required ones first.
 var (
 	requiredColumns = []string{"job_id", "model", "batch_size", "iterations", "arrival_s"}
-	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share", "gpu_models", "trace_queue_s", "trace_run_s"}, inlineColumns...)
+	optionalColumns = append([]string{"declared_s", "kind", "priority", "pause_s", "gpus", "share", "gpu_models", "timed_on", "trace_queue_s", "trace_run_s"}, inlineColumns...)
 )
 
 // FieldError is a problem with one field of one line of a trace file.
@@ -488,6 +498,13 @@ func (r row) job(file string, cat *Catalog) (Job, error) {
 			return j, bad("gpu_models", err.Error())
 		}
 	}
+	switch s := strings.ToLower(strings.TrimSpace(r.fields["timed_on"])); s {
+	case "":
+	case TimedOnReference:
+		j.TimedOn = s
+	default:
+		return j, bad("timed_on", fmt.Sprintf("%q: give %s (the job's iterations take the reference device's time on any GPU: its recorded run is of a model the trace does not name) or leave it empty (timed on the GPU it runs on)", r.fields["timed_on"], TimedOnReference))
+	}
 	if s := r.fields["priority"]; s != "" {
 		if j.Priority, err = strconv.Atoi(s); err != nil {
 			return j, bad("priority", fmt.Sprintf("%q is not a whole number", s))
@@ -566,14 +583,15 @@ func nonNegative(s string) (float64, error) {
 }
 
 // WriteCSV writes the trace as CSV with a header. The gpus, share, gpu_models,
-// trace figures and inline profile columns are written only when some job uses
+// timed_on, trace figures and inline profile columns are written only when some job uses
 // them.
 func (t *Trace) WriteCSV(w io.Writer) error {
-	gang, shares, models, traced, inline := false, false, false, false, false
+	gang, shares, models, timed, traced, inline := false, false, false, false, false, false
 	for _, j := range t.Jobs {
 		gang = gang || j.GPUs > 1
 		shares = shares || j.Share != 0
 		models = models || len(j.GPUModels) > 0
+		timed = timed || j.TimedOn != ""
 		traced = traced || j.TraceQueueS != nil || j.TraceRunS != nil
 		inline = inline || !j.Inline.Empty()
 	}
@@ -586,6 +604,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 	}
 	if models {
 		header = append(header, "gpu_models")
+	}
+	if timed {
+		header = append(header, "timed_on")
 	}
 	if traced {
 		header = append(header, "trace_queue_s", "trace_run_s")
@@ -606,6 +627,9 @@ func (t *Trace) WriteCSV(w io.Writer) error {
 		}
 		if models {
 			rec = append(rec, strings.Join(j.GPUModels, "|"))
+		}
+		if timed {
+			rec = append(rec, j.TimedOn)
 		}
 		if traced {
 			rec = append(rec, optionalPtr(j.TraceQueueS), optionalPtr(j.TraceRunS))

@@ -160,8 +160,8 @@ Formats:
 	fl.StringVar(&o.Short, "short", traceimport.Drop, "jobs that ran for less than their profile's start-up: drop (counted), or keep (one iteration, longer than they ran)")
 	fl.StringToStringVar(&lengths, "length", nil, "seconds a job of each application runs, for sources whose rows have no length (sia): APP=SECONDS,...")
 	fl.BoolVar(&o.SkipBad, "skip-bad", false, "count malformed rows and go on instead of failing on the first")
-	fl.StringVar(&clusterFile, "cluster", "", "the trace's own cluster file (salus trace cluster): its models time the jobs of their GPU type, and each job's constraint is written as gpu_models (--gpu-models)")
-	fl.BoolVar(&o.GPUModels, "gpu-models", false, "write each job's GPU-type constraint (Alibaba 2023's gpu_spec) as gpu_models, for a run on the trace's own cluster (salus trace cluster)")
+	fl.StringVar(&clusterFile, "cluster", "", "the trace's own cluster file (salus trace cluster): its models time the jobs of their GPU type, and each job's constraint is written as gpu_models, timed_on reference for a job without one (--gpu-models)")
+	fl.BoolVar(&o.GPUModels, "gpu-models", false, "write each job's GPU-type constraint (Alibaba 2023's gpu_spec) as gpu_models, and timed_on reference for a job without one (it runs its recorded time on any node), for a run on the trace's own cluster (salus trace cluster)")
 	return cmd
 }
 

@@ -602,6 +602,18 @@ func (c *converter) add(r Record) error {
 // models says the jobs' GPU models are written.
 func (c *converter) models() bool { return c.o.GPUModels && c.format.GPUModels }
 
+// timedOn is a job's timed_on when its models are written: a job without a
+// GPU type ran its recorded run on a model the source does not name, so it is
+// timed on the device its iterations were counted on (the reference device)
+// whatever GPU it is placed on, and replays in its recorded run anywhere; a
+// job of a type is timed on the GPU it runs on, a model of that type.
+func (c *converter) timedOn(e entry) string {
+	if !c.models() || len(splitModels(e.models)) > 0 {
+		return ""
+	}
+	return workload.TimedOnReference
+}
+
 // intern is the GPU types' one copy each: a reader's field may share memory
 // with its whole line, and a million jobs name a handful of types.
 func (c *converter) intern(t string) string {
@@ -799,7 +811,7 @@ func (c *converter) newRowWriter(w io.Writer) *rowWriter {
 		rw.header = append(rw.header, "demand")
 	}
 	if c.models() {
-		rw.header = append(rw.header, "gpu_models")
+		rw.header = append(rw.header, "gpu_models", "timed_on")
 	}
 	if c.format.Queues {
 		rw.header = append(rw.header, "trace_queue_s", "trace_run_s")
@@ -824,6 +836,7 @@ func (rw *rowWriter) write(e entry) error {
 			j.Demand = &d
 		}
 		j.GPUModels = splitModels(e.models)
+		j.TimedOn = c.timedOn(e)
 		if e.queue >= 0 {
 			q, r := e.queue, e.run
 			j.TraceQueueS, j.TraceRunS = &q, &r
@@ -859,8 +872,8 @@ func (rw *rowWriter) write(e entry) error {
 		i++
 	}
 	if c.models() {
-		rec[i] = strings.Join(splitModels(e.models), "|")
-		i++
+		rec[i], rec[i+1] = strings.Join(splitModels(e.models), "|"), c.timedOn(e)
+		i += 2
 	}
 	if c.format.Queues {
 		rec[i], rec[i+1] = "", ""

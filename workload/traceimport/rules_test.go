@@ -213,3 +213,19 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// A node list given to the importer is named as a node list, with the command
+// that reads it, and the message of a header that lacks columns reads right.
+func TestImportNamesANodeList(t *testing.T) {
+	err := importErr(t, "alibaba2023", Options{}, "openb_node_list_gpu_node.csv")
+	for _, w := range []string{"node list", "salus trace cluster --format alibaba2023-nodes", "salus trace import --cluster"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("node list as alibaba2023: %v, want %q", err, w)
+		}
+	}
+	path := writeTemp(t, "odd.csv", "name,num_gpu,gpu_milli,creation_time\np1,1,1000,0\n")
+	err = importErr(t, "alibaba2023", Options{}, path)
+	if !strings.Contains(err.Error(), "lacks deletion_time, scheduled_time") || strings.Contains(err.Error(), "a alibaba2023") {
+		t.Errorf("a header without times: %v", err)
+	}
+}

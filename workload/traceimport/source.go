@@ -101,6 +101,17 @@ func wrongHeader(format string, required, header []string) string {
 			"it says what each pod asks for, not when it arrived or how long it ran, so it cannot become a trace; "+
 			"import a pod list with creation_time, scheduled_time and deletion_time, such as openb_pod_list_default.csv", shown)
 	}
+	for _, f := range NodeFormats() {
+		ok := len(f.Columns) > 0
+		for _, c := range f.Columns {
+			ok = ok && (cols[c] || c == "gpu" && cols["num_gpu"])
+		}
+		if ok {
+			return fmt.Sprintf("header %s: a node list of --format %s (the cluster's machines, not its jobs): "+
+				"make the cluster file with salus trace cluster --format %s FILE --out cluster.yaml, "+
+				"and import the trace's jobs onto it with salus trace import --cluster cluster.yaml", shown, f.Name, f.Name)
+		}
+	}
 	best, bestN := "", 0
 	for _, f := range Formats() {
 		if len(f.Columns) == 0 || strings.HasPrefix(format, f.Name) {
@@ -123,7 +134,7 @@ func wrongHeader(format string, required, header []string) string {
 			missing = append(missing, c)
 		}
 	}
-	return fmt.Sprintf("header %s lacks %s: a %s trace's header names %s; is this the right --format?", shown, strings.Join(missing, ", "), format, strings.Join(required, ", "))
+	return fmt.Sprintf("header %s lacks %s: the header of --format %s names %s; is this the right --format?", shown, strings.Join(missing, ", "), format, strings.Join(required, ", "))
 }
 
 // maxTime is the latest time any row of the file gives in the columns, read in a
