@@ -35,7 +35,7 @@ func (s *Scheduler) Continue(now time.Duration, id string, gpuTime time.Duration
 	v.Attained += gpuTime
 	v.Iterations++
 	v.RequestSeq, v.Asked = s.requests+1, now
-	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
+	kept := s.quantumKeeps(js, now)
 	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false, nil
 	}
@@ -297,11 +297,8 @@ func (s *Scheduler) Probe(id string) (ContinueProbe, bool) {
 func (p *ContinueProbe) Next(now, gpuTime time.Duration) bool {
 	s, js := p.s, p.js
 	l := js.lane
-	v := p.v
-	v.Attained += gpuTime
-	v.Iterations++
-	v.RequestSeq, v.Asked = p.req+1, now
-	kept := s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
+	v := p.after(1, now, gpuTime)
+	kept := s.quantumKeeps(js, now)
 	if first := l.ready.first(); first != nil && (kept && first.view.Priority < v.Priority || !kept && !s.beforeQueued(v, first)) {
 		return false
 	}
@@ -341,7 +338,7 @@ func (p *ContinueProbe) Yeses(n int, at func(k int) (now, service time.Duration)
 	if n == 0 || !gains && !losesLead(s.policy.Order) {
 		return 0, false
 	}
-	if from, _ := at(1); s.policy.Quantum > 0 && l.last == js && from-l.since < s.policy.Quantum {
+	if from, _ := at(1); s.quantumKeeps(js, from) {
 		return 0, false
 	}
 	first := l.ready.first()
@@ -350,11 +347,7 @@ func (p *ContinueProbe) Yeses(n int, at func(k int) (now, service time.Duration)
 			return true
 		}
 		now, service := at(k)
-		v := p.v
-		v.Attained += service
-		v.Iterations += k
-		v.RequestSeq, v.Asked = p.req+uint64(k), now
-		return s.beforeQueued(v, first)
+		return s.beforeQueued(p.after(k, now, service), first)
 	}
 	take := func(k int) (int, bool) {
 		if k > 0 {
@@ -388,8 +381,22 @@ func (p *ContinueProbe) Yeses(n int, at func(k int) (now, service time.Duration)
 // Skip takes n boundaries that Next would say yes to (KeptBefore's), the last
 // at now, after gpuTime of GPU service in all, as n calls of Next would.
 func (p *ContinueProbe) Skip(now time.Duration, n int, gpuTime time.Duration) {
-	p.v.Attained += gpuTime
-	p.v.Iterations += n
-	p.req += uint64(n)
-	p.v.RequestSeq, p.v.Asked = p.req, now
+	p.v, p.req = p.after(n, now, gpuTime), p.req+uint64(n)
+}
+
+// after is the probe's view after n more boundaries, the last at now, with
+// gpuTime of GPU service in all: what n Continues would leave it.
+func (p *ContinueProbe) after(n int, now, gpuTime time.Duration) JobView {
+	v := p.v
+	v.Attained += gpuTime
+	v.Iterations += n
+	v.RequestSeq, v.Asked = p.req+uint64(n), now
+	return v
+}
+
+// quantumKeeps says whether the policy's quantum keeps js's lane for it at a
+// boundary at now: it ran last there, and its quantum has not ended.
+func (s *Scheduler) quantumKeeps(js *jobState, now time.Duration) bool {
+	l := js.lane
+	return s.policy.Quantum > 0 && l.last == js && now-l.since < s.policy.Quantum
 }

@@ -28,16 +28,12 @@ type runColumn struct {
 	gpus bool
 }
 
-// busyPerGPU is the least and the most busy of a run's GPUs, "60-92%": a
-// job keeps the GPU it was placed on, so the GPUs of one run may be busy
-// unequally where the total hides it.
+// busyPerGPU is the least and the most busy of a run's GPUs, "60-92%"
+// (metrics.Result.BusyRange).
 func busyPerGPU(r Run, _ TimeUnit) string {
-	if len(r.PerGPU) < 2 {
+	lo, hi, ok := r.BusyRange()
+	if !ok {
 		return "-"
-	}
-	lo, hi := r.PerGPU[0].Busy, r.PerGPU[0].Busy
-	for _, g := range r.PerGPU[1:] {
-		lo, hi = min(lo, g.Busy), max(hi, g.Busy)
 	}
 	return fmt.Sprintf("%.0f-%.0f%%", lo*100, hi*100)
 }

@@ -309,6 +309,13 @@ func (f PaperFigure) numbers() []float64 {
 // spread is a value over seeds: its median, smallest and largest.
 type spread struct{ median, lo, hi float64 }
 
+// text is the spread as a row prints it: the median, and the range "lo to
+// hi" (rangeOf reads it back), with prec decimals.
+func (s spread) text(prec int) (median, rng string) {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+	return f(s.median), f(s.lo) + " to " + f(s.hi)
+}
+
 func spreadOf(xs []float64) spread {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -324,10 +331,8 @@ func spreadOf(xs []float64) spread {
 func seedRow(f PaperFigure, xs []float64, prec int, why string) PaperRow {
 	s := spreadOf(xs)
 	paper := f.number()
-	row := PaperRow{Figure: f.Figure, Row: f.Row, Column: f.Column, Unit: f.Unit, Paper: f.Value,
-		Ours:  strconv.FormatFloat(s.median, 'f', prec, 64),
-		Range: strconv.FormatFloat(s.lo, 'f', prec, 64) + " to " + strconv.FormatFloat(s.hi, 'f', prec, 64),
-		Ratio: s.median / paper, Inside: "no"}
+	row := PaperRow{Figure: f.Figure, Row: f.Row, Column: f.Column, Unit: f.Unit, Paper: f.Value, Ratio: s.median / paper, Inside: "no"}
+	row.Ours, row.Range = s.text(prec)
 	if s.lo <= paper && paper <= s.hi {
 		row.Inside = "yes"
 	}
@@ -593,9 +598,9 @@ func paperTraining(o PaperOptions, rep *PaperReport) error {
 			xs []float64
 		}{{medFig, med}, {topFig, top}} {
 			if pr.f.Value == "-" {
-				s := spreadOf(pr.xs)
-				dist.Rows = append(dist.Rows, PaperRow{Figure: "Fig. 7", Row: pol.Row, Column: pr.f.Column, Unit: "min", Paper: "-",
-					Ours: fmt.Sprintf("%.1f", s.median), Range: fmt.Sprintf("%.1f to %.1f", s.lo, s.hi), Why: "not read from the paper's drawing"})
+				row := PaperRow{Figure: "Fig. 7", Row: pol.Row, Column: pr.f.Column, Unit: "min", Paper: "-", Why: "not read from the paper's drawing"}
+				row.Ours, row.Range = spreadOf(pr.xs).text(1)
+				dist.Rows = append(dist.Rows, row)
 				continue
 			}
 			dist.Rows = append(dist.Rows, seedRow(pr.f, pr.xs, 1, table1Why[pol.Row]))
@@ -632,11 +637,10 @@ func userRow(sc Scheme) string {
 // userSeedRow is a row of a user's scheme over the seeds: the paper has no
 // figure for it.
 func userSeedRow(fig, row, col, unit string, xs []float64, prec int) PaperRow {
-	s := spreadOf(xs)
-	return PaperRow{Figure: fig, Row: row, Column: col, Unit: unit, Paper: "-",
-		Ours:  strconv.FormatFloat(s.median, 'f', prec, 64),
-		Range: strconv.FormatFloat(s.lo, 'f', prec, 64) + " to " + strconv.FormatFloat(s.hi, 'f', prec, 64),
-		Why:   "your scheme (--policy, --mode), on the same seeds: the paper has no figure for it"}
+	r := PaperRow{Figure: fig, Row: row, Column: col, Unit: unit, Paper: "-",
+		Why: "your scheme (--policy, --mode), on the same seeds: the paper has no figure for it"}
+	r.Ours, r.Range = spreadOf(xs).text(prec)
+	return r
 }
 
 // sameJobs is n copies of one training job arriving at once.

@@ -75,6 +75,20 @@ type Result struct {
 	Classes []ClassResult `json:"classes,omitempty"`
 }
 
+// BusyRange is how busy the least and the most busy of the run's GPUs were;
+// false on one GPU. A job kept on the GPU it was placed on can leave one idle
+// while another queues, which the run's GPUBusy hides.
+func (r Result) BusyRange() (lo, hi float64, ok bool) {
+	if len(r.PerGPU) < 2 {
+		return 0, 0, false
+	}
+	lo, hi = r.PerGPU[0].Busy, r.PerGPU[0].Busy
+	for _, g := range r.PerGPU[1:] {
+		lo, hi = min(lo, g.Busy), max(hi, g.Busy)
+	}
+	return lo, hi, true
+}
+
 // GPUResult is what one GPU of a node did over a run.
 type GPUResult struct {
 	GPU int `json:"gpu"`

@@ -263,13 +263,7 @@ func SimRunner(g Grid) Runner {
 		}
 		m := map[string]float64{"avg_jct_s": r.AvgJCTS, "p95_jct_s": r.P95JCTS, "makespan_s": r.MakespanS,
 			"avg_queuing_s": r.AvgQueuingS, "gpu_busy": r.GPUBusy}
-		if len(r.PerGPU) > 1 {
-			// The least and the most busy GPU: a job kept on the GPU it was
-			// placed on can leave one idle while another queues.
-			lo, hi := r.PerGPU[0].Busy, r.PerGPU[0].Busy
-			for _, g := range r.PerGPU[1:] {
-				lo, hi = min(lo, g.Busy), max(hi, g.Busy)
-			}
+		if lo, hi, ok := r.BusyRange(); ok {
 			m["gpu_busy_min"], m["gpu_busy_max"] = lo, hi
 		}
 		if r.JainSlowdown > 0 {

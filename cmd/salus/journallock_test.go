@@ -25,16 +25,7 @@ func TestSecondDaemonOnOneJournalIsRefused(t *testing.T) {
 	}
 	second := exec.Command(os.Args[0], "serve", "--socket", filepath.Join(dir, "b.sock"), "--addr", "", "--fast-addr", "", "--events", events)
 	second.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = second.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		second.Process.Kill()
-		t.Fatal("the second daemon did not stop")
-	}
-	msg := string(out)
+	msg, err := runWithin(second, time.Minute) // a second daemon not refused is killed there: its error names no journal
 	if err == nil || !strings.Contains(msg, events) || !strings.Contains(msg, "pid "+strconv.Itoa(a.cmd.Process.Pid)) {
 		t.Errorf("the second daemon on the same journal: %v\n%s\nwant it refused naming %s and pid %d", err, msg, events, a.cmd.Process.Pid)
 	}

@@ -263,3 +263,18 @@ func TestPythonClientResumesAfterKill(t *testing.T) {
 		t.Errorf("metrics: %d jobs, %d finished, %d lost; want the one job finished", res.Jobs, res.Finished, res.Lost)
 	}
 }
+
+// runWithin runs cmd to its end, killing it past limit, and returns its output.
+func runWithin(cmd *exec.Cmd, limit time.Duration) (string, error) {
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+	}
+	return string(out), err
+}

@@ -59,17 +59,8 @@ func TestSecondDaemonRunOnAnEventsFile(t *testing.T) {
 
 	second := exec.Command(os.Args[0], append([]string{"serve", "--socket", sock, "--addr", "", "--fast-addr", ""}, args...)...)
 	second.Env = append(os.Environ(), "SALUS_CMD_TEST_MAIN=1")
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = second.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		second.Process.Kill()
-		<-done
-		t.Fatal("the second daemon on a finished run's events file was not refused")
-	}
-	if msg := string(out); err == nil || !strings.Contains(msg, events) || !strings.Contains(msg, "--continue-events") {
+	msg, err := runWithin(second, time.Minute) // one not refused is killed there: its error names no flag
+	if err == nil || !strings.Contains(msg, events) || !strings.Contains(msg, "--continue-events") {
 		t.Errorf("a second daemon on a finished run's events file: %v\n%s\nwant it refused naming %s and --continue-events", err, msg, events)
 	}
 	if after, _ := os.ReadFile(events); string(after) != string(before) {

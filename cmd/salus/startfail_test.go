@@ -91,18 +91,3 @@ func TestFailedStartLosesNothing(t *testing.T) {
 	b := startDaemonProc(t, sock, args...)
 	job.resumesAndFinishes(t, b, events, iters, "the good start")
 }
-
-// runWithin runs cmd to its end, killing it past limit, and returns its output.
-func runWithin(cmd *exec.Cmd, limit time.Duration) (string, error) {
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		cmd.Process.Kill()
-		<-done
-	}
-	return string(out), err
-}
