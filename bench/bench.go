@@ -86,6 +86,11 @@ type Result struct {
 	ItersPerS  float64 `json:"iters_per_s"`
 	EventsPerS float64 `json:"events_per_s"`
 	USPerJob   float64 `json:"us_per_job"`
+	// Switches counts the boundaries where lanes side by side changed who runs
+	// beside whom (sim.Stats.Switches); NSPerSwitch is the wall time over them,
+	// 0 where there were none. Pack's cost follows its switches.
+	Switches    int64   `json:"switches"`
+	NSPerSwitch float64 `json:"ns_per_switch"`
 	// MakespanS is the simulated makespan, a check that the run is the one meant.
 	MakespanS float64 `json:"makespan_s"`
 	// AllocMiB is what the run allocated on the Go heap in all (TotalAlloc),
@@ -162,7 +167,8 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 	runtime.ReadMemStats(&before)
 	col, cnt := metrics.NewCollector(), &counter{}
 	start = time.Now()
-	err = sim.RunStream(tr, sim.Options{Policy: p, Device: dev, Sink: eventlog.Sinks{col, cnt}})
+	var stats sim.Stats
+	err = sim.RunStream(tr, sim.Options{Policy: p, Device: dev, Sink: eventlog.Sinks{col, cnt}, Stats: &stats})
 	if err == nil {
 		var m metrics.Result
 		if m, err = col.Result(); err == nil {
@@ -183,6 +189,9 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 		r.EventsPerS = float64(r.Events) / r.WallS
 	}
 	r.USPerJob = r.WallS * 1e6 / float64(c.Jobs)
+	if r.Switches = stats.Switches; r.Switches > 0 {
+		r.NSPerSwitch = r.WallS * 1e9 / float64(r.Switches)
+	}
 	r.AllocMiB = float64(after.TotalAlloc-before.TotalAlloc) / (1 << 20)
 	r.HeapMiB = float64(after.HeapInuse) / (1 << 20)
 	return r, nil

@@ -38,6 +38,27 @@ func TestMeasureCounts(t *testing.T) {
 	}
 }
 
+// Exclusive fifo runs one job at a time on a GPU: no lane ever switches beside
+// another. Pack's lanes take turns side by side: it switches, at most once per
+// iteration, and the wall time per switch follows.
+func TestMeasureCountsSwitches(t *testing.T) {
+	f, err := Measure(context.Background(), Cell{Jobs: 200, Load: 4, Seed: 1, Scheme: fifo, Device: "p100", Interference: "measured"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Measure(context.Background(), Cell{Jobs: 200, Load: 4, Seed: 1, Scheme: pack, Device: "p100", Interference: "measured"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Switches != 0 || f.NSPerSwitch != 0 {
+		t.Errorf("exclusive fifo: %d switches (%.0f ns each); want none", f.Switches, f.NSPerSwitch)
+	}
+	if p.Switches <= 0 || p.Switches > p.Iterations || p.NSPerSwitch <= 0 {
+		t.Errorf("pack: %d switches of %d iterations, %.0f ns each; want some, at most one per iteration", p.Switches, p.Iterations, p.NSPerSwitch)
+	}
+	t.Logf("pack: %d switches of %d iterations", p.Switches, p.Iterations)
+}
+
 func TestMeasureRefuses(t *testing.T) {
 	for _, c := range []Cell{
 		{Jobs: 0, Load: 1, Scheme: fifo, Device: "p100"},

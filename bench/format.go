@@ -19,7 +19,7 @@ import (
 )
 
 // columns are the table's, CSV's and Markdown's headers.
-var columns = []string{"jobs", "scheme", "iterations", "events", "wall s", "iters/s", "events/s", "µs/job", "max RSS MiB", "alloc MiB"}
+var columns = []string{"jobs", "scheme", "iterations", "events", "wall s", "iters/s", "events/s", "µs/job", "switches", "ns/switch", "max RSS MiB", "alloc MiB"}
 
 // cells is a result's row as text: the figures of a run that ended, or what
 // happened instead in the wall column.
@@ -27,9 +27,9 @@ func cells(r Result) []string {
 	row := []string{strconv.Itoa(r.Jobs), r.Scheme}
 	if r.OK() {
 		return append(row, strconv.FormatInt(r.Iterations, 10), strconv.FormatInt(r.Events, 10), fmt.Sprintf("%.3f", r.WallS),
-			si(r.ItersPerS), si(r.EventsPerS), fmt.Sprintf("%.1f", r.USPerJob), mib(r.MaxRSSMiB), fmt.Sprintf("%.0f", r.AllocMiB))
+			si(r.ItersPerS), si(r.EventsPerS), fmt.Sprintf("%.1f", r.USPerJob), strconv.FormatInt(r.Switches, 10), perSwitch(r), mib(r.MaxRSSMiB), fmt.Sprintf("%.0f", r.AllocMiB))
 	}
-	return append(row, "", "", r.Outcome(), "", "", "", "", "")
+	return append(row, "", "", r.Outcome(), "", "", "", "", "", "", "")
 }
 
 // seconds is a limit as people write it: 120s, 0.5s, 1ms.
@@ -49,6 +49,15 @@ func si(x float64) string {
 		return fmt.Sprintf("%.1fk", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
+}
+
+// perSwitch is the wall time per switch of lanes side by side, or - where
+// there was none.
+func perSwitch(r Result) string {
+	if r.Switches == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", r.NSPerSwitch)
 }
 
 func mib(x float64) string {
@@ -115,12 +124,12 @@ func JSON(w io.Writer, rs []Result) error {
 func CSV(w io.Writer, rs []Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"jobs", "scheme", "mode", "policy", "load", "seed", "status", "error", "timeout_s", "iterations", "events",
-		"gen_s", "wall_s", "iters_per_s", "events_per_s", "us_per_job", "makespan_s", "alloc_mib", "heap_mib", "max_rss_mib"})
+		"gen_s", "wall_s", "iters_per_s", "events_per_s", "us_per_job", "switches", "ns_per_switch", "makespan_s", "alloc_mib", "heap_mib", "max_rss_mib"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, r := range rs {
 		_ = cw.Write([]string{strconv.Itoa(r.Jobs), r.Scheme, r.Mode, r.Policy, f(r.Load), strconv.FormatInt(r.Seed, 10), r.Status, r.Error,
 			f(r.TimeoutS), strconv.FormatInt(r.Iterations, 10), strconv.FormatInt(r.Events, 10), f(r.GenS), f(r.WallS), f(r.ItersPerS),
-			f(r.EventsPerS), f(r.USPerJob), f(r.MakespanS), f(r.AllocMiB), f(r.HeapMiB), f(r.MaxRSSMiB)})
+			f(r.EventsPerS), f(r.USPerJob), strconv.FormatInt(r.Switches, 10), f(r.NSPerSwitch), f(r.MakespanS), f(r.AllocMiB), f(r.HeapMiB), f(r.MaxRSSMiB)})
 	}
 	cw.Flush()
 	return cw.Error()

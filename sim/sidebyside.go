@@ -43,8 +43,9 @@ import (
 type sideBySide struct {
 	g *GPU
 	// own: the GPU runs under a co-location model, each lane on its clock.
-	own bool
-	ran *int // the engine's count of the boundaries run (forwarded.sideRun)
+	own      bool
+	ran      *int // the engine's count of the boundaries run (forwarded.sideRun)
+	switches *int // and of those where a lane went on with another job (forwarded.switches)
 	// waits: the turns' starts and waits are kept (turnCand.starts, ends).
 	waits bool
 	// lanes: those that take turns, lanes[:act], then the passive ones.
@@ -605,6 +606,9 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 	}
 	l.stop = l.ending || tc.jobs[l.next].fresh
 	changed := false
+	if i != l.cur {
+		*s.switches++
+	}
 	switch {
 	case i == l.cur:
 		l.finish = l.finish.add(left)
@@ -769,6 +773,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	}
 	s := &sides[len(sides)-1]
 	s.g, s.ranTo, s.final, s.ran, s.waits = g, -1, false, &e.forwarded.sideRun, e.turnWaits
+	s.switches = &e.forwarded.switches
 	s.own = g.each
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ { // the lanes that take turns first

@@ -55,6 +55,19 @@ type Options struct {
 	// boundary (the stretches' arithmetic assumes one share per GPU); one that
 	// runs one job at a time keeps its stretches. nil: Device.CoLocation.
 	Interference *interference.Model
+	// Stats, when not nil, receives at the run's end what its fast path did
+	// (salus bench reports it).
+	Stats *Stats
+}
+
+// Stats is what a run's fast path did, for measuring it.
+type Stats struct {
+	// Switches counts the boundaries at which a lane of lanes side by side,
+	// run boundary by boundary (sideBySide), went on with another job: each
+	// changes who runs beside whom, and so every lane's rate beside it. Pack's
+	// cost follows them (docs/simulator.md). A run of several GPUs' lanes that
+	// is put back and run again (an epoch's) counts its switches again.
+	Switches int64
 }
 
 // Mechanism is how p's iterations side by side share a GPU, as the
@@ -321,6 +334,9 @@ func RunStream(s *workload.Stream, o Options) error {
 // away (a run past where another GPU's stopped).
 type forwarded struct {
 	iterations, sideBySide, sideRun int
+	// switches counts the boundaries the sideBySides ran where a lane went on
+	// with another job (Stats.Switches).
+	switches int
 	// ownClocks counts the iterations stretches took on a GPU whose works
 	// side by side ran each on a clock of its own (a co-location model).
 	ownClocks int
@@ -381,6 +397,9 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		turnsAtOne: !discard && eventlog.TakesTurnsAtOneOnly(o.Sink)}
 	if ff != nil {
 		defer func() { *ff = e.forwarded }()
+	}
+	if o.Stats != nil {
+		defer func() { o.Stats.Switches = int64(e.forwarded.switches) }()
 	}
 	for g := range n {
 		dev := o.Device

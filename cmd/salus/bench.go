@@ -48,8 +48,10 @@ func newBenchCmd() *cobra.Command {
 		Long: `Measure the simulator on generated salus100 traces of each --jobs size (at
 --load, seed --seed) under each scheme, and print per run: the jobs, the simulated
 iterations and events, the wall seconds of the simulation (with its metrics; not
-the trace's generation), iterations and events per second, µs per job, the peak
-resident memory (max RSS) and what the Go heap allocated in all.
+the trace's generation), iterations and events per second, µs per job, the
+switches (boundaries where lanes side by side changed who runs beside whom: pack's
+cost follows them) and the wall ns per switch, the peak resident memory (max RSS)
+and what the Go heap allocated in all.
 
 Each run is a child process (this program, re-run as the hidden salus bench cell),
 so that a run past --timeout is killed and reported as "over Ns" rather than

@@ -29,13 +29,17 @@ func TestBenchPrintsARowPerSizeAndScheme(t *testing.T) {
 	rows := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) != 10 || (f[0] != "20" && f[0] != "40") {
+		if len(f) != 12 || (f[0] != "20" && f[0] != "40") {
 			continue
 		}
 		rows[f[0]+" "+f[1]] = true
+		// Pack's lanes switch beside each other; exclusive fifo's never do.
+		if switches := f[8]; (f[1] == "pack") == (switches == "0") {
+			t.Errorf("row %q: %s switches", line, switches)
+		}
 		// Wall seconds (three decimals) and the heap allocated in MiB may round to
 		// 0 on such small runs: the loop allocates nothing per iteration.
-		for _, v := range []string{f[2], f[3], f[5], f[6], f[7], f[8]} {
+		for _, v := range []string{f[2], f[3], f[5], f[6], f[7], f[10]} {
 			if v == "0" || v == "0.000" || strings.HasPrefix(v, "-") {
 				t.Errorf("row %q: a figure is not positive: %q", line, v)
 			}
