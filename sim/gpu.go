@@ -43,7 +43,8 @@ type Work struct {
 	// share is the work's slowdown. unit is its row in the model.
 	own     clock
 	unit    int
-	index   int // in its heap
+	press   int64 // the fixed-point sum of the model's terms of the works beside it (GPU.enter)
+	index   int   // in its heap
 	working bool
 	held    bool // a hold (GPU.Hold), not an iteration
 }
@@ -177,12 +178,8 @@ type GPU struct {
 	im    *interference.DeviceModel
 	units map[interference.Job]int
 	// each: two works or more are in their work phase under im, each on a
-	// clock of its own (settleEach); otherwise the shared clock runs. rows,
-	// clocks and others are settleEach's and reRate's buffers.
-	each   bool
-	rows   []int
-	clocks []*clock
-	others []int
+	// clock of its own (settleEach); otherwise the shared clock runs.
+	each bool
 
 	holds    int       // the works of works that are holds (Hold)
 	works    workHeap  // by finish
@@ -250,7 +247,14 @@ func (g *GPU) Start(w *Work) {
 
 func (g *GPU) enter(w *Work) {
 	if g.im != nil {
+		// Each work keeps the sum of the terms of those beside it: a work
+		// that comes or goes changes each other's by one term, O(n).
 		w.unit = g.unitOf(w)
+		w.press = 0
+		for _, o := range g.works {
+			w.press += g.im.FixedTerm(w.unit, o.unit)
+			o.press += g.im.FixedTerm(o.unit, w.unit)
+		}
 	}
 	w.working = true
 	heap.Push(&g.works, w)
@@ -259,7 +263,13 @@ func (g *GPU) enter(w *Work) {
 	g.dirty = true
 }
 
+// leave takes w, off the works already, out of the sums.
 func (g *GPU) leave(w *Work) {
+	if g.im != nil {
+		for _, o := range g.works {
+			o.press -= g.im.FixedTerm(o.unit, w.unit)
+		}
+	}
 	w.working = false
 	g.sum -= fixed(w.Demand)
 	g.n--
@@ -393,35 +403,19 @@ func (g *GPU) fromEach() {
 
 // settleEach is settle under a co-location model with works side by side:
 // each work's clock is re-based, now, at the slowdown the works beside it
-// give it (reRate). A hold presses on the others but runs no clock.
+// give it (the sum of their terms, which enter and leave keep: the model's
+// Slowdown, in fixed point, exact in any order; clock.reRate keeps a clock
+// whose slowdown is unchanged). A hold presses on the others but runs no
+// clock. O(n) in the works side by side: a change of who runs beside whom
+// changes every one's rate, and with it the order of their ends. A
+// sideBySide's run keeps the same sums as it goes (takeOwn).
 func (g *GPU) settleEach() {
-	g.rows, g.clocks = g.rows[:0], g.clocks[:0]
 	for _, w := range g.works {
-		c := &w.own
-		if w.held {
-			c = nil
+		if !w.held {
+			w.own.reRate(g.now, interference.SlowdownOf(w.press))
 		}
-		g.rows, g.clocks = append(g.rows, w.unit), append(g.clocks, c)
 	}
-	g.reRate(g.now, g.rows, g.clocks)
 	heap.Init(&g.works)
-}
-
-// reRate re-bases, at at, each clock of clocks (nil: none to re-base) at
-// the slowdown the co-location model gives its job type, units[i], beside
-// all the others (a job has one work on a GPU at a time; clock.reRate keeps
-// a clock whose slowdown is unchanged). O(n^2) in the works side by side,
-// which lanes and MPS clients keep to a handful; a sideBySide's run keeps
-// the same fixed-point sums as it goes (takeOwn).
-func (g *GPU) reRate(at time.Duration, units []int, clocks []*clock) {
-	for i, c := range clocks {
-		if c == nil {
-			continue
-		}
-		g.others = append(g.others[:0], units[:i]...)
-		g.others = append(g.others, units[i+1:]...)
-		c.reRate(at, g.im.Slowdown(units[i], g.others))
-	}
 }
 
 // clockOf is the clock w's finish is on: its own while works run side by
