@@ -12,7 +12,7 @@ import (
 
 // Every fenced shell block of the README and of docs/ runs here, as the
 // README's quick starts do (TestReadmeQuickStarts, which runs those). The
-// convention, which docs/developing.md states too:
+// convention, which docs/tests.md states too:
 //
 //   - a shell block is a fence of info string sh, bash, shell or console (a
 //     console block's commands are its lines that begin "$ ", the rest is what
