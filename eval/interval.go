@@ -49,7 +49,7 @@ const (
 // IntervalNote says in one line how the intervals across n seeds (the most any
 // cell has) were computed, for the foot of a table.
 func IntervalNote(n int) string {
-	s := "mean [95% confidence interval] across " + plural(n, "seed") + ": " + IntervalMethod + " of the mean (10000 resamples, fixed seed; docs/evaluation.md)"
+	s := "mean [95% confidence interval] across " + plural(n, "seed") + ": " + IntervalMethod + " of the mean (10000 resamples, fixed seed; docs/comparing.md)"
 	if n > 1 && n < IntervalFewSeeds {
 		s += "; under 10 seeds an interval covers less than 95% of the time (about 86% at 5): run --seeds 10 or more for a paper"
 	}

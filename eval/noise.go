@@ -282,7 +282,7 @@ func RepeatTraining(o TrainingOptions, n int) (*Report, error) {
 
 // Table prints each scheme's mean and interval over the repeats.
 func (r *Repeats) Table(w io.Writer, u TimeUnit) error {
-	note := fmt.Sprintf("Over %d repeats of each scheme, interleaved (the table above is repeat 1): mean [95%% confidence interval], %s of the mean as a sweep's across seeds (docs/evaluation.md)", r.N, IntervalMethod)
+	note := fmt.Sprintf("Over %d repeats of each scheme, interleaved (the table above is repeat 1): mean [95%% confidence interval], %s of the mean as a sweep's across seeds (docs/comparing.md)", r.N, IntervalMethod)
 	if r.N < IntervalFewSeeds {
 		note += "; under 10 repeats an interval covers less than 95% of the time"
 	}

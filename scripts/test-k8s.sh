@@ -8,7 +8,7 @@
 # The module is apart from the root one so that salus carries no Kubernetes
 # module (go list -deps ./... in the root names no k8s.io package), and so that the root
 # checks stay quick: compiling client-go, Helm and the CEL libraries from a cold
-# cache takes minutes (docs/operating.md, "Kubernetes").
+# cache takes minutes (docs/kubernetes-pieces.md).
 #
 #   bash scripts/test-k8s.sh
 set -euo pipefail

@@ -61,7 +61,7 @@ not run at the larger sizes (reported "skipped").
 Default schemes: fifo, srtf, pack, fair, suspend-fair and timeslice; --policy and
 --mode choose others as in salus eval, and --all runs every registered scheme
 (each mode with each policy it accepts). -o markdown prints a table to paste into
-docs/evaluation.md; --out DIR also writes bench.json and the chart of µs per job against
+docs/speed.md; --out DIR also writes bench.json and the chart of µs per job against
 jobs (log-log, a line per scheme: flat is linear growth, rising is worse).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return bf.run(cmd) },

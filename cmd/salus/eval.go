@@ -80,7 +80,7 @@ Suites: ` + eval.Describe() + `.
 seeds of the paper trace: their rows in Table 1 and Fig. 7, each over the seeds' range.
 --suite inference --slo-p99 50ms answers how many GPUs each scheme needs for your inference jobs
 (--trace FILE, or --inference-jobs N --request-rate R) and the latencies there; --suite tuning
---trace FILE runs your own set of configurations against one by one (docs/evaluation.md).
+--trace FILE runs your own set of configurations against one by one (docs/comparing.md).
 --suite all keeps going when a suite fails: the failure is a section of its report,
 and the command exits non-zero.
 
@@ -260,7 +260,7 @@ func (ef *evalFlags) run() (eval.Result, error) {
 
 // addRepeatFlag is --repeat N of the commands that run live suites.
 func addRepeatFlag(f *pflag.FlagSet, p *int) {
-	f.IntVar(p, "repeat", 1, "live engine: run each scheme N times, interleaved, and give each metric's mean and 95% interval over the repeats; the recommendation judges leads repeat by repeat and against the machine's noise (docs/evaluation.md)")
+	f.IntVar(p, "repeat", 1, "live engine: run each scheme N times, interleaved, and give each metric's mean and 95% interval over the repeats; the recommendation judges leads repeat by repeat and against the machine's noise (docs/comparing.md)")
 }
 
 // repeatSuites are the suites that --repeat repeats (on an engine other than the reference).

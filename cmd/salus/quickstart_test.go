@@ -21,7 +21,7 @@ import (
 )
 
 // The README's quick starts are followed here, command for command. The
-// convention, which docs/developing.md states too:
+// convention, which docs/tests.md states too:
 //
 //   - a quick start is a README section whose heading begins "## Quick start";
 //   - its fenced blocks say by their info string where they run: "sh" here,

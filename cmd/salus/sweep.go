@@ -53,7 +53,7 @@ of a generated trace (--trace-kind: salus100 by default, or the paper's; a new
 trace per seed, as salus trace gen --kind KIND --seed SEED makes it), in
 parallel on all cores. Reports each metric as the mean and its 95% confidence
 interval across seeds, a BCa bootstrap of the mean that never reaches below the
-smallest seed's value (docs/evaluation.md says why), and writes sweep.csv,
+smallest seed's value (docs/comparing.md says why), and writes sweep.csv,
 sweep.json, sweep-METRIC.png/.svg and index.html (the table, the
 recommendations and the plots on one page) to --out. Each figure draws one
 metric against load, or a bar per scheme with its interval when the sweep has
