@@ -155,7 +155,7 @@ func (c *clock) endAfter(f vtime, now time.Duration) time.Duration {
 // Under a co-location model (SetInterference) each job's rate depends on who
 // runs beside it: while two works or more are in their work phase each has a
 // clock of its own (clockOf), re-based at each change of who runs beside whom
-// (reRate); while one runs, the shared clock above serves, a job alone
+// (settleEach, O(n)); while one runs, the shared clock above serves, a job alone
 // running as fast as alone under any model.
 //
 // It knows no clock: the simulator advances it by virtual time, the daemon's
