@@ -85,6 +85,7 @@ type turnJob struct {
 	// index, at hand for a sideBySide.
 	iterS float64
 	last  int
+	unit  int // its row in the GPU's co-location model (Work.unit), set when it last entered the GPU
 	// costN and cost are the last Cost asked of it (the zero value is Cost(0)).
 	costN int
 	cost  time.Duration
@@ -605,8 +606,12 @@ func (e *engine) turnsOf(g *GPU, w *Work, anyShare bool) *turnCand {
 		if fresh {
 			turns = 0 // its first turn ends the turns, before it starts
 		}
-		tc.jobs = append(tc.jobs, turnJob{j: j, d: d, turns: turns, at: j.at(d), demand: demand, fresh: fresh,
-			iterS: j.iterS, last: j.spec.Iterations - 1})
+		x := turnJob{j: j, d: d, turns: turns, at: j.at(d), demand: demand, fresh: fresh,
+			iterS: j.iterS, last: j.spec.Iterations - 1}
+		if !fresh {
+			x.unit = j.works[0].unit
+		}
+		tc.jobs = append(tc.jobs, x)
 		tc.maxDemand = max(tc.maxDemand, demand)
 	}
 	tc.counts = slices.Grow(tc.counts[:0], len(tc.ids))[:len(tc.ids)]

@@ -387,6 +387,9 @@ func (s *sideBySide) takeOwn() {
 // advance takes every instant before bound, and says whether the run stopped
 // before one (a stop: s.next is where).
 func (s *sideBySide) advance(bound time.Duration) (stopped bool) {
+	if s.own {
+		return s.advanceOwn(bound)
+	}
 	for s.next < bound {
 		if s.ends() {
 			return true
@@ -572,28 +575,27 @@ type instant struct {
 	ok bool
 }
 
-// boundary takes l's boundary now, on the GPU's clock c (l takes turns): its iteration ends
-// and the next starts, its job's own next (continuing from its finish, as
-// GPU.Start chains it) or another's (from the clock). It says whether the
-// lane's demand changed.
-func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
-	l := &s.lanes[k]
+// turn takes lane l's boundary at at in its turns (l takes turns): its
+// iteration ends and the next starts, its job's own next or another's. It
+// returns the turn's job and its standalone time, and leaves l.cur, the job
+// whose iteration ended, for the caller to compare.
+func (s *sideBySide) turn(l *sbsLane, at time.Duration) (i int, x *turnJob, left int64) {
 	*s.ran++
 	l.m++
-	l.prev, l.last = l.last, now.at
+	l.prev, l.last = l.last, at
 	tc := l.tc
 	l.first = false
-	i := l.next
-	x := &tc.jobs[i]
+	i = l.next
+	x = &tc.jobs[i]
 	d := x.d + tc.counts[i]
 	tc.counts[i]++
 	l.taken++
 	if s.waits {
-		tc.ends[l.cur] = now.at // the iteration that ended
-		tc.starts = append(tc.starts, turnStart{i: i, s: eventlog.WaitS(tc.ends[i].Seconds(), now.at.Seconds())})
+		tc.ends[l.cur] = at // the iteration that ended
+		tc.starts = append(tc.starts, turnStart{i: i, s: eventlog.WaitS(tc.ends[i].Seconds(), at.Seconds())})
 	}
 	done := x.atN(d + 1)
-	left := int64(done - tc.done[i])
+	left = int64(done - tc.done[i])
 	tc.done[i] = done
 	l.ending = d == x.last
 	// Whose turn follows this one, once it ends.
@@ -605,34 +607,43 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 		l.next = tc.t.NextTurn(&tc.jobs, tc.counts, l.taken)
 	}
 	l.stop = l.ending || tc.jobs[l.next].fresh
-	changed := false
 	if i != l.cur {
 		*s.switches++
+		s.sum += x.demand - l.demand
+		l.demand = x.demand
 	}
+	l.j, l.d = x.j, d
+	return i, x, left
+}
+
+// boundary takes lane k's boundary now (turn), on the clock c: its job's own
+// next iteration continues from its finish (as GPU.Start chains it), another
+// job's starts from the clock. It says whether the lane's job changed (under
+// a co-location model) or its demand (under today's rule).
+func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
+	l := &s.lanes[k]
+	was, demand := l.cur, l.demand
+	i, x, left := s.turn(l, now.at)
+	l.cur = i
 	switch {
-	case i == l.cur:
+	case i == was:
 		l.finish = l.finish.add(left)
+		s.fin[k] = l.finish
+		return false
 	case s.own:
 		// Another job's iteration: a clock of its own from now, as GPU.Start
 		// gives it, and every lane's rate changes (takeOwn).
 		*c, l.finish = clock{t0: now.at, share: 1}, vtime{i: left}
-		l.unit = x.j.works[0].unit // set when it last entered this GPU
-		l.rated = math.MinInt64    // a clock at a share of 1: to be rated
-		changed = true
-		s.sum += x.demand - l.demand
-		l.demand = x.demand
-	default:
-		if !now.ok {
-			now.v, now.ok = c.vAt(now.at), true
-		}
-		l.finish = now.v.add(left)
-		changed = x.demand != l.demand
-		s.sum += x.demand - l.demand
-		l.demand = x.demand
+		l.unit = x.unit
+		l.rated = math.MinInt64 // a clock at a share of 1: to be rated
+		return true
 	}
+	if !now.ok {
+		now.v, now.ok = c.vAt(now.at), true
+	}
+	l.finish = now.v.add(left)
 	s.fin[k] = l.finish
-	l.cur, l.j, l.d = i, x.j, d
-	return changed
+	return x.demand != demand
 }
 
 // catchUp counts the passive lanes' boundaries before x, which the run has
@@ -841,4 +852,85 @@ func (s *sideBySide) commit() error {
 		}
 	}
 	return nil
+}
+
+// advanceOwn is advance under a co-location model. Where one lane alone
+// ends at the next instant (the common case), its boundary is taken here:
+// where its job changes, it starts on a clock of its own at its slowdown,
+// and where the job's row changes, each other lane's pressure changes by
+// the two jobs' terms and its clock is re-based at once (no other lane ends
+// then, so nothing else is summed first), and only the ends that moved are
+// timed again. Several lanes ending at once go through ends and takeOwn.
+func (s *sideBySide) advanceOwn(bound time.Duration) bool {
+	im := s.g.im
+	for s.next < bound {
+		k := s.alone
+		if k < 0 {
+			if s.ends() {
+				return true
+			}
+			s.takeOwn()
+			continue
+		}
+		if k == s.act || s.lanes[k].stop {
+			return true // a passive lane's job ends, or k's boundary stops the run
+		}
+		at := s.next
+		l := &s.lanes[k]
+		i, x, left := s.turn(l, at)
+		if i == l.cur {
+			l.finish = l.finish.add(left)
+		} else {
+			l.cur = i
+			l.clk, l.finish = clock{t0: at, share: 1}, vtime{i: left}
+			if was := l.unit; x.unit != was {
+				l.unit, l.press = x.unit, 0
+				for i := range s.lanes {
+					if i == k {
+						continue
+					}
+					o := &s.lanes[i]
+					o.press += im.FixedTerm(o.unit, l.unit) - im.FixedTerm(o.unit, was)
+					l.press += im.FixedTerm(l.unit, o.unit)
+					if o.press == o.rated {
+						continue
+					}
+					o.rated = o.press
+					if !o.clk.reRate(at, interference.SlowdownOf(o.press)) {
+						continue
+					}
+					if i < s.act {
+						o.end = o.clk.endAfter(o.finish, at)
+						continue
+					}
+					o.end = o.clk.endAfter(o.stopF, at) // a passive lane: where its job ends
+					o.segs = append(o.segs, o.clk)
+					if len(o.segs) >= maxSegs && s.saved.segs < 0 {
+						o.catchUp(at + 1) // no epoch's save to honour (in one, save does)
+					}
+				}
+			}
+			l.rated = l.press
+			l.clk.reRate(at, interference.SlowdownOf(l.press))
+		}
+		l.end, l.stale = l.clk.endAfter(l.finish, at), false
+		s.cur = at
+		s.next, s.alone = l.end, k
+		n := 1
+		for i := range s.lanes {
+			if i == k {
+				continue
+			}
+			switch e := s.lanes[i].end; {
+			case e < s.next:
+				s.next, s.alone, n = e, min(i, s.act), 1
+			case e == s.next:
+				n++
+			}
+		}
+		if n > 1 {
+			s.alone = -1
+		}
+	}
+	return false
 }
