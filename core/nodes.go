@@ -49,8 +49,6 @@ type FirstFitNode struct{}
 // Name is "first-fit".
 func (FirstFitNode) Name() string { return "first-fit" }
 
-func (FirstFitNode) idleFirst() {}
-
 // Order is the index order.
 func (FirstFitNode) Order(_ Job, nodes []NodeInfo, _ []int) []int { return nodesBy(nodes, nil) }
 
@@ -78,8 +76,6 @@ type BestFitNode struct{}
 
 // Name is "best-fit".
 func (BestFitNode) Name() string { return "best-fit" }
-
-func (BestFitNode) idleFirst() {}
 
 // Order is by room, least first, then index.
 func (BestFitNode) Order(_ Job, nodes []NodeInfo, _ []int) []int {

@@ -896,18 +896,19 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	}
 	s.nodeInfos = infos
 	order := s.placeNode.Order(j, infos, s.sizes)
-	if _, packs := s.placeNode.(idleFirst); packs && k == 1 {
-		// A packing order (first-fit, best-fit) would put the job into a busy
-		// GPU's lane of the first node that takes it while GPUs elsewhere sit
-		// idle: it packs among the nodes with an idle GPU (no lane) first, so
-		// that no job waits in a lane while a GPU could run it at once.
-		for _, i := range order {
-			if s.nodes[i].idle == 0 {
-				continue
-			}
-			if l, isNew := s.placeOnIdle(j, i); l != nil {
-				return l, isNew
-			}
+	// Every node placement packs among the GPUs that can run the job at once
+	// first: the first node in its order with k idle GPUs (no lane) that take
+	// the job gets it, on lanes of its own there. Only when no node has them
+	// does the job go where lanes are (beside a busy GPU's lanes, or into
+	// one, to wait for its turns): a placement's order alone would put it on a
+	// busy GPU of the first node that takes it while GPUs elsewhere sit idle
+	// (TestNoJobWaitsInALaneWhileAGPUIsIdle, package sim).
+	for _, i := range order {
+		if s.nodes[i].idle < k {
+			continue
+		}
+		if l, isNew := s.placeOnIdle(j, i); l != nil {
+			return l, isNew
 		}
 	}
 	for _, i := range order {
@@ -918,26 +919,38 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	return nil, false
 }
 
-// idleFirst marks the node placements that pack (first-fit, best-fit): place
-// tries for them the idle GPUs of the nodes, in their order, before any lane.
-type idleFirst interface{ idleFirst() }
-
-// placeOnIdle is placeOn for a job of one GPU restricted to node n's idle GPUs
-// (no lane), in the GPU placement's order: a new lane there or nothing.
+// placeOnIdle is placeOn restricted to node ni's idle GPUs (no lane), in the
+// GPU placement's order: new lanes there (a gang's on its first k idle GPUs
+// that take it), or nothing.
 func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
+	k := max(j.GPUs, 1)
+	var chosen []int
+	var size float64
 	s.walk(j, &s.nodes[ni], func(g int) bool {
-		info := s.gpuInfo(g)
-		if len(info.Lanes) > 0 {
+		if len(s.gv[g].lanes) > 0 {
 			return false
 		}
-		where, ok := s.policy.Placement.Place(j, info.Lanes, info.Free, info.Capacity)
-		if !ok || where.Lane >= 0 {
+		c := s.gpus[g]
+		where, ok := s.policy.Placement.Place(j, nil, c, c)
+		if !ok || where.Lane >= 0 || where.NewSize > c {
 			return false
 		}
-		l, isNew = s.newLane(where.NewSize, []int{g}), true
-		return true
+		size = max(size, where.NewSize)
+		chosen = append(chosen, g)
+		return len(chosen) == k
 	})
-	return l, isNew
+	if len(chosen) < k {
+		return nil, false
+	}
+	for _, g := range chosen {
+		if size > s.gpus[g] {
+			return nil, false // GPUs of different sizes: the largest lane must fit each
+		}
+	}
+	slices.Sort(chosen)
+	l = s.newLane(size, chosen)
+	l.closed = k > 1
+	return l, true
 }
 
 // placeOn finds where j goes on node n. The GPU placement orders the node's
