@@ -273,6 +273,9 @@ type Scheduler struct {
 	// to GPUs (Untouched).
 	widest int
 	pinned bool
+	// naiveGangs turns off the refusal of gangs by the nodes' free lists
+	// (gangindex.go): its tests compare the two.
+	naiveGangs bool
 	now    time.Duration
 	// deadlines and starving: the waiting jobs by when they start starving, and
 	// those starving, by arrival (policy-ordered admission only; admission.go).
@@ -332,6 +335,12 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 		}
 		if key := indexKey(d.Placement); key != nil && n.Count > 1 {
 			ns.index, ns.key = newGPUIndex(n.Count), key
+		}
+		if n.Count > 1 {
+			// Every GPU's free memory is 0 until its first touch.
+			for _, c := range ns.caps {
+				ns.frees = append(ns.frees, make(freeList, c.n))
+			}
 		}
 		s.nodes = append(s.nodes, ns)
 		for g := first; g < first+n.Count && g < len(s.nodeOf); g++ {
@@ -959,6 +968,9 @@ func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
 func (s *Scheduler) placeOn(j Job, ni int) (l *lane, isNew bool) {
 	n := &s.nodes[ni]
 	if k := max(j.GPUs, 1); k > 1 {
+		if !s.gangMayFit(j, n, k) {
+			return nil, false
+		}
 		var chosen []int
 		var size float64
 		s.walk(j, n, func(g int) bool {
