@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -9,11 +10,12 @@ import (
 	"time"
 )
 
-// The nodes' free lists refuse a gang exactly where the walk of every GPU
-// would: on random nodes and clusters (GPUs of two sizes, gangs of 2 to 12
+// The nodes' free lists, and on a cluster the trees per count, refuse a gang
+// exactly where the walk of every GPU would: on random nodes and clusters (GPUs of two sizes, gangs of 2 to 12
 // beside one-GPU jobs, jobs leaving at random), a scheduler with the lists
 // and one without them (naiveGangs) make the same decisions at every step,
-// and each node's lists hold its GPUs' free memory, sorted.
+// each node's lists hold its GPUs' free memory, sorted, and each tree per
+// count k holds each node's k-th largest.
 func TestGangIndexIsTheWalk(t *testing.T) {
 	exclusive, err := Compose(ModeExclusive, "fifo", DefaultModeParams())
 	if err != nil {
@@ -33,9 +35,15 @@ func TestGangIndexIsTheWalk(t *testing.T) {
 					caps[i] = float64(8000 + 8000*rng.IntN(2))
 				}
 				var nodes []Node
-				if seed%2 == 0 { // a cluster of nodes of 1 to 16 GPUs
+				if seed%2 == 0 { // a cluster of nodes of 1 to 16 GPUs, most of one size
 					for left := n; left > 0; {
 						k := min(left, 1+rng.IntN(16))
+						if rng.IntN(4) > 0 {
+							c := caps[n-left]
+							for g := n - left; g < n-left+k; g++ {
+								caps[g] = c
+							}
+						}
 						nodes = append(nodes, Node{Count: k})
 						left -= k
 					}
@@ -109,6 +117,19 @@ func checkFreeLists(t *testing.T, s *Scheduler) {
 			if !slices.Equal([]float64(n.frees[i]), want) {
 				t.Fatalf("node %d, GPUs of %v MiB: free lists %v, GPUs' free memory %v", ni, c.capacity, n.frees[i], want)
 			}
+		}
+	}
+	for k := 2; k-2 < len(s.byCount); k++ {
+		tree := s.byCount[k-2]
+		best := math.Inf(-1)
+		for ni := range s.nodes {
+			if got, want := tree.v[tree.size+ni], s.nodes[ni].kth(k); got != want {
+				t.Fatalf("node %d's %d-th largest free memory is %v in the tree, %v on the node", ni, k, got, want)
+			}
+			best = max(best, s.nodes[ni].kth(k))
+		}
+		if tree.v[1] != best {
+			t.Fatalf("the tree of %d GPUs has %v at its root, want %v", k, tree.v[1], best)
 		}
 	}
 }

@@ -276,7 +276,12 @@ type Scheduler struct {
 	// naiveGangs turns off the refusal of gangs by the nodes' free lists
 	// (gangindex.go): its tests compare the two.
 	naiveGangs bool
-	now    time.Duration
+	// byCount are the trees per count of GPUs over the nodes of a cluster,
+	// from its first gang on, and capacities the GPUs' distinct capacities
+	// (gangindex.go).
+	byCount    []maxTree
+	capacities []float64
+	now        time.Duration
 	// deadlines and starving: the waiting jobs by when they start starving, and
 	// those starving, by arrival (policy-ordered admission only; admission.go).
 	deadlines, starving jobHeap
@@ -352,6 +357,11 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 		return nil, fmt.Errorf("the nodes have %d GPUs in all but %d GPU capacities are given", first, len(d.Capacities))
 	}
 	s.shapeNodes()
+	for _, c := range d.Capacities {
+		if !slices.Contains(s.capacities, c) {
+			s.capacities = append(s.capacities, c)
+		}
+	}
 	for g := range d.Capacities {
 		s.touch(g)
 	}
@@ -410,6 +420,9 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	}}
 	s.arrivals++
 	s.widest = max(s.widest, j.GPUs, 1)
+	if s.widest > 1 && s.byCount == nil && len(s.nodes) > 1 {
+		s.indexCounts()
+	}
 	s.pinned = s.pinned || len(j.Pinned) > 0
 	if k := max(j.GPUs, 1); len(s.nodes) > 1 {
 		for len(s.sizes) <= k {
@@ -897,6 +910,9 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 		return s.placeOn(j, 0)
 	}
 	k := max(j.GPUs, 1)
+	if k > 1 && s.noNodeTakes(j, k) {
+		return nil, false
+	}
 	infos := s.nodeInfos[:0]
 	for i := range s.nodes {
 		if n := &s.nodes[i]; n.count >= k && j.allows(n.model) {

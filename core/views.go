@@ -207,7 +207,10 @@ func (s *Scheduler) touch(g int) {
 		v.idle = idle
 	}
 	if n.frees != nil && info.Free != v.free {
-		n.frees[s.capIndex(n, g)].move(v.free, info.Free)
+		lo, hi := n.frees[s.capIndex(n, g)].move(v.free, info.Free)
+		if s.byCount != nil {
+			s.movedFree(int(s.nodeOf[g]), lo, hi)
+		}
 	}
 	n.free += info.Free - v.free
 	n.room += room - v.room
