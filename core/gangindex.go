@@ -17,8 +17,10 @@ import (
 // on an empty GPU of its capacity fits its free memory), so it refuses exactly
 // where the walk would find fewer than k GPUs; when it does not refuse, the
 // walk decides as before, and the decisions are the walk's
-// (TestGangIndexIsTheWalk). An update is a binary search and a move of at
-// most the node's GPU count of floats (4 KiB on 512 GPUs).
+// (TestGangIndexIsTheWalk). An update is two binary searches and a move of
+// the values between the old and the new (at most the node's GPU count of
+// floats, 4 KiB on 512 GPUs; none when they are all either, as under
+// exclusive GPUs).
 
 // On a cluster, a gang that no node can take still had the nodes ordered and
 // each asked: O(nodes) at each admission. So, from the first gang on, the
@@ -34,16 +36,19 @@ import (
 type freeList []float64
 
 // move replaces one old by v, keeping the list sorted, and returns the
-// positions whose values may have changed, lo to hi.
+// positions whose values may have changed, lo to hi. Equal values are
+// interchangeable: only those strictly between old and v move, so a GPU that
+// turns from idle to full among many alike (exclusive) moves none.
 func (f freeList) move(old, v float64) (lo, hi int) {
-	i := sort.SearchFloat64s(f, old) // old is there: touch saw it last
-	j := sort.SearchFloat64s(f, v)
-	if j > i {
-		// v goes after old: shift those between down by one.
+	if v > old {
+		i := sort.Search(len(f), func(x int) bool { return f[x] > old }) - 1 // old's last
+		j := sort.SearchFloat64s(f, v)
 		copy(f[i:j-1], f[i+1:j])
 		f[j-1] = v
 		return i, j - 1
 	}
+	i := sort.SearchFloat64s(f, old) // old's first
+	j := sort.Search(len(f), func(x int) bool { return f[x] > v })
 	copy(f[j+1:i+1], f[j:i])
 	f[j] = v
 	return j, i

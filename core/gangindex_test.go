@@ -133,3 +133,31 @@ func checkFreeLists(t *testing.T, s *Scheduler) {
 		}
 	}
 }
+
+// A free list stays the sorted free memory of its GPUs through random moves,
+// and each move says every position whose value changed.
+func TestFreeListMove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 47))
+	for range 200 {
+		gpus := make([]float64, 1+rng.IntN(20))
+		f := make(freeList, len(gpus)) // all 0, as at NewNode
+		for range 100 {
+			g, v := rng.IntN(len(gpus)), float64(rng.IntN(5)*1000)
+			if v == gpus[g] {
+				continue
+			}
+			before := slices.Clone(f)
+			lo, hi := f.move(gpus[g], v)
+			gpus[g] = v
+			want := slices.Sorted(slices.Values(gpus))
+			if !slices.Equal([]float64(f), want) {
+				t.Fatalf("list %v after a move, want %v", f, want)
+			}
+			for p := range f {
+				if (p < lo || p > hi) && f[p] != before[p] {
+					t.Fatalf("position %d changed (%v to %v) outside %d to %d", p, before[p], f[p], lo, hi)
+				}
+			}
+		}
+	}
+}
