@@ -273,7 +273,15 @@ type Scheduler struct {
 	// to GPUs (Untouched).
 	widest int
 	pinned bool
-	now    time.Duration
+	// naiveGangs turns off the refusal of gangs by the nodes' free lists
+	// (gangindex.go): its tests compare the two.
+	naiveGangs bool
+	// byCount are the trees per count of GPUs over the nodes of a cluster,
+	// from its first gang on, and capacities the GPUs' distinct capacities
+	// (gangindex.go).
+	byCount    []maxTree
+	capacities []float64
+	now        time.Duration
 	// deadlines and starving: the waiting jobs by when they start starving, and
 	// those starving, by arrival (policy-ordered admission only; admission.go).
 	deadlines, starving jobHeap
@@ -333,6 +341,12 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 		if key := indexKey(d.Placement); key != nil && n.Count > 1 {
 			ns.index, ns.key = newGPUIndex(n.Count), key
 		}
+		if n.Count > 1 {
+			// Every GPU's free memory is 0 until its first touch.
+			for _, c := range ns.caps {
+				ns.frees = append(ns.frees, make(freeList, c.n))
+			}
+		}
 		s.nodes = append(s.nodes, ns)
 		for g := first; g < first+n.Count && g < len(s.nodeOf); g++ {
 			s.nodeOf[g] = int32(i)
@@ -343,6 +357,11 @@ func NewNode(p Policy, d Devices) (*Scheduler, error) {
 		return nil, fmt.Errorf("the nodes have %d GPUs in all but %d GPU capacities are given", first, len(d.Capacities))
 	}
 	s.shapeNodes()
+	for _, c := range d.Capacities {
+		if !slices.Contains(s.capacities, c) {
+			s.capacities = append(s.capacities, c)
+		}
+	}
 	for g := range d.Capacities {
 		s.touch(g)
 	}
@@ -401,6 +420,9 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	}}
 	s.arrivals++
 	s.widest = max(s.widest, j.GPUs, 1)
+	if s.widest > 1 && s.byCount == nil && len(s.nodes) > 1 {
+		s.indexCounts()
+	}
 	s.pinned = s.pinned || len(j.Pinned) > 0
 	if k := max(j.GPUs, 1); len(s.nodes) > 1 {
 		for len(s.sizes) <= k {
@@ -888,6 +910,9 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 		return s.placeOn(j, 0)
 	}
 	k := max(j.GPUs, 1)
+	if k > 1 && s.noNodeTakes(j, k) {
+		return nil, false
+	}
 	infos := s.nodeInfos[:0]
 	for i := range s.nodes {
 		if n := &s.nodes[i]; n.count >= k && j.allows(n.model) {
@@ -896,18 +921,19 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	}
 	s.nodeInfos = infos
 	order := s.placeNode.Order(j, infos, s.sizes)
-	if _, packs := s.placeNode.(idleFirst); packs && k == 1 {
-		// A packing order (first-fit, best-fit) would put the job into a busy
-		// GPU's lane of the first node that takes it while GPUs elsewhere sit
-		// idle: it packs among the nodes with an idle GPU (no lane) first, so
-		// that no job waits in a lane while a GPU could run it at once.
-		for _, i := range order {
-			if s.nodes[i].idle == 0 {
-				continue
-			}
-			if l, isNew := s.placeOnIdle(j, i); l != nil {
-				return l, isNew
-			}
+	// Every node placement packs among the GPUs that can run the job at once
+	// first: the first node in its order with k idle GPUs (no lane) that take
+	// the job gets it, on lanes of its own there. Only when no node has them
+	// does the job go where lanes are (beside a busy GPU's lanes, or into
+	// one, to wait for its turns): a placement's order alone would put it on a
+	// busy GPU of the first node that takes it while GPUs elsewhere sit idle
+	// (TestNoJobWaitsInALaneWhileAGPUIsIdle, package sim).
+	for _, i := range order {
+		if s.nodes[i].idle < k {
+			continue
+		}
+		if l, isNew := s.placeOnIdle(j, i); l != nil {
+			return l, isNew
 		}
 	}
 	for _, i := range order {
@@ -918,26 +944,38 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 	return nil, false
 }
 
-// idleFirst marks the node placements that pack (first-fit, best-fit): place
-// tries for them the idle GPUs of the nodes, in their order, before any lane.
-type idleFirst interface{ idleFirst() }
-
-// placeOnIdle is placeOn for a job of one GPU restricted to node n's idle GPUs
-// (no lane), in the GPU placement's order: a new lane there or nothing.
+// placeOnIdle is placeOn restricted to node ni's idle GPUs (no lane), in the
+// GPU placement's order: new lanes there (a gang's on its first k idle GPUs
+// that take it), or nothing.
 func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
+	k := max(j.GPUs, 1)
+	var chosen []int
+	var size float64
 	s.walk(j, &s.nodes[ni], func(g int) bool {
-		info := s.gpuInfo(g)
-		if len(info.Lanes) > 0 {
+		if len(s.gv[g].lanes) > 0 {
 			return false
 		}
-		where, ok := s.policy.Placement.Place(j, info.Lanes, info.Free, info.Capacity)
-		if !ok || where.Lane >= 0 {
+		c := s.gpus[g]
+		where, ok := s.policy.Placement.Place(j, nil, c, c)
+		if !ok || where.Lane >= 0 || where.NewSize > c {
 			return false
 		}
-		l, isNew = s.newLane(where.NewSize, []int{g}), true
-		return true
+		size = max(size, where.NewSize)
+		chosen = append(chosen, g)
+		return len(chosen) == k
 	})
-	return l, isNew
+	if len(chosen) < k {
+		return nil, false
+	}
+	for _, g := range chosen {
+		if size > s.gpus[g] {
+			return nil, false // GPUs of different sizes: the largest lane must fit each
+		}
+	}
+	slices.Sort(chosen)
+	l = s.newLane(size, chosen)
+	l.closed = k > 1
+	return l, true
 }
 
 // placeOn finds where j goes on node n. The GPU placement orders the node's
@@ -946,6 +984,9 @@ func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
 func (s *Scheduler) placeOn(j Job, ni int) (l *lane, isNew bool) {
 	n := &s.nodes[ni]
 	if k := max(j.GPUs, 1); k > 1 {
+		if !s.gangMayFit(j, n, k) {
+			return nil, false
+		}
 		var chosen []int
 		var size float64
 		s.walk(j, n, func(g int) bool {

@@ -173,6 +173,9 @@ type nodeState struct {
 	// freed logs the GPUs whose memory may have been freed, in order
 	// (refusals.go).
 	freed []freedAt
+	// frees are its GPUs' free memory, sorted, one list per capacity in caps
+	// (gangindex.go); nil on a node of one GPU.
+	frees []freeList
 }
 
 // capCount is how many GPUs of a node have one capacity.
@@ -202,6 +205,12 @@ func (s *Scheduler) touch(g int) {
 			n.idle--
 		}
 		v.idle = idle
+	}
+	if n.frees != nil && info.Free != v.free {
+		lo, hi := n.frees[s.capIndex(n, g)].move(v.free, info.Free)
+		if s.byCount != nil {
+			s.movedFree(int(s.nodeOf[g]), lo, hi)
+		}
 	}
 	n.free += info.Free - v.free
 	n.room += room - v.room

@@ -134,32 +134,46 @@ func TestJobTimedOnTheReferenceKeepsItsTimeOnAFasterNode(t *testing.T) {
 	}
 }
 
-// No node placement but fgd leaves a job waiting in a busy lane while a GPU
-// that could run it at once is idle: on three nodes of two GPUs, four jobs that
-// arrive together each start at once on a GPU of their own and end alone (10
-// s), under every policy of Salus's mode. first-fit and best-fit pack among
-// the idle GPUs first; fgd counts a GPU in use as not fragmented and still
-// shares it (left open).
+// No node placement leaves a job waiting in a busy lane, or beside a busy
+// lane, while GPUs that could run it at once are idle: every job, a gang
+// among them, starts at once on idle GPUs of its own and ends alone (10 s),
+// under every registered node placement with every GPU placement, under
+// every policy of Salus's mode. On three nodes of two GPUs, four jobs that
+// arrive together; on two nodes of four, three jobs and a gang of two (under
+// best-fit GPUs, a gang took the busy GPUs' room first).
 func TestNoJobWaitsInALaneWhileAGPUIsIdle(t *testing.T) {
-	cl := yamlCluster(t, "shapes:\n  - {count: 3, gpus: 2, model: p100}\n")
-	tr := heavyTrace(t, 4, "")
-	for _, pol := range []string{"fair", "srtf", "pack", "fifo"} {
-		p, _ := core.Lookup(pol)
-		for _, np := range []string{"first-fit", "best-fit", "least-loaded"} {
-			npl, _ := core.LookupNodePlacement(np)
-			g := &gpuLog{gpuOf: map[string][]int{}, end: map[string]float64{}, laneG: map[int][]int{}}
-			if err := Run(tr, Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, NodePlacement: npl, Sink: g}); err != nil {
-				t.Fatal(err)
-			}
-			used := map[int]bool{}
-			for _, j := range tr.Jobs {
-				used[g.gpuOf[j.ID][0]] = true
-				if want := 100 * 0.1; math.Abs(g.end[j.ID]-want) > 1e-6 {
-					t.Errorf("%s, %s: %s ends at %v, want %v: 6 GPUs for 4 jobs", pol, np, j.ID, g.end[j.ID], want)
+	cases := []struct {
+		cluster string
+		tr      *workload.Trace
+	}{
+		{"shapes:\n  - {count: 3, gpus: 2, model: p100}\n", heavyTrace(t, 4, "")},
+		{"shapes:\n  - {count: 2, gpus: 4, model: p100}\n", heavyTrace(t, 3, "g,heavy,1,100,0,2,0.1,0,1000,1000,1\n")},
+	}
+	for _, c := range cases {
+		cl := yamlCluster(t, c.cluster)
+		for _, pol := range []string{"fair", "srtf", "pack", "fifo"} {
+			p, _ := core.Lookup(pol)
+			for _, np := range core.NodePlacementNames() {
+				for _, gp := range core.GPUPlacementNames() {
+					npl, _ := core.LookupNodePlacement(np)
+					gpl, _ := core.LookupGPUPlacement(gp)
+					g := &gpuLog{gpuOf: map[string][]int{}, end: map[string]float64{}, laneG: map[int][]int{}}
+					if err := Run(c.tr, Options{Policy: p, Device: device.DefaultDevice(), Cluster: cl, NodePlacement: npl, GPUPlacement: gpl, Sink: g}); err != nil {
+						t.Fatal(err)
+					}
+					used := map[int]string{}
+					for _, j := range c.tr.Jobs {
+						for _, gpu := range g.gpuOf[j.ID] {
+							if other, ok := used[gpu]; ok {
+								t.Errorf("%s, %s/%s: %s and %s share GPU %d while GPUs are idle", pol, np, gp, other, j.ID, gpu)
+							}
+							used[gpu] = j.ID
+						}
+						if want := 100 * 0.1; math.Abs(g.end[j.ID]-want) > 1e-6 {
+							t.Errorf("%s, %s/%s: %s ends at %v, want %v: it could run alone from the start", pol, np, gp, j.ID, g.end[j.ID], want)
+						}
+					}
 				}
-			}
-			if len(used) != 4 {
-				t.Errorf("%s, %s: the 4 jobs ran on GPUs %v, want 4 GPUs", pol, np, used)
 			}
 		}
 	}

@@ -103,7 +103,7 @@ type clusterFlags struct {
 func (c *clusterFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.file, "cluster", "", "simulate a cluster of nodes, from a cluster file (YAML or CSV of node shapes: docs/traces.md#cluster-files), instead of one node of --gpus GPUs; each GPU has its node's model, memory and speed")
 	f.StringVar(&c.placement, "node-placement", core.DefaultNodePlacement, "with --cluster, how a job's node is chosen: "+strings.Join(core.NodePlacementNames(), ", ")+
-		" (first-fit fills the first nodes first, least-loaded spreads jobs, best-fit packs the fullest node first, fgd keeps whole nodes for gangs: docs/rules.md)")
+		" (each takes idle GPUs first when a node has enough; among them first-fit fills the first nodes first, least-loaded spreads jobs, best-fit packs the fullest node first, fgd keeps whole nodes for gangs: docs/concepts.md)")
 }
 
 // load reads --cluster; the zero Cluster when none is given. A cluster gives
