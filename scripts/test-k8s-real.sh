@@ -51,6 +51,15 @@ read_tunables() {
   done
 }
 tunables_before=$(read_tunables)
+# tunables_unchanged: whether they are as they were before anything ran (it
+# says which changed when some did).
+tunables_unchanged() {
+  local after; after=$(read_tunables)
+  if [ "$tunables_before" != "$after" ]; then
+    say "THE HOST'S KERNEL TUNABLES CHANGED:"; diff <(echo "$tunables_before") <(echo "$after") || true; return 1
+  fi
+  say "the host's kernel tunables, unchanged: $(echo $after)"
+}
 
 # --- what it needs --------------------------------------------------------
 if ! command -v etcd >/dev/null; then
@@ -107,9 +116,13 @@ stop_all() {
   pids=()
 }
 cleanup() {
+  local rc=$?
   stop_all
   if declare -F node_cleanup >/dev/null; then node_cleanup; fi
+  # Checked on every exit, whatever happened.
+  tunables_unchanged || rc=1
   if [ "${SALUS_REAL_KEEP:-}" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
+  exit $rc
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -307,7 +320,7 @@ kubelet_node() {
   "${mk[@]}" --name docker.io/library/pause:salus-test --out "$d/images/pause.tar" \
     --entrypoint /bin/busybox --entrypoint sleep --entrypoint 2147483647 /bin/busybox=/bin/busybox
   "${mk[@]}" --name docker.io/library/busybox:1.37 --out "$d/images/busybox.tar" --entrypoint /bin/sh "$img/busybox/bin=/bin"
-  "${mk[@]}" --name docker.io/library/salus:e2e --out "$d/images/salus.tar" --entrypoint /usr/local/bin/salus \
+  "${mk[@]}" --name docker.io/library/salus:e2e --out "$d/images/salus.tar" --entrypoint /usr/local/bin/salus --dir /tmp \
     --user 65532:65532 "$img/salus=/usr/local/bin/salus" "$img/salus-dra-driver=/usr/local/bin/salus-dra-driver"
   local libs=() so
   for so in /usr/lib/python3.11/lib-dynload/*.so; do libs+=(--libs-of "$so"); done
@@ -338,6 +351,10 @@ state = "/run/containerd"
     sandbox = "docker.io/library/pause:salus-test"
 [plugins.'io.containerd.cri.v1.runtime']
   cdi_spec_dirs = ["/var/run/cdi"]
+  # No container's oom_score_adj below containerd's own: lowering it needs
+  # CAP_SYS_RESOURCE, which a test machine that is itself a container may
+  # lack (runc then fails: "failed to update /proc/self/oom_score_adj").
+  restrict_oom_score_adj = true
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["$d/cni/bin"]
     conf_dir = "$d/cni/conf"
@@ -481,10 +498,7 @@ else
   say "kubelet stage skipped: SALUS_REAL_KUBELET=1 runs it (root; docs/kubernetes.md)"
 fi
 
-# The host's kernel tunables: as they were before anything ran.
-tunables_after=$(read_tunables)
-if [ "$tunables_before" != "$tunables_after" ]; then
-  say "THE HOST'S KERNEL TUNABLES CHANGED:"; diff <(echo "$tunables_before") <(echo "$tunables_after") || true; exit 1
-fi
-say "the host's kernel tunables, unchanged: $(echo $tunables_after)"
+stop_all
+if declare -F node_cleanup >/dev/null; then node_cleanup; fi
+tunables_unchanged || exit 1
 say "all passed in $(( $(date +%s) - start_s ))s"
