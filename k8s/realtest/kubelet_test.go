@@ -42,7 +42,7 @@ type kubeletEnv struct {
 	kubeconfig string
 	node       string // the kubelet's node name
 	nodeDir    string // the node's directory: its /var/lib is var-lib, its /run is run
-	salus      string // the salus binary of the tree, for the local sweep
+	salus      string // the salus binary of the image, for the local sweep and the merge
 	sweepDir   string // the Indexed Job's shards (a hostPath the job's user may write)
 	driverPort int    // the driver's HTTP port (the DaemonSet runs in the host's network)
 	values     string // the chart's values file (deploy/e2e/values-kind.yaml)
@@ -219,9 +219,13 @@ func TestKubelet(t *testing.T) {
 		if cl.DeclaredS != declaredS || cl.Priority == nil || *cl.Priority != claimPriority || cl.Session != p.Name || cl.MemoryMib != 6144 {
 			t.Errorf("salus get claims: claim of %s is %+v, want 6144 MiB, declared %v s, priority %d, session %s", p.Name, cl, declaredS, claimPriority, p.Name)
 		}
-		a := e.journal(t).first(p.Name, "arrive")
+		j := e.journal(t)
+		a := j.first(p.Name, "arrive")
 		if a == nil || a.DeclaredS != declaredS || a.Priority != claimPriority {
 			t.Errorf("the daemon's event log: %s arrived as %+v, want declared_s %v and priority %d (its claim's)", p.Name, a, declaredS, claimPriority)
+		} else if cl.Priority != nil {
+			t.Logf("%s: salus get claims: claim %s, GPU %d, %.0f MiB, declared %.1f s, priority %d, session %s; event log: arrive declared_s %v priority %d, %d iterations so far",
+				p.Name, cl.Claim, cl.GPU, cl.MemoryMib, cl.DeclaredS, *cl.Priority, cl.Session, a.DeclaredS, a.Priority, j.iterations(p.Name))
 		}
 	}
 	t.Logf("4 training pods run under their claims (declared %v s, priority %d in salus get claims and in each arrive event), 2 per GPU: %v", declaredS, claimPriority, gpuOf)
@@ -640,6 +644,9 @@ func (e kubeletEnv) sweep(t *testing.T, c *cluster, ns string) {
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(e.salus, args...)
+		// Outside the repository, as in the pods: a binary without VCS
+		// stamps takes its salus_commit from a git checkout it runs in.
+		cmd.Dir = work
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("salus %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
