@@ -101,19 +101,22 @@ kbin=$CACHE/bin
 
 tmp=$(mktemp -d /tmp/salus-k8s-real.XXXXXX)
 pids=()
+# stop_all [KEEP]: stops every process started (but KEEP: etcd, between
+# clusters), the last first.
 stop_all() {
-  local i
+  local i keep=${1:-} left=()
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    kill -TERM "${pids[i]}" 2>/dev/null || true
+    [ "${pids[i]}" = "$keep" ] || kill -TERM "${pids[i]}" 2>/dev/null || true
   done
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    [ "${pids[i]}" = "$keep" ] && { left=("$keep"); continue; }
     # Wait up to 10 s for each (the node: 60 s, it stops its containers), then kill it.
     local n=50; [ "${pids[i]}" = "${node_pid:-}" ] && n=300
     for _ in $(seq $n); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "${pids[i]}" 2>/dev/null || true
     wait "${pids[i]}" 2>/dev/null || true
   done
-  pids=()
+  pids=("${left[@]}")
 }
 cleanup() {
   local rc=$?
@@ -288,7 +291,8 @@ node_cleanup() {
 # under node.sh in a private mount namespace; sets $node_dir and $node_pid.
 kubelet_node() {
   node_dir=$tmp/node
-  local d=$node_dir kport hport kv c
+  local d=$node_dir overlay=${1:-} kport hport kv c
+  rm -rf "$d"
   mkdir -p "$d/bin" "$d/images" "$d/sysctl" "$d/cni/bin" "$d/cni/conf" "$d/img" "$d/run" "$d/var-lib" "$d/var-log"
   echo salus-node > "$d/node-name"
   # The kubelet refuses a loopback node IP: the node's is this machine's own
@@ -314,7 +318,7 @@ kubelet_node() {
   say "kubelet stage: making the images"
   local img=$d/img mk=(python3 "$root/k8s/realtest/mkimage.py")
   (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$img/salus" ./cmd/salus)
-  (cd "$root/k8s" && CGO_ENABLED=0 go build -trimpath -o "$img/salus-dra-driver" ./cmd/salus-dra-driver)
+  (cd "$root/k8s" && CGO_ENABLED=0 go build -trimpath ${overlay:+-overlay "$overlay"} -o "$img/salus-dra-driver" ./cmd/salus-dra-driver)
   mkdir -p "$img/busybox/bin"; cp /bin/busybox "$img/busybox/bin/"
   ln -sf busybox "$img/busybox/bin/sh"; ln -sf busybox "$img/busybox/bin/chown"
   "${mk[@]}" --name docker.io/library/pause:salus-test --out "$d/images/pause.tar" \
@@ -412,22 +416,24 @@ KUBELET
   cat "$d/node.log"
 }
 
+# run_kubelet_stage NAME [OVERLAY]: a cluster in $tmp/NAME with the node
+# (its driver built with go build -overlay OVERLAY when given), and
+# TestKubelet; its output in $tmp/NAME/test.log; returns the test's status.
 run_kubelet_stage() {
-  local rc=0 t0
+  local name=$1 overlay=${2:-} rc=0 t0
   t0=$(date +%s)
-  cluster kubelet "" kubelet || return 1
-  kubelet_node || return 1
-  mkdir -p "$tmp/sweeps"; chown 65532:65532 "$tmp/sweeps"
+  cluster "$name" "" kubelet || return 1
+  kubelet_node "$overlay" || return 1
+  rm -rf "$tmp/sweeps"; mkdir -p "$tmp/sweeps"; chown 65532:65532 "$tmp/sweeps"
   (cd "$root/k8s/realtest" && env SALUS_REAL_KUBECONFIG="$kubeconfig" SALUS_REAL_KUBELET_NODE=salus-node \
     SALUS_REAL_NODE_DIR="$node_dir" SALUS_REAL_SALUS="$node_dir/img/salus" SALUS_REAL_SWEEP_DIR="$tmp/sweeps" \
     SALUS_REAL_DRIVER_PORT="$(free_port)" "$tmp/bin/realtest.test" -test.run '^TestKubelet$' -test.v -test.count 1 -test.timeout 30m) \
     > "$dir/test.log" 2>&1 || rc=$?
-  # Stop the node (it kills its containers), the cluster and etcd: this
-  # stage runs last.
-  stop_all
+  # Stop the node (it kills its containers) and the cluster, leaving etcd.
+  stop_all "$etcd_pid"
   tail -2 "$node_dir/node.log"
   node_cleanup
-  say "kubelet: TestKubelet exited $rc in $(( $(date +%s) - t0 ))s"
+  say "$name: TestKubelet exited $rc in $(( $(date +%s) - t0 ))s"
   return $rc
 }
 
@@ -488,10 +494,25 @@ fi
 
 if [ "$kubelet_stage" != 0 ]; then
   say "the kubelet stage: TestKubelet (the chart's pod, training pods under their claims, unprepare, a sweep's Indexed Job)"
-  if ! run_kubelet_stage; then
+  if ! run_kubelet_stage kubelet; then
     cat "$tmp/kubelet/test.log"; say "the node's logs are in $tmp/node (SALUS_REAL_KEEP=1 keeps them)"; exit 1
   fi
   grep -E '^(=== RUN|--- |    kubelet_test.go)' "$tmp/kubelet/test.log" | grep -v '=== RUN' || true
+  if [ "${SALUS_REAL_NEGATIVE:-1}" != 0 ]; then
+    # The driver reserves its claims without their intent (declared time and
+    # priority): salus get claims must show it, whatever the client sends.
+    mkdir -p "$tmp/mut/drop-intent"
+    perl -0pe 's/DeclaredS: intent\.DeclaredS, Priority: intent\.Priority/DeclaredS: 0, Priority: nil/' "$root/k8s/driver/daemon.go" > "$tmp/mut/drop-intent/daemon.go"
+    cmp -s "$root/k8s/driver/daemon.go" "$tmp/mut/drop-intent/daemon.go" && { say "the intent mutation changed nothing in driver/daemon.go: update it"; exit 1; }
+    printf '{"Replace":{"%s":"%s"}}\n' "$root/k8s/driver/daemon.go" "$tmp/mut/drop-intent/daemon.go" > "$tmp/mut/drop-intent/overlay.json"
+    if run_kubelet_stage kubelet-drop-intent "$tmp/mut/drop-intent/overlay.json"; then
+      say "NEGATIVE CHECK kubelet-drop-intent PASSED: TestKubelet did not notice claims reserved without their intent"; exit 1
+    fi
+    want="salus get claims: claim of train-0 is"
+    grep -qF -- "$want" "$tmp/kubelet-drop-intent/test.log" || {
+      cat "$tmp/kubelet-drop-intent/test.log"; say "NEGATIVE CHECK kubelet-drop-intent failed, but without saying \"$want\""; exit 1; }
+    say "negative check kubelet-drop-intent: failed as it must ($want)"
+  fi
 else
   say "kubelet stage skipped: SALUS_REAL_KUBELET=1 runs it (root; docs/kubernetes.md)"
 fi
