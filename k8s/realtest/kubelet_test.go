@@ -71,9 +71,8 @@ func loadKubeletEnv(t *testing.T) kubeletEnv {
 		t.Fatalf("SALUS_REAL_DRIVER_PORT: %v", err)
 	}
 	e.driverPort = port
-	e.chartDir = loadEnvDefaults().chartDir
-	e.values = loadEnvDefaults().values
-	e.claimsFile = loadEnvDefaults().claimsFile
+	files := loadEnvDefaults()
+	e.chartDir, e.values, e.claimsFile = files.chartDir, files.values, files.claimsFile
 	return e
 }
 
