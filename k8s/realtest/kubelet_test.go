@@ -86,11 +86,9 @@ func loadEnvDefaults() env {
 }
 
 const (
-	trainIters    = 30     // the pod that runs to its end
-	forever       = 100000 // the pods that train until deleted
-	declaredS     = 3600.0 // deploy/e2e/claims.yaml's template: the claim's declared GPU time
-	claimPriority = 1      // and its priority
-	sweepShards   = 3
+	trainIters  = 30     // the pod that runs to its end
+	forever     = 100000 // the pods that train until deleted
+	sweepShards = 3
 )
 
 // TestKubelet runs the chart, a training pod under its claim and a sweep's
@@ -190,6 +188,7 @@ func TestKubelet(t *testing.T) {
 	// its claim's declared time and priority.
 	ns := c.namespace(t, "salus-e2e", nil)
 	tmpl, podSpec := e.trainObjects(t)
+	want := intentOf(t, tmpl)
 	c.apply(t, ns, []*unstructured.Unstructured{tmpl})
 	var pods []*corev1.Pod
 	for i := range 4 {
@@ -215,19 +214,19 @@ func TestKubelet(t *testing.T) {
 		if !ok {
 			t.Fatalf("salus get claims has no claim %s of pod %s: %v", claimOf[p.Name], p.Name, claims)
 		}
-		if cl.DeclaredS != declaredS || cl.Priority == nil || *cl.Priority != claimPriority || cl.Session != p.Name || cl.MemoryMib != 6144 {
-			t.Errorf("salus get claims: claim of %s is %+v, want 6144 MiB, declared %v s, priority %d, session %s", p.Name, cl, declaredS, claimPriority, p.Name)
+		if cl.DeclaredS != want.declaredS || cl.Priority == nil || *cl.Priority != want.priority || cl.Session != p.Name || cl.MemoryMib != want.memoryMiB {
+			t.Errorf("salus get claims: claim of %s is %+v, want %v MiB, declared %v s, priority %d, session %s (its claim's)", p.Name, cl, want.memoryMiB, want.declaredS, want.priority, p.Name)
 		}
 		j := e.journal(t)
 		a := j.first(p.Name, "arrive")
-		if a == nil || a.DeclaredS != declaredS || a.Priority != claimPriority {
-			t.Errorf("the daemon's event log: %s arrived as %+v, want declared_s %v and priority %d (its claim's)", p.Name, a, declaredS, claimPriority)
+		if a == nil || a.DeclaredS != want.declaredS || a.Priority != want.priority {
+			t.Errorf("the daemon's event log: %s arrived as %+v, want declared_s %v and priority %d (its claim's)", p.Name, a, want.declaredS, want.priority)
 		} else if cl.Priority != nil {
 			t.Logf("%s: salus get claims: claim %s, GPU %d, %.0f MiB, declared %.1f s, priority %d, session %s; event log: arrive declared_s %v priority %d, %d iterations so far",
 				p.Name, cl.Claim, cl.GPU, cl.MemoryMib, cl.DeclaredS, *cl.Priority, cl.Session, a.DeclaredS, a.Priority, j.iterations(p.Name))
 		}
 	}
-	t.Logf("4 training pods run under their claims (declared %v s, priority %d in salus get claims and in each arrive event), 2 per GPU: %v", declaredS, claimPriority, gpuOf)
+	t.Logf("4 training pods run under their claims (declared %v s, priority %d in salus get claims and in each arrive event), 2 per GPU: %v", want.declaredS, want.priority, gpuOf)
 
 	// 4. A fifth waits: no GPU has 6 GiB left.
 	waiting := c.trainPod(t, ns, podSpec, "train-4", trainIters)
@@ -401,6 +400,39 @@ func (e kubeletEnv) trainObjects(t *testing.T) (*unstructured.Unstructured, core
 		t.Fatalf("%s: no training step (a ResourceClaimTemplate and a Pod labelled salus-e2e/step: train)", e.claimsFile)
 	}
 	return tmpl, spec
+}
+
+// intent is what a claim of the template binds its session to: its declared
+// GPU time and priority (its ClaimConfig) and its memory (its capacity request).
+type intent struct {
+	declaredS float64
+	priority  int
+	memoryMiB float64
+}
+
+func intentOf(t *testing.T, tmpl *unstructured.Unstructured) intent {
+	t.Helper()
+	var rct resourceapi.ResourceClaimTemplate
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl.Object, &rct); err != nil {
+		t.Fatal(err)
+	}
+	spec := rct.Spec.Spec.Devices
+	if len(spec.Requests) != 1 || spec.Requests[0].Exactly == nil || spec.Requests[0].Exactly.Capacity == nil || len(spec.Config) != 1 || spec.Config[0].Opaque == nil {
+		t.Fatalf("template %s: want one request with a capacity and one opaque configuration", rct.Name)
+	}
+	var cfg struct {
+		DeclaredS float64 `json:"declaredS"`
+		Priority  int     `json:"priority"`
+	}
+	if err := json.Unmarshal(spec.Config[0].Opaque.Parameters.Raw, &cfg); err != nil {
+		t.Fatalf("template %s: %v", rct.Name, err)
+	}
+	mem := spec.Requests[0].Exactly.Capacity.Requests[dra.CapMemory]
+	in := intent{declaredS: cfg.DeclaredS, priority: cfg.Priority, memoryMiB: float64(mem.Value() >> 20)}
+	if in.declaredS == 0 || in.priority == 0 || in.memoryMiB == 0 {
+		t.Fatalf("template %s: %+v: the test wants a declared time, a priority and a memory request to see them bind", rct.Name, in)
+	}
+	return in
 }
 
 // trainPod creates a pod of the training step's spec, its job named as the
