@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-scheduler and kube-controller-manager at
-# $K8S_VERSION (v1.37.2) from the Go module proxy, into $CACHE/bin, once.
+# Builds kube-apiserver, kube-scheduler and kube-controller-manager (or the
+# commands named as arguments, e.g. kubelet) at $K8S_VERSION (v1.37.2) from
+# the Go module proxy, into $CACHE/bin, once per version.
 #
 # k8s.io/kubernetes's go.mod replaces its staging modules (k8s.io/api,
 # client-go, ...) with ./staging paths its module zip lacks, so it cannot be
@@ -12,12 +13,13 @@
 # time, under nice, GOMAXPROCS=${GOMAXPROCS:-2}.
 #
 #   bash k8s/realtest/build.sh        # CACHE and K8S_VERSION from the environment
+#   bash k8s/realtest/build.sh kubelet
 set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
 CACHE=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/salus-k8s-real/$K8S_VERSION}
 export GOMAXPROCS=${GOMAXPROCS:-2} CGO_ENABLED=0 GOFLAGS=-mod=mod
 staging=v0.${K8S_VERSION#v1.}
-cmds="kube-apiserver kube-scheduler kube-controller-manager"
+cmds=${*:-kube-apiserver kube-scheduler kube-controller-manager}
 
 missing=""
 for c in $cmds; do [ -x "$CACHE/bin/$c" ] || missing="$missing $c"; done
@@ -50,11 +52,16 @@ if [ ! -f go.mod ]; then
     echo ")"
   } > go.mod.new
   mv go.mod.new go.mod
-  for c in $cmds; do
-    printf '//go:build tools\n\n// Package tools pins the commands built.\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/%s"\n' "$c" > "tools_$c.go"
-  done
-  nice -n 19 go mod tidy
 fi
+# One file per command pins its packages in go.mod (go mod tidy), also for a
+# command asked for after the module was made.
+tidy=""
+for c in $missing; do
+  [ -f "tools_$c.go" ] && continue
+  printf '//go:build tools\n\n// Package tools pins the commands built.\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/%s"\n' "$c" > "tools_$c.go"
+  tidy=1
+done
+[ -z "$tidy" ] || nice -n 19 go mod tidy
 
 # The version the binaries report (kubectl version, /version); the feature
 # gates' defaults come from the binary's compiled-in version, not from these.
