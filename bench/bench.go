@@ -87,8 +87,10 @@ type Result struct {
 	EventsPerS float64 `json:"events_per_s"`
 	USPerJob   float64 `json:"us_per_job"`
 	// Switches counts the boundaries where lanes side by side changed who runs
-	// beside whom (sim.Stats.Switches); NSPerSwitch is the wall time over them,
-	// 0 where there were none. Pack's cost follows its switches.
+	// beside whom (sim.Stats.Switches); NSPerSwitch is the wall time over them
+	// where they are a tenth of the iterations or more (the run's cost then
+	// follows them, as pack's does), else 0: a run of a few switches is bound
+	// by something else, and its time over them says nothing of them.
 	Switches    int64   `json:"switches"`
 	NSPerSwitch float64 `json:"ns_per_switch"`
 	// MakespanS is the simulated makespan, a check that the run is the one meant.
@@ -189,7 +191,7 @@ func Measure(ctx context.Context, c Cell) (Result, error) {
 		r.EventsPerS = float64(r.Events) / r.WallS
 	}
 	r.USPerJob = r.WallS * 1e6 / float64(c.Jobs)
-	if r.Switches = stats.Switches; r.Switches > 0 {
+	if r.Switches = stats.Switches; r.Switches > 0 && r.Switches*10 >= r.Iterations {
 		r.NSPerSwitch = r.WallS * 1e9 / float64(r.Switches)
 	}
 	r.AllocMiB = float64(after.TotalAlloc-before.TotalAlloc) / (1 << 20)

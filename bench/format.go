@@ -52,9 +52,9 @@ func si(x float64) string {
 }
 
 // perSwitch is the wall time per switch of lanes side by side, or - where
-// there was none.
+// Result.NSPerSwitch is none.
 func perSwitch(r Result) string {
-	if r.Switches == 0 {
+	if r.NSPerSwitch == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", r.NSPerSwitch)

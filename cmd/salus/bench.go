@@ -50,8 +50,9 @@ func newBenchCmd() *cobra.Command {
 iterations and events, the wall seconds of the simulation (with its metrics; not
 the trace's generation), iterations and events per second, µs per job, the
 switches (boundaries where lanes side by side changed who runs beside whom: pack's
-cost follows them) and the wall ns per switch, the peak resident memory (max RSS)
-and what the Go heap allocated in all.
+cost follows them) and the wall ns per switch (where they are a tenth of the
+iterations or more), the peak resident memory (max RSS) and what the Go heap
+allocated in all.
 
 Each run is a child process (this program, re-run as the hidden salus bench cell),
 so that a run past --timeout is killed and reported as "over Ns" rather than
