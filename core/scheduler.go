@@ -1182,6 +1182,9 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 	l.holder, l.last = js, js
 	l.clock = js.readyKey
 	js.phase = running
+	// The engine asks about the job it starts next (Stretchable, then its
+	// iteration's end): find then needs no hashing.
+	s.last = js
 	return append(out, d)
 }
 
