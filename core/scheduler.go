@@ -233,9 +233,13 @@ type Scheduler struct {
 	// The waiting jobs: in arrival order (order, from orderHead, with some that
 	// were admitted or left since), and by class of memory need (members.go);
 	// candidates are the classes the next admission tries.
-	order      []*jobState
-	orderHead  int
-	nWaiting   int
+	order     []*jobState
+	orderHead int
+	nWaiting  int
+	// first is nextAdmitted's job among the classes when the waiting jobs
+	// were firstAt.
+	first      *jobState
+	firstAt    waitedAt
 	classes    map[classKey]*waitClass
 	candidates []*waitClass
 	freed      bool    // memory was freed since the last admission
