@@ -340,8 +340,8 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 	// monotone in the key), so any way of narrowing finds it: each try moves
 	// lo up to the next key or hi down to the key before (fits holds between
 	// keys), and aims where the turns' time, which grows about linearly with
-	// the key, meets the budget, every other try halving. A few tries, where
-	// halving alone took some 35. The first tries: the key below which a job's
+	// the key, meets the budget, halving after an aim that did not halve the
+	// bracket. A few tries, where halving alone took some 35. The first tries: the key below which a job's
 	// last turn, not the budget, ends the turns; then the guess where the
 	// turns' time alone reaches the budget (fair: the attained times filled up
 	// to one level; round-robin: whole rounds), within a turn of each job.
@@ -373,13 +373,15 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 			}
 		}
 	}
-	for aim := true; lo+1 < hi; aim = !aim {
-		mid := lo + (hi-lo)/2
+	for aim := true; lo+1 < hi; {
+		mid, width := lo+(hi-lo)/2, hi-lo
 		if aim && hiSum > loSum {
 			x := lo + int64(float64(hi-lo)*float64(budget-loSum)/float64(hiSum-loSum))
 			mid = min(max(x, lo+1), hi-1)
 		}
 		try(mid)
+		// Aim again while aiming at least halves the bracket; else halve once.
+		aim = !aim || hi-lo <= width/2
 	}
 	// lo's counts are the answer where a try found them.
 	known[1] = known[0]
