@@ -187,6 +187,14 @@ func (s *Scheduler) nextAdmitted() *jobState {
 			heap.Pop(&s.starving)
 		}
 	}
+	// In arrival order (admitLess by priority and arrival, which do not change
+	// while a job waits) the answer stands until a job arrives or stops
+	// waiting: pack-merge asks at every probe of a lane (couldMerge), and the
+	// classes are a map, each with its first job out of the cache.
+	at := waitedAt{s.arrivals, s.nWaiting}
+	if !s.policy.Admission.ByPolicy && s.firstAt == at && s.first != nil {
+		return s.first
+	}
 	var first *jobState
 	for k, c := range s.classes {
 		if k.gpus > 1 {
@@ -196,8 +204,14 @@ func (s *Scheduler) nextAdmitted() *jobState {
 			first = js
 		}
 	}
+	s.first, s.firstAt = first, at
 	return first
 }
+
+// waitedAt says which jobs wait: a job joins them only as it arrives and
+// leaves them for good, so the arrivals and how many wait tell one set from
+// another.
+type waitedAt struct{ arrivals, waiting int }
 
 // jobHeap is a heap of jobs in the order of less; it may hold jobs that were
 // admitted or left since they were pushed (its users skip them).

@@ -144,9 +144,7 @@ type jobState struct {
 	readyKey int64
 	// starveAt: when it starts starving while it waits (admission.go).
 	starveAt time.Duration
-	// readyAt is its index in its lane's ready queue; -1 when not queued.
-	readyAt int32
-	phase   jobPhase
+	phase    jobPhase
 	// wants is set on a waiting job that already asked for its first iteration (its
 	// start-up ended before it was admitted): admission makes it ready at once.
 	wants bool
@@ -235,15 +233,22 @@ type Scheduler struct {
 	// The waiting jobs: in arrival order (order, from orderHead, with some that
 	// were admitted or left since), and by class of memory need (members.go);
 	// candidates are the classes the next admission tries.
-	order      []*jobState
-	orderHead  int
-	nWaiting   int
+	order     []*jobState
+	orderHead int
+	nWaiting  int
+	// first is nextAdmitted's job among the classes when the waiting jobs
+	// were firstAt.
+	first      *jobState
+	firstAt    waitedAt
 	classes    map[classKey]*waitClass
 	candidates []*waitClass
 	freed      bool    // memory was freed since the last admission
 	lanes      []*lane // by id
 	laneByID   map[int]*lane
-	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
+	// readyAt is each job's index in its lane's ready queue, by its Seq; -1
+	// when not queued (readyQueue.at). Four bytes a job that arrived.
+	readyAt []int32
+	gv      []gpuView // by GPU: its lanes as placements see them (views.go)
 	// nodes, in order, and the node of each GPU; placeNode orders them for a
 	// job, nodeInfos is its reused buffer, sizes[k] counts the arrivals of k GPUs.
 	nodes     []nodeState
@@ -414,7 +419,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	if err := s.tick(now); err != nil {
 		return err
 	}
-	js := &jobState{phase: waiting, readyAt: -1, view: JobView{
+	js := &jobState{phase: waiting, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
 		Attained: attained, Iterations: iterations, Asked: now, need: s.needOf(j),
 	}}
@@ -1167,7 +1172,7 @@ func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
 
 // newLane is a lane not yet numbered nor added.
 func (s *Scheduler) newLane(size float64, gpus []int) *lane {
-	l := &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less}}
+	l := &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less, at: &s.readyAt}}
 	if k, ok := s.policy.Order.(KeyOrder); ok {
 		l.ready.key = k.Key
 	}
@@ -1223,6 +1228,9 @@ func (s *Scheduler) dispatch(l *lane, out []Decision) []Decision {
 	l.holder, l.last = js, js
 	l.clock = js.readyKey
 	js.phase = running
+	// The engine asks about the job it starts next (Stretchable, then its
+	// iteration's end): find then needs no hashing.
+	s.last = js
 	return append(out, d)
 }
 

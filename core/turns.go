@@ -31,6 +31,11 @@ type Turns struct {
 	sorted   []time.Duration
 	order    []int
 	keys     []int64 // each job's next key (Plan, Take), by job
+	// at and atCost are Plan's counts and their GPU time, by job, at the
+	// bracket's ends: [0] at lo, [1] at hi; costs is the last try's time.
+	at     [2][]int
+	atCost [2][]time.Duration
+	costs  []time.Duration
 }
 
 // TurnCost is what the caller knows of the jobs taking turns, by their index
@@ -218,19 +223,59 @@ func (t *Turns) count(c TurnCost, i int, theta int64) int {
 func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (next int, used time.Duration) {
 	t.Begin(running)
 	budget = min(budget, 1<<61) // keys stay far from overflow
+	// The counts at the bracket's ends (lo, hi below), once a try has found
+	// them all: a job's count is monotone in the key, so one whose count is
+	// the same at both ends has it everywhere between, and is not counted
+	// again (most of them, once the bracket is a turn of each job wide).
+	known := [2]bool{}
+	n := len(t.jobs)
+	for e := range t.at {
+		t.at[e] = slices.Grow(t.at[e][:0], n)[:n]
+		t.atCost[e] = slices.Grow(t.atCost[e][:0], n)[:n]
+	}
+	t.costs = slices.Grow(t.costs[:0], n)[:n]
+	costs := t.costs
 	// fits says whether every turn with a key below theta fits, with their
 	// time (-1 where a job's turns run out); each job's count is left in
-	// counts, for above and below.
+	// counts, for above and below, and its time in costs.
 	fits := func(theta int64) (ok bool, sum time.Duration) {
 		for i := range t.jobs {
-			n := t.count(c, i, theta)
-			if n > c.Turns(i) {
+			if a, b := t.at[0][i], t.at[1][i]; known[0] && known[1] && (a == b || b-a < 8 && !t.rr) {
+				// Its count is a, b or between: a few of its keys say,
+				// where counting costs a search of its own.
+				k, end := a, b
+				for k < end {
+					if m := int(uint(k+end) >> 1); t.key(c, i, m) < theta {
+						k = m + 1
+					} else {
+						end = m
+					}
+				}
+				switch counts[i] = k; k {
+				case a:
+					costs[i] = t.atCost[0][i]
+				case b:
+					costs[i] = t.atCost[1][i]
+				default:
+					costs[i] = c.Cost(i, k)
+				}
+				sum += costs[i]
+				continue
+			}
+			k := t.count(c, i, theta)
+			if k > c.Turns(i) {
 				return false, -1
 			}
-			counts[i] = n
-			sum += c.Cost(i, n)
+			counts[i], costs[i] = k, c.Cost(i, k)
+			sum += costs[i]
 		}
 		return sum < budget, sum
+	}
+	// keep makes the counts of the last fits those of end e.
+	keep := func(e int) {
+		copy(t.at[e], counts[:n])
+		copy(t.atCost[e], costs)
+		known[e] = true
 	}
 	// above is the least key not below the last theta fits tried, below the
 	// greatest key below it: fits is the same from below, excluded, to above,
@@ -286,43 +331,62 @@ func (t *Turns) Plan(c TurnCost, running, budget time.Duration, counts []int) (n
 		}
 	}
 	hi = max(min(hi, last), lo+1)
+	// No turn's key is below lo, the least first key.
+	for i := range t.jobs {
+		t.at[0][i], t.atCost[0][i] = 0, c.Cost(i, 0)
+	}
+	known[0] = true
 	// fits(lo) and not fits(hi). The largest key that fits is unique (fits is
 	// monotone in the key), so any way of narrowing finds it: each try moves
 	// lo up to the next key or hi down to the key before (fits holds between
 	// keys), and aims where the turns' time, which grows about linearly with
-	// the key, meets the budget, every other try halving. A few tries, where
-	// halving alone took some 35. The first tries: the key below which a job's
+	// the key, meets the budget, halving after an aim that did not halve the
+	// bracket. A few tries, where halving alone took some 35. The first tries: the key below which a job's
 	// last turn, not the budget, ends the turns; then the guess where the
 	// turns' time alone reaches the budget (fair: the attained times filled up
 	// to one level; round-robin: whole rounds), within a turn of each job.
 	loSum, hiSum := time.Duration(0), time.Duration(-1) // none below the first key
+	// A try's counts are those of the end it moves: no key lies between
+	// theta and above(), nor between below() and theta.
 	try := func(theta int64) {
 		if ok, sum := fits(theta); ok {
 			lo, loSum = min(above(), hi-1), sum
+			keep(0)
 		} else {
 			hi, hiSum = theta, sum
+			known[1] = false
 			if sum >= 0 {
 				hi = max(below()+1, lo+1)
+				keep(1)
 			}
 		}
 	}
 	if lo+1 < hi {
 		try(hi - 1)
 	}
-	if g, w := t.guess(c, budget); !t.perShare && lo+1 < hi && g-w > lo && g+w < hi {
-		try(g - w)
-		if lo+1 < hi && g+w > lo && g+w < hi {
-			try(g + w)
+	// (Per unit of share no guess has helped: tries from the ends do.)
+	if !t.perShare {
+		if g, w := t.guess(c, budget); lo+1 < hi && g-w > lo && g+w < hi {
+			try(g - w)
+			if lo+1 < hi && g+w > lo && g+w < hi {
+				try(g + w)
+			}
 		}
 	}
-	for aim := true; lo+1 < hi; aim = !aim {
-		mid := lo + (hi-lo)/2
+	for aim := true; lo+1 < hi; {
+		mid, width := lo+(hi-lo)/2, hi-lo
 		if aim && hiSum > loSum {
 			x := lo + int64(float64(hi-lo)*float64(budget-loSum)/float64(hiSum-loSum))
 			mid = min(max(x, lo+1), hi-1)
 		}
 		try(mid)
+		// Aim again while aiming at least halves the bracket; else halve once.
+		aim = !aim || hi-lo <= width/2
 	}
+	// lo's counts are the answer where a try found them.
+	known[1] = known[0]
+	copy(t.at[1], t.at[0])
+	copy(t.atCost[1], t.atCost[0])
 	ok, sum := fits(lo) // and counts, unless a job's turns ran out
 	if ok {
 		used = sum

@@ -747,8 +747,10 @@ func (e *engine) request(j *job) error {
 
 func (e *engine) apply(ds []core.Decision) error {
 	for _, d := range ds {
+		// By number first: another job's name of the same length would be
+		// compared byte by byte, its bytes not in the cache.
 		j := e.asked
-		if j == nil || j.spec.ID != d.Job {
+		if j == nil || j.handle-1 != d.Seq || j.spec.ID != d.Job {
 			j = e.jobOf(d.Seq, d.Job)
 		}
 		for _, g := range d.GPUs {
