@@ -58,12 +58,6 @@ func (q *readyQueue) swap(i, j int) {
 	at[q.keys[i].seq], at[q.keys[j].seq] = int32(i), int32(j)
 }
 
-// move puts the job at i at j.
-func (q *readyQueue) move(i, j int) {
-	q.jobs[j], q.keys[j] = q.jobs[i], q.keys[i]
-	(*q.at)[q.keys[j].seq] = int32(j)
-}
-
 // index is js's index in the queue, -1 when not queued.
 func (q *readyQueue) index(js *jobState) int {
 	if at := *q.at; js.view.Seq < len(at) {
@@ -156,32 +150,15 @@ func (q *readyQueue) clear() {
 	q.jobs, q.keys = q.jobs[:0], q.keys[:0]
 }
 
-// take removes js, which must be queued. The place it leaves goes down to a
-// leaf, the first of its children moving up at each level, and the last job
-// fills it and goes up where it belongs (Floyd's): a switch takes the first
-// job, and the last, which suspend/resume's orders (request, attained time)
-// put late, would otherwise go down every level, each a comparison more and
-// a swap, two writes, where a move is one.
+// take removes js, which must be queued: the last job takes its place.
 func (q *readyQueue) take(js *jobState) {
 	i := q.index(js)
 	n := len(q.jobs) - 1
-	for {
-		c := 4*i + 1 // the first child of the four
-		if c >= n {
-			break
+	if n != i {
+		q.swap(i, n)
+		if !q.down(i, n) {
+			q.up(i)
 		}
-		j := c
-		for k := c + 1; k < c+4 && k < n; k++ { // the last job, at n, moves
-			if q.before(k, j) {
-				j = k
-			}
-		}
-		q.move(j, i)
-		i = j
-	}
-	if i != n {
-		q.move(n, i)
-		q.up(i)
 	}
 	q.jobs[n] = nil
 	q.jobs, q.keys = q.jobs[:n], q.keys[:n]
