@@ -257,7 +257,7 @@ func (s *Scheduler) bestMerge(j Job) (a, b *lane, grow float64, ok bool) {
 // transfer gives js to lane to, with its place in the ready queue; the caller
 // takes it out of from's jobs (reset).
 func (s *Scheduler) transfer(js *jobState, from, to *lane) {
-	if from.ready.queued(js) {
+	if js.readyAt >= 0 {
 		from.ready.take(js)
 		to.ready.add(js)
 		s.markDirty(to)

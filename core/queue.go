@@ -13,21 +13,14 @@ package core
 // comparisons were a fifth of the run, most of it waiting for memory).
 type readyQueue struct {
 	jobs []*jobState
-	keys []readyKey // by jobs' index: each job's Seq, and under a KeyOrder its place
+	keys []readyKey // by jobs' index, under a KeyOrder
 	less func(a, b *jobState) bool
 	// key, for a KeyOrder: each job's key is computed once, as it joins.
 	key func(JobView) int64
-	// at is each job's index here by its Seq (the scheduler's readyAt, shared
-	// by its lanes: a job is in one queue at most), -1 when not queued. A
-	// switch moves a job at each level of the heap; kept in a dense array
-	// rather than in each job's state, the moves write a few cache lines, not
-	// one a job (suspend/resume at 100,000 jobs: a tenth of the run).
-	at *[]int32
 }
 
 // readyKey is a queued job's place in a KeyOrder: the more urgent priority
-// first (as lessView), then the key, then arrival. Under another order only
-// seq is set.
+// first (as lessView), then the key, then arrival.
 type readyKey struct {
 	priority int
 	key      int64
@@ -53,23 +46,10 @@ func (q *readyQueue) before(i, j int) bool {
 
 func (q *readyQueue) swap(i, j int) {
 	q.jobs[i], q.jobs[j] = q.jobs[j], q.jobs[i]
-	q.keys[i], q.keys[j] = q.keys[j], q.keys[i]
-	at := *q.at
-	at[q.keys[i].seq], at[q.keys[j].seq] = int32(i), int32(j)
-}
-
-// index is js's index in the queue, -1 when not queued.
-func (q *readyQueue) index(js *jobState) int {
-	if at := *q.at; js.view.Seq < len(at) {
-		return int(at[js.view.Seq])
+	q.jobs[i].readyAt, q.jobs[j].readyAt = int32(i), int32(j)
+	if q.key != nil {
+		q.keys[i], q.keys[j] = q.keys[j], q.keys[i]
 	}
-	return -1
-}
-
-// queued says whether js is in this queue.
-func (q *readyQueue) queued(js *jobState) bool {
-	i := q.index(js)
-	return i >= 0 && i < len(q.jobs) && q.jobs[i] == js
 }
 
 // up and down keep a 4-ary heap: half the depth of a binary one, so half the
@@ -118,18 +98,12 @@ func (q *readyQueue) add(js *jobState) {
 
 // put queues js out of order, with its key: init must follow.
 func (q *readyQueue) put(js *jobState) {
-	seq := js.view.Seq
-	for len(*q.at) <= seq {
-		*q.at = append(*q.at, -1)
-	}
-	(*q.at)[seq] = int32(len(q.jobs))
+	js.readyAt = int32(len(q.jobs))
 	q.jobs = append(q.jobs, js)
-	k := readyKey{seq: seq}
 	if q.key != nil {
 		js.readyKey = q.key(js.view)
-		k.priority, k.key = js.view.Priority, js.readyKey
+		q.keys = append(q.keys, readyKey{js.view.Priority, js.readyKey, js.view.Seq})
 	}
-	q.keys = append(q.keys, k)
 }
 
 // init puts the jobs put in order.
@@ -142,9 +116,8 @@ func (q *readyQueue) init() {
 
 // clear empties the queue.
 func (q *readyQueue) clear() {
-	at := *q.at
-	for _, k := range q.keys {
-		at[k.seq] = -1
+	for _, js := range q.jobs {
+		js.readyAt = -1
 	}
 	clear(q.jobs)
 	q.jobs, q.keys = q.jobs[:0], q.keys[:0]
@@ -152,7 +125,7 @@ func (q *readyQueue) clear() {
 
 // take removes js, which must be queued: the last job takes its place.
 func (q *readyQueue) take(js *jobState) {
-	i := q.index(js)
+	i := int(js.readyAt)
 	n := len(q.jobs) - 1
 	if n != i {
 		q.swap(i, n)
@@ -161,13 +134,16 @@ func (q *readyQueue) take(js *jobState) {
 		}
 	}
 	q.jobs[n] = nil
-	q.jobs, q.keys = q.jobs[:n], q.keys[:n]
-	(*q.at)[js.view.Seq] = -1
+	q.jobs = q.jobs[:n]
+	if q.key != nil {
+		q.keys = q.keys[:n]
+	}
+	js.readyAt = -1
 }
 
 // drop removes js when it is queued.
 func (q *readyQueue) drop(js *jobState) {
-	if q.queued(js) {
+	if js.readyAt >= 0 && int(js.readyAt) < len(q.jobs) && q.jobs[js.readyAt] == js {
 		q.take(js)
 	}
 }

@@ -13,8 +13,7 @@ func TestReadyQueueGivesTheFirst(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	s := New(mustPolicy(t, "fair"), 1000)
 	for _, keyed := range []bool{true, false} {
-		var at []int32
-		q := readyQueue{less: s.less, at: &at}
+		q := readyQueue{less: s.less}
 		if keyed {
 			q.key = ByAttained{}.Key
 		}
@@ -33,7 +32,7 @@ func TestReadyQueueGivesTheFirst(t *testing.T) {
 		for i := range 20000 {
 			switch op := rng.IntN(10); {
 			case op < 5 || len(in) == 0:
-				js := &jobState{view: JobView{Seq: i, Priority: rng.IntN(3), Attained: time.Duration(rng.IntN(50))}}
+				js := &jobState{readyAt: -1, view: JobView{Seq: i, Priority: rng.IntN(3), Attained: time.Duration(rng.IntN(50))}}
 				q.add(js)
 				in = append(in, js)
 			case op < 8:

@@ -144,7 +144,9 @@ type jobState struct {
 	readyKey int64
 	// starveAt: when it starts starving while it waits (admission.go).
 	starveAt time.Duration
-	phase    jobPhase
+	// readyAt is its index in its lane's ready queue; -1 when not queued.
+	readyAt int32
+	phase   jobPhase
 	// wants is set on a waiting job that already asked for its first iteration (its
 	// start-up ended before it was admitted): admission makes it ready at once.
 	wants bool
@@ -245,10 +247,7 @@ type Scheduler struct {
 	freed      bool    // memory was freed since the last admission
 	lanes      []*lane // by id
 	laneByID   map[int]*lane
-	// readyAt is each job's index in its lane's ready queue, by its Seq; -1
-	// when not queued (readyQueue.at). Four bytes a job that arrived.
-	readyAt []int32
-	gv      []gpuView // by GPU: its lanes as placements see them (views.go)
+	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
 	// nodes, in order, and the node of each GPU; placeNode orders them for a
 	// job, nodeInfos is its reused buffer, sizes[k] counts the arrivals of k GPUs.
 	nodes     []nodeState
@@ -419,7 +418,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	if err := s.tick(now); err != nil {
 		return err
 	}
-	js := &jobState{phase: waiting, view: JobView{
+	js := &jobState{phase: waiting, readyAt: -1, view: JobView{
 		ID: j.ID, Seq: s.arrivals, Arrival: j.Arrival, Declared: j.Declared, Priority: j.Priority,
 		Attained: attained, Iterations: iterations, Asked: now, need: s.needOf(j),
 	}}
@@ -1172,7 +1171,7 @@ func (s *Scheduler) feasibleOn(j Job, n nodeState) error {
 
 // newLane is a lane not yet numbered nor added.
 func (s *Scheduler) newLane(size float64, gpus []int) *lane {
-	l := &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less, at: &s.readyAt}}
+	l := &lane{size: size, gpus: gpus, ready: readyQueue{less: s.less}}
 	if k, ok := s.policy.Order.(KeyOrder); ok {
 		l.ready.key = k.Key
 	}
