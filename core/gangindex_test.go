@@ -1,13 +1,11 @@
 package core
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
-	"time"
 )
 
 // The nodes' free lists, and on a cluster the trees per count, refuse a gang
@@ -57,41 +55,17 @@ func TestGangIndexIsTheWalk(t *testing.T) {
 					return s
 				}
 				a, b := mk(false), mk(true)
-				var live []string
-				for step := range 600 {
-					now := time.Duration(step) * time.Second
-					if len(live) > 0 && rng.IntN(2) == 0 {
-						k := rng.IntN(len(live))
-						id := live[k]
-						live = append(live[:k], live[k+1:]...)
-						for _, s := range []*Scheduler{a, b} {
-							if err := s.Leave(now, id); err != nil {
-								t.Fatal(err)
-							}
-						}
-					} else {
-						j := Job{ID: fmt.Sprint("j", step), Persistent: float64(500 + rng.IntN(4000)), Ephemeral: float64(rng.IntN(3000)), Declared: time.Duration(1+rng.IntN(100)) * time.Second}
-						if rng.IntN(3) == 0 {
-							j.GPUs = 2 + rng.IntN(11)
-						}
-						if err := a.Arrive(now, j); err != nil {
-							continue // not feasible: the same on both
-						}
-						if err := b.Arrive(now, j); err != nil {
-							t.Fatal(err)
-						}
-						live = append(live, j.ID)
+				twinSteps(t, rng, a, b, 600, 2, func() int {
+					if rng.IntN(3) == 0 {
+						return 2 + rng.IntN(11)
 					}
-					da, errA := a.Decide(now)
-					db, errB := b.Decide(now)
-					if errA != nil || errB != nil {
-						t.Fatal(errA, errB)
-					}
+					return 1
+				}, func(step int, da, db []Decision) {
 					if !reflect.DeepEqual(da, db) {
 						t.Fatalf("%s %s seed %d step %d: with the lists %v, walking %v", name, np.Name(), seed, step, da, db)
 					}
 					checkFreeLists(t, a)
-				}
+				})
 			}
 		}
 	}

@@ -45,40 +45,16 @@ func TestIndexedPlacementIsTheSort(t *testing.T) {
 					return s
 				}
 				a, b := mk(gp), mk(sorted{gp})
-				var live []string
-				for step := range 400 {
-					now := time.Duration(step) * time.Second
-					if len(live) > 0 && rng.IntN(3) == 0 {
-						k := rng.IntN(len(live))
-						id := live[k]
-						live = append(live[:k], live[k+1:]...)
-						for _, s := range []*Scheduler{a, b} {
-							if err := s.Leave(now, id); err != nil {
-								t.Fatal(err)
-							}
-						}
-					} else {
-						j := Job{ID: fmt.Sprint("j", step), Persistent: float64(500 + rng.IntN(4000)), Ephemeral: float64(rng.IntN(3000)), Declared: time.Duration(1+rng.IntN(100)) * time.Second}
-						if rng.IntN(5) == 0 {
-							j.GPUs = 2
-						}
-						if err := a.Arrive(now, j); err != nil {
-							continue // not feasible: the same on both
-						}
-						if err := b.Arrive(now, j); err != nil {
-							t.Fatal(err)
-						}
-						live = append(live, j.ID)
+				twinSteps(t, rng, a, b, 400, 3, func() int {
+					if rng.IntN(5) == 0 {
+						return 2
 					}
-					da, errA := a.Decide(now)
-					db, errB := b.Decide(now)
-					if errA != nil || errB != nil {
-						t.Fatal(errA, errB)
-					}
+					return 1
+				}, func(step int, da, db []Decision) {
 					if !reflect.DeepEqual(da, db) {
 						t.Fatalf("%s %s seed %d step %d: indexed %v, sorted %v", name, policy, seed, step, da, db)
 					}
-				}
+				})
 			}
 		}
 	}
@@ -132,5 +108,45 @@ func BenchmarkPlacement(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// twinSteps drives a and b, alike but for what a test compares, through the
+// same random arrivals and leaves (one step in leaveOneIn a live job leaves,
+// the others a job of gpus() GPUs arrives), deciding at each step, and hands
+// each step's decisions to check. A job one refuses, the other must too.
+func twinSteps(t *testing.T, rng *rand.Rand, a, b *Scheduler, steps, leaveOneIn int, gpus func() int, check func(step int, da, db []Decision)) {
+	t.Helper()
+	var live []string
+	for step := range steps {
+		now := time.Duration(step) * time.Second
+		if len(live) > 0 && rng.IntN(leaveOneIn) == 0 {
+			k := rng.IntN(len(live))
+			id := live[k]
+			live = append(live[:k], live[k+1:]...)
+			for _, s := range []*Scheduler{a, b} {
+				if err := s.Leave(now, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else {
+			j := Job{ID: fmt.Sprint("j", step), Persistent: float64(500 + rng.IntN(4000)), Ephemeral: float64(rng.IntN(3000)), Declared: time.Duration(1+rng.IntN(100)) * time.Second}
+			if g := gpus(); g > 1 {
+				j.GPUs = g
+			}
+			if err := a.Arrive(now, j); err != nil {
+				continue // not feasible: the same on both
+			}
+			if err := b.Arrive(now, j); err != nil {
+				t.Fatal(err)
+			}
+			live = append(live, j.ID)
+		}
+		da, errA := a.Decide(now)
+		db, errB := b.Decide(now)
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		check(step, da, db)
 	}
 }
