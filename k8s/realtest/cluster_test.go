@@ -62,13 +62,7 @@ func loadEnv(t *testing.T) env {
 	if e.kubeconfig == "" {
 		t.Skip("no cluster: run bash scripts/test-k8s-real.sh")
 	}
-	get := func(name string) string {
-		v := os.Getenv(name)
-		if v == "" {
-			t.Fatalf("%s is empty: scripts/test-k8s-real.sh sets it", name)
-		}
-		return v
-	}
+	get := func(name string) string { return mustEnv(t, name) }
 	e.driver = get("SALUS_REAL_DRIVER")
 	e.daemon = get("SALUS_REAL_DAEMON")
 	e.adminToken = get("SALUS_REAL_ADMIN_TOKEN")
@@ -526,3 +520,14 @@ func (c *cluster) forceDelete(t *testing.T, p *corev1.Pod) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// mustEnv is the variable name, which scripts/test-k8s-real.sh sets; t fails
+// where it is empty.
+func mustEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is empty: scripts/test-k8s-real.sh sets it", name)
+	}
+	return v
+}

@@ -56,13 +56,7 @@ func loadKubeletEnv(t *testing.T) kubeletEnv {
 	if e.kubeconfig == "" || e.node == "" {
 		t.Skip("no kubelet: run SALUS_REAL_KUBELET=1 bash scripts/test-k8s-real.sh")
 	}
-	get := func(name string) string {
-		v := os.Getenv(name)
-		if v == "" {
-			t.Fatalf("%s is empty: scripts/test-k8s-real.sh sets it", name)
-		}
-		return v
-	}
+	get := func(name string) string { return mustEnv(t, name) }
 	e.nodeDir = get("SALUS_REAL_NODE_DIR")
 	e.salus = get("SALUS_REAL_SALUS")
 	e.sweepDir = get("SALUS_REAL_SWEEP_DIR")
