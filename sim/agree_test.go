@@ -150,6 +150,12 @@ func checkerOf(t testing.TB, o Options) *simtest.Checker {
 // with the passive lanes' segments bounded by segs (0: as they are), and says
 // how the results differ; it also returns what the stretches took.
 func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus, segs int, m *interference.Model) (forwarded, error) {
+	return agreeGangs(t, ms, seed, jobs, gpus, segs, 0, m)
+}
+
+// agreeGangs is agree with every gangs-th job a gang of two GPUs or more (at
+// most gpus); none where gangs or gpus is below 2.
+func agreeGangs(t testing.TB, ms [2]string, seed uint64, jobs, gpus, segs, gangs int, m *interference.Model) (forwarded, error) {
 	p, err := core.Compose(ms[0], ms[1], core.DefaultModeParams())
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +164,17 @@ func agree(t testing.TB, ms [2]string, seed uint64, jobs, gpus, segs int, m *int
 	dev.IterOverheadS = float64(seed%4/3) * 0.0005
 	dev.SwitchS = float64(seed%3/2) * 0.0003 // a switch delays the next iteration
 	dev.StartupIsGPUWork = (seed-1)%6 >= 2   // the first iteration carries the start-up
+	tr := simtest.RandomTrace(seed, jobs)
+	if gangs >= 2 && gpus >= 2 {
+		for i := range tr.Jobs {
+			if i%gangs == 0 {
+				tr.Jobs[i].GPUs = 2 + (i/gangs)%(gpus-1)
+			}
+		}
+	}
 	a := bothEngines(t, agreeCase{
 		name:    fmt.Sprintf("%s/%s seed %d on %d GPUs", ms[0], ms[1], seed, gpus),
-		trace:   simtest.RandomTrace(seed, jobs),
+		trace:   tr,
 		opts:    Options{Policy: p, Device: dev, GPUs: gpus, Interference: m},
 		check:   true,
 		maxSegs: segs,
@@ -207,18 +221,20 @@ func TestStretchesAreExactUnderTheModel(t *testing.T) {
 // same result. go test ./sim -fuzz FuzzEnginesAgree explores beyond the seeds.
 func FuzzEnginesAgree(f *testing.F) {
 	for i := range 8 {
-		f.Add(uint64(i+1), uint8(i*5), uint8(i%3), i%2 == 0)
+		f.Add(uint64(i+1), uint8(i*5), uint8(i%3), i%2 == 0, uint8(i%4))
 	}
 	schemes := simtest.Schemes()
 	builtin := interference.Builtin()
-	f.Fuzz(func(t *testing.T, seed uint64, scheme, gpus uint8, model bool) {
+	f.Fuzz(func(t *testing.T, seed uint64, scheme, gpus uint8, model bool, gangs uint8) {
 		var m *interference.Model
 		if model {
 			m = builtin
 		}
 		ms := schemes[int(scheme)%len(schemes)]
-		if _, err := agree(t, ms, seed, 12, 1+int(gpus%3), 0, m); err != nil {
-			t.Fatalf("%s/%s seed %d on %d GPUs (model %v): %v", ms[0], ms[1], seed, 1+int(gpus%3), model, err)
+		// gangs: every 2nd to 5th job a gang, or none (0 and 1).
+		n, every := 1+int(gpus%3), int(gangs%6)
+		if _, err := agreeGangs(t, ms, seed, 12, n, 0, every, m); err != nil {
+			t.Fatalf("%s/%s seed %d on %d GPUs (model %v, gangs every %d): %v", ms[0], ms[1], seed, n, model, every, err)
 		}
 	})
 }

@@ -40,6 +40,8 @@ type stretchCand struct {
 	side bool
 	// woken: a parked job's stretch, woken within this one (wakeEarly).
 	woken bool
+	// gang: a gang out of step, which a gangRun times (gangs.go).
+	gang *gangRun
 }
 
 // turnCand is a lane whose jobs take turns over a stretch: what the core
@@ -203,6 +205,7 @@ func (e *engine) stretch(limit time.Duration) error {
 	delayed := false // a GPU waits for a delay's end, which is the next event there
 	e.turnUsed = 0
 	e.stretchGen++
+	e.gangs = e.gangs[:0]
 	sides := e.sides[:0]
 	parks, looked := 0, false   // looked: a GPU that runs an iteration was looked at
 	for _, gi := range e.busy { // an idle GPU has nothing to stretch
@@ -229,6 +232,22 @@ func (e *engine) stretch(limit time.Duration) error {
 			j := w.job
 			ok = j != nil && !w.held && j.parts == len(j.works) && j.spec.Kind != workload.Infer && j.iterS*1e9 >= 1 &&
 				(len(j.works) == 1 || e.inStep(j))
+			if !ok && j != nil && len(j.works) > 1 {
+				// A gang out of step: a candidate of its own (gangs.go), once,
+				// on its highest rank's GPU.
+				r := e.steadyGang(j)
+				if ok = r != nil; ok && !r.seen {
+					r.seen = true
+					kind := e.sched.Stretchable(j.spec.ID)
+					if ok = kind != core.Never; ok {
+						// Its last iteration's end bounds the stretch: timed once
+						// every GPU has bounded it (below).
+						cands = append(cands, stretchCand{w: j.lead, g: gi, checked: kind == core.Checked, ok: j.spec.Iterations - 1 - j.done, gang: r})
+					}
+				}
+				side = false
+				continue
+			}
 			if !ok {
 				break
 			}
@@ -260,6 +279,11 @@ func (e *engine) stretch(limit time.Duration) error {
 			limit = min(limit, at) // this GPU's next end may change what runs
 			continue
 		}
+		for i := range cands[from:] {
+			if r := cands[from+i].gang; r != nil {
+				r.live = true
+			}
+		}
 		e.ending = ending
 		if len(g.works) == 1 && len(cands) == from+1 {
 			parked, err := e.park(&cands[from])
@@ -281,6 +305,16 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.turnsSideBySide(g, cands[from:])
 	}
 	e.cands, e.sides = cands, sides
+	for _, r := range e.gangs {
+		if !r.live {
+			limit = min(limit, r.firstEnd()) // not stretched: its ranks' ends are events
+		}
+	}
+	for i := range cands {
+		if c := &cands[i]; c.gang != nil {
+			limit = c.gang.endWithin(c.ok, limit) // its last iteration's end changes the shares
+		}
+	}
 	if parks > 0 {
 		e.leaveBusy()
 		e.stretchMiss = 0
@@ -297,28 +331,28 @@ func (e *engine) stretch(limit time.Duration) error {
 		if !c.checked {
 			continue
 		}
-		j, g := c.w.job, e.gpus[c.g]
+		j := c.w.job
 		p, _ := e.sched.Probe(c.w.Job)
 		k := 0
 		if until, ok := p.KeptBefore(); ok {
 			// A quantum keeps the lane: every boundary before its end is a yes.
-			k = j.boundariesBefore(g, c.w, min(limit, until), c.ok)
+			k = e.candBefore(c, min(limit, until), c.ok)
 			if k > 0 {
-				p.Skip(j.endOf(g, c.w, k-1), k, j.runOf(j.done, k))
+				p.Skip(e.candEnd(c, k-1), k, j.runOf(j.done, k))
 			}
 		}
 		if k < c.ok {
 			// Where the order only loses the job its lead, or only gains
 			// it, the first no is found by halving, not boundary by boundary.
-			before := j.boundariesBefore(g, c.w, limit, c.ok)
+			before := e.candBefore(c, limit, c.ok)
 			if before > k {
 				d := j.done + k
 				yes, ok := p.Yeses(before-k, func(m int) (time.Duration, time.Duration) {
-					return j.endOf(g, c.w, k+m-1), j.runOf(d, m)
+					return e.candEnd(c, k+m-1), j.runOf(d, m)
 				})
 				if ok {
 					if k += yes; k < before {
-						limit = j.endOf(g, c.w, k)
+						limit = e.candEnd(c, k)
 					}
 					c.ok = k
 					continue
@@ -326,7 +360,7 @@ func (e *engine) stretch(limit time.Duration) error {
 			}
 		}
 		for ; k < c.ok; k++ {
-			end := j.endOf(g, c.w, k)
+			end := e.candEnd(c, k)
 			if end >= limit {
 				break
 			}
@@ -343,6 +377,13 @@ func (e *engine) stretch(limit time.Duration) error {
 	for i := range cands {
 		c := &cands[i]
 		j, g := c.w.job, e.gpus[c.g]
+		if c.gang != nil {
+			if c.gangTaken(limit) {
+				cands[n] = *c
+				n++
+			}
+			continue
+		}
 		if c.side {
 			if c.m > 0 {
 				cands[n] = *c
@@ -392,6 +433,12 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	e.stretchMiss = 0
 	for _, c := range e.inTakingOrder(cands) {
+		if c.gang != nil {
+			if err := e.takeGang(c, limit); err != nil {
+				return err
+			}
+			continue
+		}
 		if c.turns != nil {
 			if err := e.takeTurns(*c); err != nil {
 				return err

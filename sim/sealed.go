@@ -69,7 +69,7 @@ func (h *parkHeap) Pop() any {
 // end of time).
 func (e *engine) park(c *stretchCand) (bool, error) {
 	j, g := c.w.job, e.gpus[c.g]
-	if c.checked || c.turns != nil || c.ok < 1 {
+	if c.checked || c.turns != nil || c.ok < 1 || c.gang != nil {
 		return false, nil
 	}
 	gpus := j.gpusOf(c.g)

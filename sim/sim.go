@@ -173,6 +173,8 @@ type onLane struct {
 	// stepGen and stepOK are engine.inStep's answer, valid for stretch stepGen.
 	stepGen uint64
 	stepOK  bool
+	// gang is, for a gang out of step, its ranks as a stretch times them (steadyGang).
+	gang *gangRun
 }
 
 // arrival is a job read from the trace that has not arrived yet: its record
@@ -284,8 +286,10 @@ type engine struct {
 	// stretchMiss counts the stretches tried in a row that took nothing (capped),
 	// and stretchSkip the tries to skip before the next.
 	stretchMiss, stretchSkip int
-	// stretchGen counts the stretches tried (job.stepGen).
+	// stretchGen counts the stretches tried (job.stepGen); gangs are the
+	// gangs out of step the last one met (steadyGang).
 	stretchGen uint64
+	gangs      []*gangRun
 	now        time.Duration
 	jobs       map[string]*job
 	// bySeq is the jobs by the order they arrived at the core (its JobView.Seq,
@@ -338,8 +342,9 @@ type forwarded struct {
 	// with another job (Stats.Switches).
 	switches int
 	// ownClocks counts the iterations stretches took on a GPU whose works
-	// side by side ran each on a clock of its own (a co-location model).
-	ownClocks int
+	// side by side ran each on a clock of its own (a co-location model);
+	// gangIterations those of gangs out of step (takeGang).
+	ownClocks, gangIterations int
 	// scanned counts the GPUs the stretches looked at, parked the jobs parked
 	// (parkedGangs those on several GPUs); woken those woken at an instant of
 	// their own, wokenEarly those woken within a stretch (wakeEarly).

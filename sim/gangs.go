@@ -1,0 +1,305 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"time"
+
+	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
+	"github.com/salusgo/salus/workload"
+)
+
+// Gangs out of step. A gang's iteration ends when its last rank's part does;
+// a rank done before the others holds its GPU (GPU.Hold) until then, and the
+// next iteration starts on every rank at that instant. Where a rank shares its
+// GPU (jobs side by side under a co-location model, or a share past 1 by
+// demands), the ranks' parts end at different instants, and each of those
+// ends was an event at which every GPU's stretch stopped.
+//
+// Yet none of them changes a rate: a hold presses on the works beside it as
+// the rank's part did (the same job's row, the same demand), and its release
+// and the rank's next part replace each other at one instant. While nothing
+// else on the ranks' GPUs changes, which a stretch guarantees up to its
+// limit, the gang's iterations follow from its ranks' clocks alone, as the
+// iteration-by-iteration engine times them:
+//
+//   - iteration k ends at T, the latest of its ranks' ends (endAfter on each
+//     rank's clock); the part that ends it is the last of those ending then,
+//     by GPU index, as the engine takes an instant's ends;
+//   - a rank whose part ended at T itself goes on from its finish (GPU.Start
+//     chains it), on its clock as it was;
+//   - every other rank starts afresh at T: on a clock of its own at its
+//     slowdown (the sum of the model's terms of the works beside it, which
+//     stays), or, on a GPU's one clock, from that clock's reading at T.
+//
+// A stretch takes a gang's boundaries before its limit and, in the iteration
+// then in flight, the parts that end before the limit (each rank a hold from
+// its end), so that no part's end falls between the stretch's start and its
+// limit. gangRun keeps the ends it timed, so that the core's probes and the
+// count of boundaries before the limit read them once.
+
+// gangRank is one rank of a gangRun: where its part of the iteration stands.
+type gangRank struct {
+	gi   int     // its GPU, by index
+	c    clock   // the clock its part runs on: its own (own), or its GPU's
+	own  bool    // its GPU runs works side by side, each on a clock of its own
+	s    float64 // own: its slowdown, the rate of a clock started afresh
+	f    vtime   // its part's virtual finish on c
+	end  time.Duration
+	held bool // its part has ended (at end), and it holds its GPU
+}
+
+// gangRun is a gang out of step whose ranks' rates a stretch keeps: its
+// ranks where the stretch began, and the ends of its iterations from there.
+type gangRun struct {
+	j   *job
+	gen uint64 // the stretch it was timed for (engine.stretchGen); ok: it can be
+	ok  bool
+	// seen: the stretch met it (on the first of its GPUs it looked at, which
+	// the gang is a candidate of); live: that GPU's works can all be stretched.
+	seen, live bool
+	init       []gangRank
+	// at is the ranks as iteration j.done+len(ends) runs; ends[k] is when
+	// iteration j.done+k ends, and by[k] the GPU whose part's end ends it.
+	at   []gangRank
+	ends []time.Duration
+	by   []int
+	took []gangRank // ranksAfter's
+}
+
+// steadyGang is j's gangRun for this stretch, or nil: j is a gang whose every
+// rank runs its part, or holds its GPU, with nothing delayed on the GPU, and
+// at least one rank still runs. Answered once a stretch.
+func (e *engine) steadyGang(j *job) *gangRun {
+	r := j.gang
+	if r != nil && r.gen == e.stretchGen {
+		if r.ok {
+			return r
+		}
+		return nil
+	}
+	if r == nil {
+		r = &gangRun{j: j}
+		j.gang = r
+	}
+	r.gen, r.ok, r.seen, r.live = e.stretchGen, false, false, false
+	r.init, r.ends, r.by = r.init[:0], r.ends[:0], r.by[:0]
+	if j.spec.Kind == workload.Infer || j.iterS*1e9 < 1 || len(j.holds) != len(j.works) {
+		return nil
+	}
+	running := false
+	for i := range j.works {
+		g := j.rankGPUs[i]
+		if len(g.delays) > 0 {
+			return nil
+		}
+		g.settle()
+		w, h := &j.works[i], &j.holds[i]
+		x := gangRank{gi: j.ranks[i], own: g.each, c: g.clock}
+		switch {
+		case w.gpu == g && w.working && !w.held:
+			running = true
+			x.f, x.end = w.finish, g.endOf(w)
+			if g.each {
+				x.c, x.s = w.own, interference.SlowdownOf(w.press)
+			}
+		case h.gpu == g && h.held && h.working:
+			x.held, x.end = true, w.endedAt
+			if g.each {
+				x.s = interference.SlowdownOf(h.press)
+			}
+		default:
+			return nil
+		}
+		r.init = append(r.init, x)
+	}
+	if !running {
+		return nil
+	}
+	e.gangs = append(e.gangs, r)
+	r.at = append(r.at[:0], r.init...)
+	r.ok = true
+	return r
+}
+
+// step ends the iteration the ranks st run (d, of the job's iterations) and
+// starts the next, of standalone time left: it returns when the iteration
+// ends and the GPU whose part ends it.
+func step(st []gangRank, left time.Duration) (time.Duration, int) {
+	t, by := time.Duration(-1), -1
+	for i := range st {
+		if x := &st[i]; !x.held && (x.end > t || x.end == t && x.gi > by) {
+			t, by = x.end, x.gi
+		}
+	}
+	for i := range st {
+		x := &st[i]
+		switch {
+		case !x.held && x.end == t: // GPU.Start chains it
+			x.f = x.f.add(int64(left))
+		case x.own:
+			x.c, x.f = clock{t0: t, share: x.s}, vtime{i: int64(left)}
+		default:
+			x.f = x.c.vAt(t).add(int64(left))
+		}
+		x.held = false
+		x.end = x.c.endAfter(x.f, t)
+	}
+	return t, by
+}
+
+// timeTo times the gang's iterations until the k-th end from the stretch's
+// start is known, or one ends at bound or later.
+func (r *gangRun) timeTo(k int, bound time.Duration) {
+	for len(r.ends) <= k && (len(r.ends) == 0 || r.ends[len(r.ends)-1] < bound) {
+		n := len(r.ends)
+		t, by := step(r.at, r.j.iteration(r.j.done+n+1))
+		r.ends, r.by = append(r.ends, t), append(r.by, by)
+	}
+}
+
+// endOf is when iteration j.done+k ends.
+func (r *gangRun) endOf(k int) time.Duration {
+	r.timeTo(k, maxTime)
+	return r.ends[k]
+}
+
+// endWithin is endOf(k) where that is before bound, bound otherwise.
+func (r *gangRun) endWithin(k int, bound time.Duration) time.Duration {
+	r.timeTo(k, bound)
+	if k < len(r.ends) && r.ends[k] < bound {
+		return r.ends[k]
+	}
+	return bound
+}
+
+// before is how many of the next n boundaries come before limit.
+func (r *gangRun) before(limit time.Duration, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	r.timeTo(n-1, limit)
+	m := 0
+	for m < n && m < len(r.ends) && r.ends[m] < limit {
+		m++
+	}
+	return m
+}
+
+// firstEnd is the first instant a rank's part ends, from the stretch's start.
+func (r *gangRun) firstEnd() time.Duration {
+	t := maxTime
+	for _, x := range r.init {
+		if !x.held {
+			t = min(t, x.end)
+		}
+	}
+	return t
+}
+
+// ranksAfter is the ranks as iteration j.done+m runs, m boundaries on.
+func (r *gangRun) ranksAfter(m int) []gangRank {
+	r.took = append(r.took[:0], r.init...)
+	for k := range m {
+		step(r.took, r.j.iteration(r.j.done+k+1))
+	}
+	return r.took
+}
+
+// takeGang carries out c, a gang out of step: its c.m boundaries (none,
+// where only parts end before limit), then the parts of the iteration in
+// flight that end before limit, each rank a hold from its end.
+func (e *engine) takeGang(c *stretchCand, limit time.Duration) error {
+	r := c.gang
+	j := r.j
+	d := j.done
+	st := r.ranksAfter(c.m)
+	if c.m > 0 {
+		gpu := j.runOf(d, c.m)
+		if err := e.sched.ContinueN(c.last, j.spec.ID, c.m, gpu); err != nil {
+			return err
+		}
+		if e.log {
+			e.emit(j, eventlog.StretchEvent(c.last, j.spec.ID, j.works[0].Lane, c.m, gpu))
+		}
+		j.done += c.m
+		j.requestedAt = c.last
+		e.forwarded.iterations += c.m
+		e.forwarded.gangIterations += c.m
+		left := j.iteration(j.done)
+		for i := range j.works {
+			g, w, h := j.rankGPUs[i], &j.works[i], &j.holds[i]
+			w.Left, w.finish = left, st[i].f
+			if st[i].own {
+				w.own = st[i].c
+			}
+			if h.held && h.gpu == g {
+				g.Release(h)
+				g.enter(w)
+			}
+			g.seq++
+			w.seq = g.seq
+		}
+		j.parts = len(j.works)
+	}
+	for i := range j.works {
+		x := &st[i]
+		g, w, h := j.rankGPUs[i], &j.works[i], &j.holds[i]
+		if x.held || x.end >= limit || !w.working {
+			continue
+		}
+		// Its part ends before limit: it holds its GPU from then, as partEnded has it.
+		heap.Remove(&g.works, w.index)
+		g.leave(w)
+		w.endedAt = x.end
+		h.Job, h.Lane, h.Demand, h.job, h.Model = w.Job, w.Lane, w.Demand, j, w.Model
+		g.Hold(h)
+		j.parts--
+	}
+	if j.parts == 0 {
+		return fmt.Errorf("job %s: every part of iteration %d ends before %ss, where a stretch stops", j.spec.ID, j.done, seconds(limit))
+	}
+	return nil
+}
+
+// candEnd is when candidate c's k-th next boundary comes: its job's
+// iteration j.done+k ends.
+func (e *engine) candEnd(c *stretchCand, k int) time.Duration {
+	if c.gang != nil {
+		return c.gang.endOf(k)
+	}
+	return c.w.job.endOf(e.gpus[c.g], c.w, k)
+}
+
+// candBefore is how many of candidate c's next n boundaries come before limit.
+func (e *engine) candBefore(c *stretchCand, limit time.Duration, n int) int {
+	if c.gang != nil {
+		return c.gang.before(limit, n)
+	}
+	return c.w.job.boundariesBefore(e.gpus[c.g], c.w, limit, n)
+}
+
+// gangTaken sets c, a gang out of step, to take its boundaries before limit
+// (at most c.ok), its last ordered among the others' by the part that ends
+// it; and says whether the stretch changes it at all (a boundary, or a part
+// that ends before limit).
+func (c *stretchCand) gangTaken(limit time.Duration) bool {
+	r := c.gang
+	c.m = r.before(limit, c.ok)
+	if c.m == 0 {
+		c.last, c.prev = -1, -1
+		return r.firstEnd() < limit
+	}
+	c.last, c.prev = r.ends[c.m-1], -1
+	if c.m > 1 {
+		c.prev = r.ends[c.m-2]
+	}
+	c.g = r.by[c.m-1]
+	for i, gi := range r.j.ranks {
+		if gi == c.g {
+			c.w = &r.j.works[i]
+		}
+	}
+	return true
+}
