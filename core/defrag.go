@@ -221,17 +221,34 @@ func (s *Scheduler) merge(out []Decision) []Decision {
 // bestMerge is the smallest merge that makes j fit, GPUs and lanes in index and id
 // order for ties: lanes a and b (b nil: a grows by the GPU's unallocated memory,
 // grow MiB).
+//
+// The idle lanes are grouped by GPU in one pass over the lanes (in id order
+// within a GPU), not looked for GPU by GPU: O(lanes + pairs on one GPU), where
+// a cluster's hundreds of GPUs made every merge cost GPUs x lanes.
 func (s *Scheduler) bestMerge(j Job) (a, b *lane, grow float64, ok bool) {
 	best := 0.0
-	for g := range s.gpus {
-		free := s.freeOn(g)
-		var idle []*lane
-		var infos []LaneInfo
-		for _, l := range s.lanes {
-			if l.gpus[0] == g && idleLane(l) {
-				idle = append(idle, l)
-				infos = append(infos, l.view)
+	byGPU := s.idleByGPU
+	for g := range byGPU {
+		byGPU[g] = byGPU[g][:0]
+	}
+	for _, l := range s.lanes {
+		if idleLane(l) {
+			for len(byGPU) <= l.gpus[0] {
+				byGPU = append(byGPU, nil)
 			}
+			byGPU[l.gpus[0]] = append(byGPU[l.gpus[0]], l)
+		}
+	}
+	s.idleByGPU = byGPU
+	var infos []LaneInfo
+	for g, idle := range byGPU {
+		if len(idle) == 0 {
+			continue
+		}
+		free := s.freeOn(g)
+		infos = infos[:0]
+		for _, l := range idle {
+			infos = append(infos, l.view)
 		}
 		consider := func(x, y *lane, size, persistent, ephemeral, extra float64) {
 			merged := LaneInfo{Size: size, Persistent: persistent, MaxEphemeral: ephemeral}

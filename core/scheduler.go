@@ -244,8 +244,9 @@ type Scheduler struct {
 	firstAt    waitedAt
 	classes    map[classKey]*waitClass
 	candidates []*waitClass
-	freed      bool    // memory was freed since the last admission
-	lanes      []*lane // by id
+	freed      bool      // memory was freed since the last admission
+	lanes      []*lane   // by id
+	idleByGPU  [][]*lane // bestMerge's, reused
 	laneByID   map[int]*lane
 	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
 	// nodes, in order, and the node of each GPU; placeNode orders them for a

@@ -225,6 +225,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		// iteration, ending: its end is where the run stops).
 		side := e.sideBySideOK()
 		ending := e.ending[:0]
+		ranks := e.rankWorks[:0] // the ranks here of gangs out of step
 		for _, w := range g.works {
 			if !ok {
 				break
@@ -245,7 +246,10 @@ func (e *engine) stretch(limit time.Duration) error {
 						cands = append(cands, stretchCand{w: j.lead, g: gi, checked: kind == core.Checked, ok: j.spec.Iterations - 1 - j.done, gang: r})
 					}
 				}
-				side = false
+				// Its rank here goes beside lanes a sideBySide may run, under a
+				// co-location model: the run keeps the rank's rates (a rank lane).
+				side = side && g.each
+				ranks = append(ranks, w)
 				continue
 			}
 			if !ok {
@@ -297,24 +301,16 @@ func (e *engine) stretch(limit time.Duration) error {
 				continue
 			}
 		}
+		e.rankWorks = ranks
 		if side && e.needsSide(g, cands[from:]) {
-			sides = e.sideOf(sides, g, cands, from, ending)
+			sides = e.sideOf(sides, g, cands, from, ending, ranks)
 			continue
 		}
 		limit = min(limit, lastEnd)
 		e.turnsSideBySide(g, cands[from:])
 	}
 	e.cands, e.sides = cands, sides
-	for _, r := range e.gangs {
-		if !r.live {
-			limit = min(limit, r.firstEnd()) // not stretched: its ranks' ends are events
-		}
-	}
-	for i := range cands {
-		if c := &cands[i]; c.gang != nil {
-			limit = c.gang.endWithin(c.ok, limit) // its last iteration's end changes the shares
-		}
-	}
+	limit = e.gangBounds(cands, limit, false)
 	if parks > 0 {
 		e.leaveBusy()
 		e.stretchMiss = 0
@@ -327,52 +323,22 @@ func (e *engine) stretch(limit time.Duration) error {
 	// the lane may switch and its GPU's share change, so the stretch of every job
 	// ends there.
 	for i := range cands {
-		c := &cands[i]
-		if !c.checked {
-			continue
+		if c := &cands[i]; c.checked && (c.gang == nil || !c.gang.coupled) {
+			limit = e.probe(c, limit)
 		}
-		j := c.w.job
-		p, _ := e.sched.Probe(c.w.Job)
-		k := 0
-		if until, ok := p.KeptBefore(); ok {
-			// A quantum keeps the lane: every boundary before its end is a yes.
-			k = e.candBefore(c, min(limit, until), c.ok)
-			if k > 0 {
-				p.Skip(e.candEnd(c, k-1), k, j.runOf(j.done, k))
-			}
-		}
-		if k < c.ok {
-			// Where the order only loses the job its lead, or only gains
-			// it, the first no is found by halving, not boundary by boundary.
-			before := e.candBefore(c, limit, c.ok)
-			if before > k {
-				d := j.done + k
-				yes, ok := p.Yeses(before-k, func(m int) (time.Duration, time.Duration) {
-					return e.candEnd(c, k+m-1), j.runOf(d, m)
-				})
-				if ok {
-					if k += yes; k < before {
-						limit = e.candEnd(c, k)
-					}
-					c.ok = k
-					continue
-				}
-			}
-		}
-		for ; k < c.ok; k++ {
-			end := e.candEnd(c, k)
-			if end >= limit {
-				break
-			}
-			if !p.Next(end, j.iteration(j.done+k)) {
-				limit = end
-				break
-			}
-		}
-		c.ok = k
 	}
 	limit = e.planTurns(cands, limit)
 	limit = e.runSides(cands, sides, limit)
+	// The gangs beside lanes a sideBySide ran are timed on the rates it kept
+	// for their ranks; where they lower the limit, the runs go again to it
+	// (their rates before it are the same).
+	for {
+		low := e.gangBounds(cands, limit, true)
+		if low == limit {
+			break
+		}
+		limit = e.runSides(cands, sides, e.planTurns(cands, low))
+	}
 	n := 0
 	for i := range cands {
 		c := &cands[i]
@@ -457,12 +423,59 @@ func (e *engine) stretch(limit time.Duration) error {
 			return err
 		}
 	}
+	e.rebase(limit)
 	for _, gi := range e.busy {
 		if g := e.gpus[gi]; len(g.works) > 1 {
 			heap.Init(&g.works)
 		}
 	}
 	return nil
+}
+
+// probe finds where the core would first say no to checked candidate c's
+// boundaries before limit: c.ok is those it says yes to, and the limit is
+// lowered to the boundary of the no.
+func (e *engine) probe(c *stretchCand, limit time.Duration) time.Duration {
+	j := c.w.job
+	p, _ := e.sched.Probe(c.w.Job)
+	k := 0
+	if until, ok := p.KeptBefore(); ok {
+		// A quantum keeps the lane: every boundary before its end is a yes.
+		k = e.candBefore(c, min(limit, until), c.ok)
+		if k > 0 {
+			p.Skip(e.candEnd(c, k-1), k, j.runOf(j.done, k))
+		}
+	}
+	if k < c.ok {
+		// Where the order only loses the job its lead, or only gains
+		// it, the first no is found by halving, not boundary by boundary.
+		before := e.candBefore(c, limit, c.ok)
+		if before > k {
+			d := j.done + k
+			yes, ok := p.Yeses(before-k, func(m int) (time.Duration, time.Duration) {
+				return e.candEnd(c, k+m-1), j.runOf(d, m)
+			})
+			if ok {
+				if k += yes; k < before {
+					limit = e.candEnd(c, k)
+				}
+				c.ok = k
+				return limit
+			}
+		}
+	}
+	for ; k < c.ok; k++ {
+		end := e.candEnd(c, k)
+		if end >= limit {
+			break
+		}
+		if !p.Next(end, j.iteration(j.done+k)) {
+			limit = end
+			break
+		}
+	}
+	c.ok = k
+	return limit
 }
 
 // take carries out c, a job's stretch of c.m boundaries, the last at c.last:

@@ -19,10 +19,16 @@ import (
 //
 // Yet none of them changes a rate: a hold presses on the works beside it as
 // the rank's part did (the same job's row, the same demand), and its release
-// and the rank's next part replace each other at one instant. While nothing
-// else on the ranks' GPUs changes, which a stretch guarantees up to its
-// limit, the gang's iterations follow from its ranks' clocks alone, as the
-// iteration-by-iteration engine times them:
+// and the rank's next part replace each other at one instant. So the gang's
+// iterations follow from its ranks' clocks alone, as the
+// iteration-by-iteration engine times them, while the rates the works beside
+// each rank leave it are known: constant where nothing else on the GPU
+// changes before the stretch's limit, or, under a co-location model, kept by
+// the sideBySide that runs the lanes beside it boundary by boundary (the
+// rank is a rank lane of the run: its press follows the lanes' switches,
+// and each change of its rate is a segment; where they fill maxSegs, the
+// run stops). A gang beside such a run is timed once the runs are done, and
+// where it lowers the stretch's limit they run again to it:
 //
 //   - iteration k ends at T, the latest of its ranks' ends (endAfter on each
 //     rank's clock); the part that ends it is the last of those ending then,
@@ -30,8 +36,11 @@ import (
 //   - a rank whose part ended at T itself goes on from its finish (GPU.Start
 //     chains it), on its clock as it was;
 //   - every other rank starts afresh at T: on a clock of its own at its
-//     slowdown (the sum of the model's terms of the works beside it, which
-//     stays), or, on a GPU's one clock, from that clock's reading at T.
+//     slowdown then (the sum of the model's terms of the works beside it),
+//     or, on a GPU's one clock, from that clock's reading at T;
+//   - a running rank's clock is re-based at each change of its rate before
+//     its end (a part that ends at the instant of a change ends at the rate
+//     before it, as GPU.Advance takes the ends before settling).
 //
 // A stretch takes a gang's boundaries before its limit and, in the iteration
 // then in flight, the parts that end before the limit (each rank a hold from
@@ -48,6 +57,41 @@ type gangRank struct {
 	f    vtime   // its part's virtual finish on c
 	end  time.Duration
 	held bool // its part has ended (at end), and it holds its GPU
+	// segs, where a sideBySide ran the lanes beside it (own), are its rates
+	// over the run: from segs[i].t0 on, segs[i].share, the first from the
+	// stretch's start; k is the one c was last re-based to. side and lane
+	// are the run and its rank lane (sideOf).
+	segs       []clock
+	k          int
+	side, lane int
+}
+
+// endFrom is when the rank's part ends, from from on: its clock is re-based
+// at each change of its rate before then, as GPU.settleEach re-bases it, a
+// part that ends at the instant of a change ending at the rate before it.
+func (x *gangRank) endFrom(from time.Duration) time.Duration {
+	for {
+		t := x.c.endAfter(x.f, from)
+		if x.k+1 >= len(x.segs) || x.segs[x.k+1].t0 >= t {
+			return t
+		}
+		x.k++
+		a := &x.segs[x.k]
+		x.c.reRate(a.t0, a.share)
+		from = max(from, a.t0)
+	}
+}
+
+// rateAt is the rank's slowdown at t, after the changes at t: that of a
+// clock started afresh then.
+func (x *gangRank) rateAt(t time.Duration) float64 {
+	if len(x.segs) == 0 {
+		return x.s
+	}
+	for x.k+1 < len(x.segs) && x.segs[x.k+1].t0 <= t {
+		x.k++
+	}
+	return x.segs[x.k].share
 }
 
 // gangRun is a gang out of step whose ranks' rates a stretch keeps: its
@@ -59,7 +103,14 @@ type gangRun struct {
 	// seen: the stretch met it (on the first of its GPUs it looked at, which
 	// the gang is a candidate of); live: that GPU's works can all be stretched.
 	seen, live bool
-	init       []gangRank
+	// coupled: a rank goes beside lanes a sideBySide runs (beside): the gang
+	// is timed once the runs have kept its ranks' rates (gangBounds).
+	coupled bool
+	taken   bool          // takeGang took it
+	last    int           // its iterations left after the one in flight (a candidate's ok)
+	now     time.Duration // the stretch's start
+	init    []gangRank
+	base    []gangRank // init, each running rank's end timed (prime)
 	// at is the ranks as iteration j.done+len(ends) runs; ends[k] is when
 	// iteration j.done+k ends, and by[k] the GPU whose part's end ends it.
 	at   []gangRank
@@ -83,7 +134,7 @@ func (e *engine) steadyGang(j *job) *gangRun {
 		r = &gangRun{j: j}
 		j.gang = r
 	}
-	r.gen, r.ok, r.seen, r.live = e.stretchGen, false, false, false
+	r.gen, r.ok, r.seen, r.live, r.coupled, r.taken = e.stretchGen, false, false, false, false, false
 	r.init, r.ends, r.by = r.init[:0], r.ends[:0], r.by[:0]
 	if j.spec.Kind == workload.Infer || j.iterS*1e9 < 1 || len(j.holds) != len(j.works) {
 		return nil
@@ -100,7 +151,7 @@ func (e *engine) steadyGang(j *job) *gangRun {
 		switch {
 		case w.gpu == g && w.working && !w.held:
 			running = true
-			x.f, x.end = w.finish, g.endOf(w)
+			x.f = w.finish
 			if g.each {
 				x.c, x.s = w.own, interference.SlowdownOf(w.press)
 			}
@@ -118,9 +169,76 @@ func (e *engine) steadyGang(j *job) *gangRun {
 		return nil
 	}
 	e.gangs = append(e.gangs, r)
-	r.at = append(r.at[:0], r.init...)
+	r.last, r.now = j.spec.Iterations-1-j.done, e.now
+	r.prime()
 	r.ok = true
 	return r
+}
+
+// beside makes the gang's rank on g a rank lane, lane, of sides[side].
+func (r *gangRun) beside(g *GPU, side, lane int) {
+	for i := range r.init {
+		if r.j.rankGPUs[i] == g {
+			r.init[i].side, r.init[i].lane = side, lane
+			r.init[i].segs = []clock{} // not nil: timed on the run's rates
+		}
+	}
+	r.coupled = true
+}
+
+// prime times the running ranks' parts from the stretch's start, on the
+// rates they have (segs), and forgets the iterations timed before.
+func (r *gangRun) prime() {
+	r.base = append(r.base[:0], r.init...)
+	for i := range r.base {
+		if x := &r.base[i]; !x.held {
+			x.end = x.endFrom(r.now)
+		}
+	}
+	r.at = append(r.at[:0], r.base...)
+	r.ends, r.by = r.ends[:0], r.by[:0]
+}
+
+// rates gives the coupled gang's ranks the rates their runs kept, and
+// primes it.
+func (r *gangRun) rates(sides []sideBySide) {
+	for i := range r.init {
+		if x := &r.init[i]; x.segs != nil {
+			x.segs = sides[x.side].lanes[x.lane].segs
+		}
+	}
+	r.prime()
+}
+
+// gangBounds lowers limit to where the gangs out of step (coupled ones, or
+// the others) bound the stretch: a gang not stretched, at its first rank's
+// end; a candidate, at its last iteration's end, and a checked one where the
+// core says no (only a coupled one here: the others are probed with every
+// checked job).
+func (e *engine) gangBounds(cands []stretchCand, limit time.Duration, coupled bool) time.Duration {
+	for _, r := range e.gangs {
+		if r.coupled != coupled {
+			continue
+		}
+		if coupled {
+			r.rates(e.sides)
+		}
+		if !r.live {
+			limit = min(limit, r.firstEnd()) // not stretched: its ranks' ends are events
+		}
+	}
+	for i := range cands {
+		c := &cands[i]
+		if c.gang == nil || c.gang.coupled != coupled {
+			continue
+		}
+		c.ok = c.gang.last
+		limit = c.gang.endWithin(c.ok, limit) // its last iteration's end changes the shares
+		if coupled && c.checked {
+			limit = e.probe(c, limit)
+		}
+	}
+	return limit
 }
 
 // step ends the iteration the ranks st run (d, of the job's iterations) and
@@ -139,12 +257,12 @@ func step(st []gangRank, left time.Duration) (time.Duration, int) {
 		case !x.held && x.end == t: // GPU.Start chains it
 			x.f = x.f.add(int64(left))
 		case x.own:
-			x.c, x.f = clock{t0: t, share: x.s}, vtime{i: int64(left)}
+			x.c, x.f = clock{t0: t, share: x.rateAt(t)}, vtime{i: int64(left)}
 		default:
 			x.f = x.c.vAt(t).add(int64(left))
 		}
 		x.held = false
-		x.end = x.c.endAfter(x.f, t)
+		x.end = x.endFrom(t)
 	}
 	return t, by
 }
@@ -190,7 +308,7 @@ func (r *gangRun) before(limit time.Duration, n int) int {
 // firstEnd is the first instant a rank's part ends, from the stretch's start.
 func (r *gangRun) firstEnd() time.Duration {
 	t := maxTime
-	for _, x := range r.init {
+	for _, x := range r.base {
 		if !x.held {
 			t = min(t, x.end)
 		}
@@ -200,7 +318,7 @@ func (r *gangRun) firstEnd() time.Duration {
 
 // ranksAfter is the ranks as iteration j.done+m runs, m boundaries on.
 func (r *gangRun) ranksAfter(m int) []gangRank {
-	r.took = append(r.took[:0], r.init...)
+	r.took = append(r.took[:0], r.base...)
 	for k := range m {
 		step(r.took, r.j.iteration(r.j.done+k+1))
 	}
@@ -214,6 +332,7 @@ func (e *engine) takeGang(c *stretchCand, limit time.Duration) error {
 	r := c.gang
 	j := r.j
 	d := j.done
+	r.taken = true
 	st := r.ranksAfter(c.m)
 	if c.m > 0 {
 		gpu := j.runOf(d, c.m)
@@ -227,6 +346,9 @@ func (e *engine) takeGang(c *stretchCand, limit time.Duration) error {
 		j.requestedAt = c.last
 		e.forwarded.iterations += c.m
 		e.forwarded.gangIterations += c.m
+		if r.coupled {
+			e.forwarded.gangBeside += c.m
+		}
 		left := j.iteration(j.done)
 		for i := range j.works {
 			g, w, h := j.rankGPUs[i], &j.works[i], &j.holds[i]
@@ -246,7 +368,11 @@ func (e *engine) takeGang(c *stretchCand, limit time.Duration) error {
 	for i := range j.works {
 		x := &st[i]
 		g, w, h := j.rankGPUs[i], &j.works[i], &j.holds[i]
-		if x.held || x.end >= limit || !w.working {
+		if x.held || !w.working {
+			continue
+		}
+		if x.end >= limit {
+			x.runOn(w, limit)
 			continue
 		}
 		// Its part ends before limit: it holds its GPU from then, as partEnded has it.
@@ -302,4 +428,32 @@ func (c *stretchCand) gangTaken(limit time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// runOn sets the clock of w, the rank's part, which runs past limit, as
+// re-based at every change of its rate before limit.
+func (x *gangRank) runOn(w *Work, limit time.Duration) {
+	if !x.own {
+		return
+	}
+	for x.k+1 < len(x.segs) && x.segs[x.k+1].t0 < limit {
+		x.k++
+		x.c.reRate(x.segs[x.k].t0, x.segs[x.k].share)
+	}
+	w.own = x.c
+}
+
+// rebase sets the clocks of the ranks of the coupled gangs the stretch did
+// not take (none of their parts ends before limit), as their rates changed.
+func (e *engine) rebase(limit time.Duration) {
+	for _, r := range e.gangs {
+		if !r.coupled || r.taken {
+			continue
+		}
+		for i := range r.base {
+			if x := &r.base[i]; !x.held {
+				x.runOn(&r.j.works[i], limit)
+			}
+		}
+	}
 }

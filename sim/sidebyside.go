@@ -59,6 +59,9 @@ type sideBySide struct {
 	stopF vtime
 	segs  []clock
 	saved sideSave // the run at its epoch's start (runTogether)
+	// full: a rank lane's segments reached maxSegs: the run stops at its next
+	// instant (a gang's rates are kept whole, not caught up).
+	full bool
 	// The last run: its limit, and whether it stopped before it, at stop, where
 	// a job's first or last iteration starts or its last ends (each an event).
 	ranTo time.Duration
@@ -114,6 +117,10 @@ type sbsLane struct {
 	next   int  // tc: whose turn starts at the lane's next boundary
 	taken  int  // tc: the turns started (tc.counts: each job's)
 	rr     bool // tc: the turns go round (Turns.RoundRobin): next follows the last
+	// rank: the lane is a rank of a gang out of step (gangs.go), or its hold:
+	// the run keeps its rates (clk, from its press) and their changes (segs),
+	// and takes no boundary of it.
+	rank bool
 	// stop: the lane's next boundary stops the run, before it: the iteration in
 	// flight is its job's last (ending), or the next is a job's first.
 	stop   bool
@@ -136,6 +143,7 @@ func (s *sideBySide) begin(limit time.Duration) {
 	s.segs = append(s.segs[:0], s.clock)
 	s.saved.segs = -1
 	s.stopF = never
+	s.full = false
 	s.fin = s.fin[:0]
 	if s.own {
 		for i := range s.lanes {
@@ -155,6 +163,12 @@ func (s *sideBySide) begin(limit time.Duration) {
 	for i := range s.lanes {
 		l := &s.lanes[i]
 		w := l.w
+		if l.rank {
+			// Its clock reads nothing: its rate from now, re-based where it changes.
+			l.clk, l.stale, l.stopF, l.ending = clock{t0: g.now, share: interference.SlowdownOf(l.press)}, true, never, false
+			l.segs = append(l.segs[:0], l.clk)
+			continue
+		}
 		l.j, l.d, l.finish, l.demand = w.job, w.job.done, w.finish, fixed(w.Demand)
 		l.done = l.j.at(l.d + 1)
 		l.m, l.last, l.prev, l.ending = 0, -1, -1, l.c < 0
@@ -373,10 +387,7 @@ func (s *sideBySide) takeOwn() {
 			}
 			l.stale = true
 			if i >= s.act {
-				l.segs = append(l.segs, l.clk)
-				if len(l.segs) >= maxSegs && s.saved.segs < 0 {
-					l.catchUp(at + 1) // no epoch's save to honour (in one, save does)
-				}
+				s.keepSeg(l, at)
 			}
 		}
 	}
@@ -509,6 +520,7 @@ type sideSave struct {
 	least  vtime
 	alone  int
 	segs   int // -1: none kept
+	full   bool
 	lanes  []sbsLane
 	counts []int
 	done   []time.Duration
@@ -525,13 +537,13 @@ func (s *sideBySide) save() {
 	}
 	if s.own {
 		for i := s.act; i < len(s.lanes); i++ {
-			if l := &s.lanes[i]; len(l.segs) >= maxSegs {
+			if l := &s.lanes[i]; len(l.segs) >= maxSegs && !l.rank {
 				l.catchUp(s.cur + 1)
 			}
 		}
 	}
 	v := &s.saved
-	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs)
+	v.clock, v.sum, v.cur, v.next, v.least, v.alone, v.segs, v.full = s.clock, s.sum, s.cur, s.next, s.least, s.alone, len(s.segs), s.full
 	n := s.act
 	if s.own {
 		n = len(s.lanes) // the passive lanes run too
@@ -552,7 +564,7 @@ func (s *sideBySide) save() {
 // restore puts the run back as save kept it.
 func (s *sideBySide) restore() {
 	v := &s.saved
-	s.clock, s.sum, s.cur, s.next, s.least, s.alone, s.segs = v.clock, v.sum, v.cur, v.next, v.least, v.alone, s.segs[:v.segs]
+	s.clock, s.sum, s.cur, s.next, s.least, s.alone, s.segs, s.full = v.clock, v.sum, v.cur, v.next, v.least, v.alone, s.segs[:v.segs], v.full
 	copy(s.lanes, v.lanes)
 	counts, done, ends := v.counts, v.done, v.ends
 	for i := range s.lanes[:s.act] {
@@ -721,7 +733,9 @@ func timeOn(segs []clock, f vtime) time.Duration {
 func (s *sideBySide) result(cands []stretchCand) {
 	if s.own {
 		for i := s.act; i < len(s.lanes); i++ {
-			s.lanes[i].catchUp(s.stop) // the run took every instant before its stop
+			if !s.lanes[i].rank {
+				s.lanes[i].catchUp(s.stop) // the run took every instant before its stop
+			}
 		}
 	} else {
 		s.catchUp(s.stop) // the run took every instant before its stop
@@ -776,7 +790,7 @@ func turnsPassOne(g *GPU, cands []stretchCand) bool {
 
 // sideOf adds to sides the GPU g whose lanes are cands[from:] and those
 // whose job's last iteration runs, ending.
-func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from int, ending []*Work) []sideBySide {
+func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from int, ending, ranks []*Work) []sideBySide {
 	if len(sides) == cap(sides) {
 		sides = append(sides, sideBySide{})
 	} else {
@@ -788,6 +802,9 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	s.own = g.each
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ { // the lanes that take turns first
+		if cands[i].gang != nil {
+			continue // a gang's candidate: its rank here is a rank lane
+		}
 		cands[i].side = true
 		if tc := cands[i].turns; tc != nil {
 			s.addLane(sbsLane{w: cands[i].w, c: i, tc: tc})
@@ -795,12 +812,16 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	}
 	s.act = len(s.lanes)
 	for i := from; i < len(cands); i++ {
-		if cands[i].turns == nil {
+		if cands[i].turns == nil && cands[i].gang == nil {
 			s.addLane(sbsLane{w: cands[i].w, c: i})
 		}
 	}
 	for _, w := range ending {
 		s.addLane(sbsLane{w: w, c: -1})
+	}
+	for _, w := range ranks {
+		w.job.gang.beside(g, len(sides)-1, len(s.lanes))
+		s.addLane(sbsLane{w: w, c: -1, rank: true})
 	}
 	return sides
 }
@@ -844,6 +865,9 @@ func (s *sideBySide) commit() error {
 		// where the lane took turns.
 		for i := range s.lanes {
 			l := &s.lanes[i]
+			if l.rank {
+				continue // the gang's stretch sets its ranks' clocks (takeGang)
+			}
 			w := l.w
 			if l.tc != nil && l.m > 0 {
 				w = &l.tc.jobs[l.cur].j.works[0]
@@ -864,6 +888,9 @@ func (s *sideBySide) commit() error {
 func (s *sideBySide) advanceOwn(bound time.Duration) bool {
 	im := s.g.im
 	for s.next < bound {
+		if s.full {
+			return true // a gang's rates would pass maxSegs: it stops here
+		}
 		k := s.alone
 		if k < 0 {
 			if s.ends() {
@@ -904,10 +931,7 @@ func (s *sideBySide) advanceOwn(bound time.Duration) bool {
 						continue
 					}
 					o.end = o.clk.endAfter(o.stopF, at) // a passive lane: where its job ends
-					o.segs = append(o.segs, o.clk)
-					if len(o.segs) >= maxSegs && s.saved.segs < 0 {
-						o.catchUp(at + 1) // no epoch's save to honour (in one, save does)
-					}
+					s.keepSeg(o, at)
 				}
 			}
 			l.rated = l.press
@@ -933,4 +957,20 @@ func (s *sideBySide) advanceOwn(bound time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// keepSeg keeps passive lane l's clock, re-based at at, among its segments;
+// past maxSegs, a job's lane is caught up, and a rank lane stops the run.
+func (s *sideBySide) keepSeg(l *sbsLane, at time.Duration) {
+	l.segs = append(l.segs, l.clk)
+	if len(l.segs) < maxSegs {
+		return
+	}
+	if l.rank {
+		s.full = true
+		return
+	}
+	if s.saved.segs < 0 {
+		l.catchUp(at + 1) // no epoch's save to honour (in one, save does)
+	}
 }

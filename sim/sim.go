@@ -290,6 +290,7 @@ type engine struct {
 	// gangs out of step the last one met (steadyGang).
 	stretchGen uint64
 	gangs      []*gangRun
+	rankWorks  []*Work // a GPU's ranks of gangs out of step, as a stretch meets them
 	now        time.Duration
 	jobs       map[string]*job
 	// bySeq is the jobs by the order they arrived at the core (its JobView.Seq,
@@ -343,8 +344,9 @@ type forwarded struct {
 	switches int
 	// ownClocks counts the iterations stretches took on a GPU whose works
 	// side by side ran each on a clock of its own (a co-location model);
-	// gangIterations those of gangs out of step (takeGang).
-	ownClocks, gangIterations int
+	// gangIterations those of gangs out of step (takeGang), gangBeside those
+	// of them beside lanes a sideBySide ran.
+	ownClocks, gangIterations, gangBeside int
 	// scanned counts the GPUs the stretches looked at, parked the jobs parked
 	// (parkedGangs those on several GPUs); woken those woken at an instant of
 	// their own, wokenEarly those woken within a stretch (wakeEarly).
