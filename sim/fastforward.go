@@ -235,7 +235,7 @@ func (e *engine) stretch(limit time.Duration) error {
 				(len(j.works) == 1 || e.inStep(j))
 			if !ok && j != nil && len(j.works) > 1 {
 				// A gang out of step: a candidate of its own (gangs.go), once,
-				// on its highest rank's GPU.
+				// on the first of its GPUs looked at (live if that GPU is).
 				r := e.steadyGang(j)
 				if ok = r != nil; ok && !r.seen {
 					r.seen = true
