@@ -246,9 +246,8 @@ func (e *engine) stretch(limit time.Duration) error {
 						cands = append(cands, stretchCand{w: j.lead, g: gi, checked: kind == core.Checked, ok: j.spec.Iterations - 1 - j.done, gang: r})
 					}
 				}
-				// Its rank here goes beside lanes a sideBySide may run, under a
-				// co-location model: the run keeps the rank's rates (a rank lane).
-				side = side && g.each
+				// Its rank here goes beside lanes a sideBySide may run: the run
+				// keeps the rank's rates (a rank lane).
 				ranks = append(ranks, w)
 				continue
 			}

@@ -76,10 +76,29 @@ func (x *gangRank) endFrom(from time.Duration) time.Duration {
 			return t
 		}
 		x.k++
-		a := &x.segs[x.k]
-		x.c.reRate(a.t0, a.share)
-		from = max(from, a.t0)
+		x.next()
+		from = max(from, x.segs[x.k].t0)
 	}
+}
+
+// next takes the rank's clock to segment k: its own re-based to that rate,
+// or the GPU's one clock as the run re-based it.
+func (x *gangRank) next() {
+	a := &x.segs[x.k]
+	if x.own {
+		x.c.reRate(a.t0, a.share)
+	} else {
+		x.c = *a
+	}
+}
+
+// clockAt is the GPU's one clock at t (a rank not on its own).
+func (x *gangRank) clockAt(t time.Duration) *clock {
+	for x.k+1 < len(x.segs) && x.segs[x.k+1].t0 <= t {
+		x.k++
+		x.c = x.segs[x.k]
+	}
+	return &x.c
 }
 
 // rateAt is the rank's slowdown at t, after the changes at t: that of a
@@ -203,8 +222,12 @@ func (r *gangRun) prime() {
 // primes it.
 func (r *gangRun) rates(sides []sideBySide) {
 	for i := range r.init {
-		if x := &r.init[i]; x.segs != nil {
+		switch x := &r.init[i]; {
+		case x.segs == nil:
+		case x.own:
 			x.segs = sides[x.side].lanes[x.lane].segs
+		default:
+			x.segs = sides[x.side].segs // the GPU's one clock
 		}
 	}
 	r.prime()
@@ -259,7 +282,7 @@ func step(st []gangRank, left time.Duration) (time.Duration, int) {
 		case x.own:
 			x.c, x.f = clock{t0: t, share: x.rateAt(t)}, vtime{i: int64(left)}
 		default:
-			x.f = x.c.vAt(t).add(int64(left))
+			x.f = x.clockAt(t).vAt(t).add(int64(left))
 		}
 		x.held = false
 		x.end = x.endFrom(t)
@@ -438,7 +461,7 @@ func (x *gangRank) runOn(w *Work, limit time.Duration) {
 	}
 	for x.k+1 < len(x.segs) && x.segs[x.k+1].t0 < limit {
 		x.k++
-		x.c.reRate(x.segs[x.k].t0, x.segs[x.k].share)
+		x.next()
 	}
 	w.own = x.c
 }

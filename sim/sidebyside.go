@@ -59,9 +59,10 @@ type sideBySide struct {
 	stopF vtime
 	segs  []clock
 	saved sideSave // the run at its epoch's start (runTogether)
-	// full: a rank lane's segments reached maxSegs: the run stops at its next
+	// full: a rank lane's segments (or, under today's rule, the clock's where
+	// there are rank lanes) reached maxSegs: the run stops at its next
 	// instant (a gang's rates are kept whole, not caught up).
-	full bool
+	full, ranks bool
 	// The last run: its limit, and whether it stopped before it, at stop, where
 	// a job's first or last iteration starts or its last ends (each an event).
 	ranTo time.Duration
@@ -334,7 +335,11 @@ func (s *sideBySide) take() {
 		if s.clock.reRate(at, s.g.shareOf(s.g.n, s.sum)) { // as GPU.settle re-bases it
 			if s.act < len(s.lanes) { // only the passive lanes read the segments
 				s.segs = append(s.segs, s.clock)
-				if len(s.segs) >= maxSegs && s.saved.segs < 0 {
+				switch {
+				case len(s.segs) < maxSegs:
+				case s.ranks:
+					s.full = true // a gang's ranks read them all
+				case s.saved.segs < 0:
 					s.catchUp(at + 1) // no epoch's save to honour (in one, save does)
 				}
 			}
@@ -402,7 +407,7 @@ func (s *sideBySide) advance(bound time.Duration) (stopped bool) {
 		return s.advanceOwn(bound)
 	}
 	for s.next < bound {
-		if s.ends() {
+		if s.full || s.ends() {
 			return true
 		}
 		s.take()
@@ -532,7 +537,7 @@ type sideSave struct {
 // save keeps the run as it stands, to restore it; the passive lanes are
 // caught up first when the segments grew long.
 func (s *sideBySide) save() {
-	if len(s.segs) >= maxSegs {
+	if len(s.segs) >= maxSegs && !s.ranks {
 		s.catchUp(s.cur + 1) // every instant to cur is taken
 	}
 	if s.own {
@@ -666,7 +671,12 @@ func (s *sideBySide) boundary(k int, c *clock, now *instant) bool {
 func (s *sideBySide) catchUp(x time.Duration) {
 	last := s.segs[len(s.segs)-1]
 	for i := s.act; i < len(s.lanes); i++ {
-		s.lanes[i].catchUpOn(s.segs, x)
+		if !s.lanes[i].rank {
+			s.lanes[i].catchUpOn(s.segs, x)
+		}
+	}
+	if s.ranks {
+		return // a gang's ranks read them all, where the run stops short of maxSegs
 	}
 	s.segs = append(s.segs[:0], last)
 }
@@ -819,6 +829,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	for _, w := range ending {
 		s.addLane(sbsLane{w: w, c: -1})
 	}
+	s.ranks = len(ranks) > 0
 	for _, w := range ranks {
 		w.job.gang.beside(g, len(sides)-1, len(s.lanes))
 		s.addLane(sbsLane{w: w, c: -1, rank: true})
