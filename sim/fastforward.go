@@ -483,16 +483,9 @@ func (e *engine) probe(c *stretchCand, limit time.Duration) time.Duration {
 func (e *engine) take(c *stretchCand) error {
 	w, j, g := c.w, c.w.job, e.gpus[c.g]
 	d := j.done
-	gpu := j.runOf(d, c.m)
-	if err := e.sched.ContinueN(c.last, w.Job, c.m, gpu); err != nil {
+	if err := e.continued(j, c, w.Lane); err != nil {
 		return err
 	}
-	if e.log {
-		e.emit(j, eventlog.StretchEvent(c.last, w.Job, w.Lane, c.m, gpu))
-	}
-	j.done += c.m
-	j.requestedAt = c.last
-	e.forwarded.iterations += c.m
 	if c.side {
 		e.forwarded.sideBySide += c.m
 	}
@@ -506,6 +499,22 @@ func (e *engine) take(c *stretchCand) error {
 	for i := range j.works {
 		j.stretched(j.rankGPUs[i], &j.works[i], d, c.m)
 	}
+	return nil
+}
+
+// continued has the core take c's c.m boundaries of job j at once (the last
+// at c.last), logs them as one stretch record of lane, and moves j on by them.
+func (e *engine) continued(j *job, c *stretchCand, lane int) error {
+	gpu := j.runOf(j.done, c.m)
+	if err := e.sched.ContinueN(c.last, j.spec.ID, c.m, gpu); err != nil {
+		return err
+	}
+	if e.log {
+		e.emit(j, eventlog.StretchEvent(c.last, j.spec.ID, lane, c.m, gpu))
+	}
+	j.done += c.m
+	j.requestedAt = c.last
+	e.forwarded.iterations += c.m
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/salusgo/salus/eventlog"
 	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/workload"
 )
@@ -354,20 +353,12 @@ func (r *gangRun) ranksAfter(m int) []gangRank {
 func (e *engine) takeGang(c *stretchCand, limit time.Duration) error {
 	r := c.gang
 	j := r.j
-	d := j.done
 	r.taken = true
 	st := r.ranksAfter(c.m)
 	if c.m > 0 {
-		gpu := j.runOf(d, c.m)
-		if err := e.sched.ContinueN(c.last, j.spec.ID, c.m, gpu); err != nil {
+		if err := e.continued(j, c, j.works[0].Lane); err != nil {
 			return err
 		}
-		if e.log {
-			e.emit(j, eventlog.StretchEvent(c.last, j.spec.ID, j.works[0].Lane, c.m, gpu))
-		}
-		j.done += c.m
-		j.requestedAt = c.last
-		e.forwarded.iterations += c.m
 		e.forwarded.gangIterations += c.m
 		if r.coupled {
 			e.forwarded.gangBeside += c.m
