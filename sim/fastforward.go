@@ -120,7 +120,7 @@ func (t *turnJobs) Turns(i int) int { return (*t)[i].turns }
 func (t *turnJobs) Within(i int, d time.Duration) int {
 	m := &(*t)[i]
 	limit := m.turns + 1
-	x := float64(d+m.at)/(m.j.iterS*1e9) - float64(m.d)
+	x := float64(d+m.at)/(m.iterS*1e9) - float64(m.d)
 	n := int(min(max(math.Floor(x), 0), float64(limit-1)))
 	for n > 0 && t.Cost(i, n) >= d {
 		n--

@@ -46,6 +46,7 @@ type sideBySide struct {
 	own      bool
 	ran      *int // the engine's count of the boundaries run (forwarded.sideRun)
 	switches *int // and of those where a lane went on with another job (forwarded.switches)
+	twos     *int // the runs of two lanes that both take turns (forwarded.twoLanes)
 	// waits: the turns' starts and waits are kept (turnCand.starts, ends).
 	waits bool
 	// lanes: those that take turns, lanes[:act], then the passive ones.
@@ -404,6 +405,10 @@ func (s *sideBySide) takeOwn() {
 // before one (a stop: s.next is where).
 func (s *sideBySide) advance(bound time.Duration) (stopped bool) {
 	if s.own {
+		if len(s.lanes) == 2 && s.act == 2 && twoLaneLoop {
+			*s.twos++
+			return s.advanceTwo(bound)
+		}
 		return s.advanceOwn(bound)
 	}
 	for s.next < bound {
@@ -808,7 +813,7 @@ func (e *engine) sideOf(sides []sideBySide, g *GPU, cands []stretchCand, from in
 	}
 	s := &sides[len(sides)-1]
 	s.g, s.ranTo, s.final, s.ran, s.waits = g, -1, false, &e.forwarded.sideRun, e.turnWaits
-	s.switches = &e.forwarded.switches
+	s.switches, s.twos = &e.forwarded.switches, &e.forwarded.twoLanes
 	s.own = g.each
 	s.lanes = s.lanes[:0]
 	for i := from; i < len(cands); i++ { // the lanes that take turns first
@@ -965,6 +970,68 @@ func (s *sideBySide) advanceOwn(bound time.Duration) bool {
 		}
 		if n > 1 {
 			s.alone = -1
+		}
+	}
+	return false
+}
+
+// twoLaneLoop is whether two lanes that both take turns run advanceTwo; a
+// test turns it off to hold the logs to advanceOwn's.
+var twoLaneLoop = true
+
+// advanceTwo is advanceOwn for two lanes that both take turns, pack's
+// common case: the same steps, with the other lane known (no loop over the
+// lanes, whose branches on the lane that switched the CPU cannot foresee).
+// The engines' agreement (FuzzEnginesAgree, TestTwoLanesTakeTheirOwnLoop)
+// holds it to the per-iteration engine.
+func (s *sideBySide) advanceTwo(bound time.Duration) bool {
+	im := s.g.im
+	for s.next < bound {
+		if s.full {
+			return true
+		}
+		k := s.alone
+		if k < 0 {
+			if s.ends() {
+				return true
+			}
+			s.takeOwn()
+			continue
+		}
+		l, o := &s.lanes[k], &s.lanes[k^1]
+		if l.stop {
+			return true
+		}
+		at := s.next
+		i, x, left := s.turn(l, at)
+		if i == l.cur {
+			l.finish = l.finish.add(left)
+		} else {
+			l.cur = i
+			l.clk, l.finish = clock{t0: at, share: 1}, vtime{i: left}
+			if was := l.unit; x.unit != was {
+				l.unit = x.unit
+				o.press += im.FixedTerm(o.unit, l.unit) - im.FixedTerm(o.unit, was)
+				l.press = im.FixedTerm(l.unit, o.unit)
+				if o.press != o.rated {
+					o.rated = o.press
+					if o.clk.reRate(at, interference.SlowdownOf(o.press)) {
+						o.end = o.clk.endAfter(o.finish, at)
+					}
+				}
+			}
+			l.rated = l.press
+			l.clk.reRate(at, interference.SlowdownOf(l.press))
+		}
+		l.end, l.stale = l.clk.endAfter(l.finish, at), false
+		s.cur = at
+		switch {
+		case l.end < o.end:
+			s.next, s.alone = l.end, k
+		case o.end < l.end:
+			s.next, s.alone = o.end, k^1
+		default:
+			s.next, s.alone = l.end, -1
 		}
 	}
 	return false

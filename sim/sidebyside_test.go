@@ -9,6 +9,7 @@ import (
 	"github.com/salusgo/salus/core"
 	"github.com/salusgo/salus/device"
 	"github.com/salusgo/salus/eventlog"
+	"github.com/salusgo/salus/interference"
 	"github.com/salusgo/salus/sim/simtest"
 	"github.com/salusgo/salus/workload"
 )
@@ -181,5 +182,48 @@ func TestPassiveLanesKeepTheirInstants(t *testing.T) {
 			t.Errorf("segments %d: %d boundaries run for %d taken side by side; want at most three quarters", segs, ran, taken)
 		}
 		t.Logf("segments %d: %d stretch records checked; boundaries run %d, taken %d", segs, checked, ran, taken)
+	}
+}
+
+// Pack's two lanes that both take turns run a loop of their own (advanceTwo)
+// under the co-location model: on one GPU it runs, every event of the log is
+// the one the general loop (advanceOwn) writes, and every job's result is the
+// per-iteration engine's.
+func TestTwoLanesTakeTheirOwnLoop(t *testing.T) {
+	p, err := core.Compose("salus", "pack", core.DefaultModeParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	twos := 0
+	for seed := int64(1); seed <= 3; seed++ {
+		tr := demandsDrawn(salusTrace(t, seed, 60), seed)
+		opts := Options{Policy: p, Device: device.DefaultDevice(), Interference: interference.Builtin()}
+		ag := bothEngines(t, agreeCase{name: fmt.Sprintf("pack seed %d", seed), trace: tr, opts: opts, check: true})
+		if ag.diff != nil {
+			t.Fatalf("seed %d: %v", seed, ag.diff)
+		}
+		twos += ag.ff.twoLanes
+		logs := [2][]eventlog.Event{}
+		for i, own := range []bool{true, false} {
+			twoLaneLoop = own
+			o := opts
+			o.Sink = sinkFunc(func(e eventlog.Event) { logs[i] = append(logs[i], e) })
+			err := run(tr, o, false, nil)
+			twoLaneLoop = true
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(logs[0]) != len(logs[1]) {
+			t.Fatalf("seed %d: %d events with the two lanes' loop, %d with the general one", seed, len(logs[0]), len(logs[1]))
+		}
+		for i := range logs[0] {
+			if a, b := logs[0][i], logs[1][i]; fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("seed %d, event %d: the two lanes' loop wrote\n%+v\nthe general one\n%+v", seed, i, a, b)
+			}
+		}
+	}
+	if twos == 0 {
+		t.Error("no run of two lanes took the loop of its own")
 	}
 }

@@ -342,6 +342,8 @@ type forwarded struct {
 	// switches counts the boundaries the sideBySides ran where a lane went on
 	// with another job (Stats.Switches).
 	switches int
+	// twoLanes counts the runs of two lanes that both take turns (advanceTwo).
+	twoLanes int
 	// ownClocks counts the iterations stretches took on a GPU whose works
 	// side by side ran each on a clock of its own (a co-location model);
 	// gangIterations those of gangs out of step (takeGang), gangBeside those
