@@ -909,10 +909,9 @@ func (s *sideBySide) advanceOwn(bound time.Duration) bool {
 		}
 		k := s.alone
 		if k < 0 {
-			if s.ends() {
+			if s.tieOwn() {
 				return true
 			}
-			s.takeOwn()
 			continue
 		}
 		if k == s.act || s.lanes[k].stop {
@@ -982,20 +981,17 @@ var twoLaneLoop = true
 // advanceTwo is advanceOwn for two lanes that both take turns, pack's
 // common case: the same steps, with the other lane known (no loop over the
 // lanes, whose branches on the lane that switched the CPU cannot foresee).
-// The engines' agreement (FuzzEnginesAgree, TestTwoLanesTakeTheirOwnLoop)
-// holds it to the per-iteration engine.
+// It has no passive lane, so no rank's segments to fill (s.full). The
+// engines' agreement (FuzzEnginesAgree, TestTwoLanesTakeTheirOwnLoop) holds
+// it to the per-iteration engine.
 func (s *sideBySide) advanceTwo(bound time.Duration) bool {
 	im := s.g.im
 	for s.next < bound {
-		if s.full {
-			return true
-		}
 		k := s.alone
 		if k < 0 {
-			if s.ends() {
+			if s.tieOwn() {
 				return true
 			}
-			s.takeOwn()
 			continue
 		}
 		l, o := &s.lanes[k], &s.lanes[k^1]
@@ -1034,6 +1030,16 @@ func (s *sideBySide) advanceTwo(bound time.Duration) bool {
 			s.next, s.alone = l.end, -1
 		}
 	}
+	return false
+}
+
+// tieOwn takes the instant where several lanes end at once (ends, then
+// takeOwn), and says whether one of them stops the run there instead.
+func (s *sideBySide) tieOwn() bool {
+	if s.ends() {
+		return true
+	}
+	s.takeOwn()
 	return false
 }
 
