@@ -154,11 +154,11 @@ func (s *Scheduler) admitStarving(out []Decision) ([]Decision, bool) {
 			heap.Pop(&s.starving)
 			continue
 		}
-		c := s.classes[keyOf(js.job())]
+		c := js.view.need.class
 		if c.blocked {
 			return out, true
 		}
-		l, isNew := s.place(js.job())
+		l, isNew := s.place(js.job(), c)
 		if l == nil {
 			c.blocked = true
 			return out, true
@@ -262,3 +262,41 @@ func byStarveAt(a, b *jobState) bool {
 }
 
 func bySeq(a, b *jobState) bool { return a.view.Seq < b.view.Seq }
+
+// OnlyWaits says whether j, arriving now, would only join the waiting jobs:
+// no decision would follow at its arrival nor, for its sake, later, until
+// memory is freed. Its class is refused and an admission would admit
+// nothing (admitsNothing), no lane waits to be dispatched, and the policy
+// moves no lane for a waiting job (no defragmentation or migration). None
+// of that changes as running lanes take their turns, short of a job's
+// leaving, so an engine may take such an arrival late, at any instant before
+// the next one that frees memory, with the same result: the simulator's
+// stretches run past these arrivals (sim's passArrivals).
+func (s *Scheduler) OnlyWaits(j Job) bool {
+	if len(s.dirty) > 0 || s.defragOn() || s.migrateOn() || !s.admitsNothing(s.classes[keyOf(j)]) {
+		return false
+	}
+	return s.Feasible(j) == nil
+}
+
+// admitsNothing says whether an admission now, after a job of class c
+// arrives, would admit nothing: c is refused (no job of its memory fitted
+// since memory was last freed), no other class waits to be tried, and the
+// policy admits by no clock (no starvation) and, admitting in arrival order,
+// stops at a refused class. An arrival then needs no admission.
+func (s *Scheduler) admitsNothing(c *waitClass) bool {
+	if s.needsAdmit || s.freed || c == nil || !c.blocked || s.policy.Admission.ByPolicy {
+		return false
+	}
+	for _, q := range s.candidates {
+		if q.queued {
+			return false
+		}
+	}
+	if s.policy.AdmitInOrder {
+		if js := s.firstWaiting(); js != nil && js.view.need.class != nil && !js.view.need.class.blocked {
+			return false
+		}
+	}
+	return true
+}

@@ -136,7 +136,8 @@ func checkAdmission(t *testing.T, name string, s *Scheduler, seed uint64, vary f
 			}
 		}
 		for _, id := range check {
-			if l, _ := s.place(s.jobs[id].job()); l != nil {
+			js := s.jobs[id]
+			if l, _ := s.place(js.job(), js.view.need.class); l != nil {
 				t.Fatalf("%s, step %d: job %s waits, but fits (waiting: %v)", name, step, id, s.Waiting())
 			}
 			if s.policy.AdmitInOrder {

@@ -440,6 +440,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	s.nWaiting++
 	s.countWaiting(j, 1)
 	c := s.classes[keyOf(j)]
+	quiet := s.admitsNothing(c) // asked before the job waits
 	if c == nil {
 		c = &waitClass{key: keyOf(j), jobHeap: jobHeap{less: s.admitLess}}
 		s.classes[c.key] = c
@@ -449,7 +450,7 @@ func (s *Scheduler) arrive(now time.Duration, j Job, attained time.Duration, ite
 	heap.Push(&c.jobHeap, js)
 	s.track(js)
 	s.queue(c)
-	s.needsAdmit = true
+	s.needsAdmit = s.needsAdmit || !quiet
 	return nil
 }
 
@@ -775,11 +776,11 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		}
 		s.candidates = s.candidates[:0]
 		for js := s.firstWaiting(); js != nil; js = s.firstWaiting() {
-			c := s.classes[keyOf(js.job())]
+			c := js.view.need.class
 			if c.blocked {
 				break
 			}
-			l, isNew := s.place(js.job())
+			l, isNew := s.place(js.job(), c)
 			if l == nil {
 				c.blocked = true
 				break
@@ -800,7 +801,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 	for h.Len() > 0 {
 		c := h.cs[0]
 		js := c.front()
-		l, isNew := s.place(js.job())
+		l, isNew := s.place(js.job(), c)
 		if l == nil {
 			c.blocked = true
 		} else {
@@ -910,9 +911,9 @@ func (s *Scheduler) admitTo(js *jobState, l *lane, isNew bool, out []Decision) [
 // numbered nor added, isNew set); nil when it must wait. On a cluster the node
 // placement orders the nodes that could hold j, and the first node that takes
 // it wins (placeOn): a job's GPUs are on one node.
-func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
+func (s *Scheduler) place(j Job, c *waitClass) (l *lane, isNew bool) {
 	if len(s.nodes) == 1 {
-		return s.placeOn(j, 0)
+		return s.placeOn(j, 0, c)
 	}
 	k := max(j.GPUs, 1)
 	if k > 1 && s.noNodeTakes(j, k) {
@@ -942,7 +943,7 @@ func (s *Scheduler) place(j Job) (l *lane, isNew bool) {
 		}
 	}
 	for _, i := range order {
-		if l, isNew := s.placeOn(j, i); l != nil {
+		if l, isNew := s.placeOn(j, i, c); l != nil {
 			return l, isNew
 		}
 	}
@@ -986,7 +987,7 @@ func (s *Scheduler) placeOnIdle(j Job, ni int) (l *lane, isNew bool) {
 // placeOn finds where j goes on node n. The GPU placement orders the node's
 // GPUs; on each, the policy's lane placement decides. A gang job gets a lane of
 // its own on each of the first GPUs in that order with room for it.
-func (s *Scheduler) placeOn(j Job, ni int) (l *lane, isNew bool) {
+func (s *Scheduler) placeOn(j Job, ni int, c *waitClass) (l *lane, isNew bool) {
 	n := &s.nodes[ni]
 	if k := max(j.GPUs, 1); k > 1 {
 		if !s.gangMayFit(j, n, k) {
@@ -1031,7 +1032,6 @@ func (s *Scheduler) placeOn(j Job, ni int) (l *lane, isNew bool) {
 		}
 		return true
 	}
-	c := s.classes[keyOf(j)]
 	if n.index == nil || c == nil {
 		s.walk(j, n, try)
 		return l, isNew

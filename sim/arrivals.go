@@ -25,26 +25,36 @@ type arrivals struct {
 	// readGPUs and arrivedGPUs are the GPUs the jobs read, and those arrived,
 	// ask for in all; arrival.gpusRead is readGPUs once it was read.
 	readGPUs, arrivedGPUs int
+	// err is the error of the last read, kept: a read ahead that fails (a
+	// stretch's, passArrivals) leaves it to the read that needs the job.
+	err error
 }
 
 // readOne reads the trace's next job; false at its end.
 func (e *engine) readOne() (bool, error) {
 	r := &e.arrivals
+	if r.err != nil {
+		return false, r.err
+	}
 	spec, ok := r.s.Next()
 	if !ok {
-		return false, r.s.Err()
+		r.err = r.s.Err()
+		return false, r.err
 	}
 	if !r.checked {
 		if err := e.sched.Feasible(spec.CoreJob()); err != nil {
-			return false, fmt.Errorf("trace %s: %w", r.s.Name, err)
+			r.err = fmt.Errorf("trace %s: %w", r.s.Name, err)
+			return false, r.err
 		}
 	}
 	a, err := e.newJob(spec)
 	if err != nil {
-		return false, fmt.Errorf("trace %s: job %s: %w", r.s.Name, spec.ID, err)
+		r.err = fmt.Errorf("trace %s: job %s: %w", r.s.Name, spec.ID, err)
+		return false, r.err
 	}
 	if r.read > 0 && a.at < r.lastAt {
-		return false, fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", r.s.Name, spec.ID, seconds(a.at))
+		r.err = fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", r.s.Name, spec.ID, seconds(a.at))
+		return false, r.err
 	}
 	r.read++
 	a.j.handle = r.read
@@ -97,4 +107,71 @@ func (e *engine) horizon(k int) (time.Duration, error) {
 	}
 	i, _ := slices.BinarySearchFunc(r.q[r.head:], want, func(a arrival, want int) int { return a.gpusRead - want })
 	return r.q[r.head+i].at, nil
+}
+
+// maxPassed bounds the arrivals a stretch may run past: each is asked about
+// (core.OnlyWaits) only once the one before passed, and the asking is lost
+// where the stretch ends before it.
+const maxPassed = 8
+
+// passArrivals lets the stretch about to run go past the next arrivals, as
+// long as each would only wait (core.OnlyWaits): nothing the core decides
+// at such an arrival, nor a running lane's turns, depends on when it comes,
+// short of a job's end, which ends the stretch. It returns the stretch's
+// limit: the first arrival that does not pass (maxTime at the trace's end),
+// or the end of a passed job's start-up off the GPU, where it asks for its
+// first iteration (a timer of its own, set as it is taken), if sooner. It
+// notes in e.passed how many pass; takePassed takes them as the stretch
+// commits. The arrival is an event of the log, as before; the records of
+// the turns around it are not cut there.
+func (e *engine) passArrivals(limit time.Duration) time.Duration {
+	e.passed = 0
+	r := &e.arrivals
+	asks := maxTime // the first passed job's end of start-up
+	for {
+		if r.head+e.passed == len(r.q) {
+			if ok, _ := e.readOne(); !ok {
+				// The trace's end, or a job that cannot be read: its error
+				// comes when the run reaches it (readOne keeps it).
+				switch {
+				case r.err == nil:
+					return min(maxTime, asks)
+				case e.passed == 0:
+					return limit
+				}
+				e.passed-- // the last passed ends the stretch
+				a := &r.q[r.head+e.passed]
+				return min(a.at, asks)
+			}
+		}
+		a := &r.q[r.head+e.passed]
+		if e.passed == maxPassed || a.at >= asks || !e.sched.OnlyWaits(a.rec.CoreJob()) {
+			return min(a.at, asks)
+		}
+		if !e.o.Policy.StartupOnGPU {
+			asks = min(asks, a.at+a.shape.startup)
+		}
+		e.passed++
+	}
+}
+
+// takePassed takes the arrivals the stretch passed (passArrivals) that come
+// before t, each at its time: the stretch commits its candidates in time
+// order (inTakingOrder) and calls it before each, so that the core and the
+// log meet every event in time order.
+func (e *engine) takePassed(t time.Duration) error {
+	r := &e.arrivals
+	for e.passed > 0 && r.q[r.head].at < t {
+		now := e.now
+		e.now = r.q[r.head].at
+		err := e.arrive(r.q[r.head])
+		e.now = now
+		if err != nil {
+			return err
+		}
+		e.arrived()
+		e.passed--
+		e.forwarded.passedArrivals++
+	}
+	return nil
 }

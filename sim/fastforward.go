@@ -190,16 +190,17 @@ func (e *engine) stretch(limit time.Duration) error {
 	if e.o.Policy.Gated && e.iterOverhead > 0 {
 		return nil // each iteration's overhead changes its GPU's share
 	}
+	if e.stretchSkip > 0 {
+		// The last tries took nothing: iterations overlap here, and stretches wait.
+		e.stretchSkip--
+		return nil
+	}
+	limit = e.passArrivals(limit)
 	if len(e.timers) > 0 {
 		limit = min(limit, e.timers[0].at)
 	}
 	if d, ok := e.sched.NextDeadline(); ok {
 		limit = min(limit, max(d, e.now)) // a waiting job starts starving: the core decides then
-	}
-	if e.stretchSkip > 0 {
-		// The last tries took nothing: iterations overlap here, and stretches wait.
-		e.stretchSkip--
-		return nil
 	}
 	cands := e.cands[:0]
 	delayed := false // a GPU waits for a delay's end, which is the next event there
@@ -398,6 +399,9 @@ func (e *engine) stretch(limit time.Duration) error {
 	}
 	e.stretchMiss = 0
 	for _, c := range e.inTakingOrder(cands) {
+		if err := e.takePassed(c.last); err != nil {
+			return err
+		}
 		if c.gang != nil {
 			if err := e.takeGang(c, limit); err != nil {
 				return err
@@ -416,6 +420,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		if c.woken {
 			e.unparked(c)
 		}
+	}
+	if err := e.takePassed(limit); err != nil {
+		return err
 	}
 	for i := range sides {
 		if err := sides[i].commit(); err != nil {

@@ -250,8 +250,11 @@ type engine struct {
 	// sealed: the policy seals its lanes, and a job alone on its GPU is parked
 	// until its last iteration (sealed.go); parked is those jobs, isParked by
 	// GPU (a parked GPU is not busy), waking unpark's buffer.
-	sealed    bool
-	arrivals  arrivals
+	sealed   bool
+	arrivals arrivals
+	// passed is how many of the next arrivals the stretch being run passes
+	// (passArrivals).
+	passed    int
 	parked    parkHeap
 	wakeStack []int // wakeBound's
 	isParked  []bool
@@ -353,6 +356,8 @@ type forwarded struct {
 	// (parkedGangs those on several GPUs); woken those woken at an instant of
 	// their own, wokenEarly those woken within a stretch (wakeEarly).
 	scanned, parked, parkedGangs, woken, wokenEarly int
+	// passedArrivals counts the arrivals stretches ran past (passArrivals).
+	passedArrivals int
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
@@ -460,8 +465,11 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 		if err := e.stretch(nextArrival); err != nil {
 			return err
 		}
-		if next, err = e.nextArrival(); err != nil { // the stretch may have read ahead
+		if next, err = e.nextArrival(); err != nil { // the stretch may have read ahead, and taken arrivals
 			return err
+		}
+		if nextArrival = maxTime; next != nil {
+			nextArrival = next.at
 		}
 		// The next instant: an arrival, a timer, or an iteration's phase end.
 		at, ok := e.nextEnd()
