@@ -279,6 +279,17 @@ func (s *Scheduler) OnlyWaits(j Job) bool {
 	return s.Feasible(j) == nil
 }
 
+// RequestWaits says whether a request of job id now, the end of its
+// start-up, would only be noted: the job waits for admission and has not
+// asked before. Its request reaches a lane's queue when it is admitted
+// (admitTo), in the request order of then; until then it moves nothing but
+// the count of requests, whose order it keeps. An engine may take it late,
+// before the job could be admitted, with the same result.
+func (s *Scheduler) RequestWaits(id string) bool {
+	js, ok := s.jobs[id]
+	return ok && js.phase == waiting && !js.wants
+}
+
 // admitsNothing says whether an admission now, after a job of class c
 // arrives, would admit nothing: c is refused (no job of its memory fitted
 // since memory was last freed), no other class waits to be tried, and the

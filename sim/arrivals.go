@@ -117,17 +117,16 @@ const maxPassed = 8
 // passArrivals lets the stretch about to run go past the next arrivals, as
 // long as each would only wait (core.OnlyWaits): nothing the core decides
 // at such an arrival, nor a running lane's turns, depends on when it comes,
-// short of a job's end, which ends the stretch. It returns the stretch's
-// limit: the first arrival that does not pass (maxTime at the trace's end),
-// or the end of a passed job's start-up off the GPU, where it asks for its
-// first iteration (a timer of its own, set as it is taken), if sooner. It
-// notes in e.passed how many pass; takePassed takes them as the stretch
-// commits. The arrival is an event of the log, as before; the records of
-// the turns around it are not cut there.
+// short of a job's end, which ends the stretch. Its job's end of start-up
+// off the GPU, a timer set as it is taken, passes too (passTimers: it still
+// waits then). It returns the stretch's limit: the first arrival that does
+// not pass (maxTime at the trace's end), and notes in e.passed how many
+// pass; takePassed takes them as the stretch commits. The arrival is an
+// event of the log, as before; the records of the turns around it are not
+// cut there.
 func (e *engine) passArrivals(limit time.Duration) time.Duration {
 	e.passed = 0
 	r := &e.arrivals
-	asks := maxTime // the first passed job's end of start-up
 	for {
 		if r.head+e.passed == len(r.q) {
 			if ok, _ := e.readOne(); !ok {
@@ -135,43 +134,78 @@ func (e *engine) passArrivals(limit time.Duration) time.Duration {
 				// comes when the run reaches it (readOne keeps it).
 				switch {
 				case r.err == nil:
-					return min(maxTime, asks)
+					return maxTime
 				case e.passed == 0:
 					return limit
 				}
 				e.passed-- // the last passed ends the stretch
-				a := &r.q[r.head+e.passed]
-				return min(a.at, asks)
+				return r.q[r.head+e.passed].at
 			}
 		}
 		a := &r.q[r.head+e.passed]
-		if e.passed == maxPassed || a.at >= asks || !e.sched.OnlyWaits(a.rec.CoreJob()) {
-			return min(a.at, asks)
-		}
-		if !e.o.Policy.StartupOnGPU {
-			asks = min(asks, a.at+a.shape.startup)
+		if e.passed == maxPassed || !e.sched.OnlyWaits(a.rec.CoreJob()) {
+			return a.at
 		}
 		e.passed++
 	}
 }
 
-// takePassed takes the arrivals the stretch passed (passArrivals) that come
-// before t, each at its time: the stretch commits its candidates in time
+// passTimers lowers a stretch's limit to its first timer that does not
+// pass: the timers before it are ends of start-up of jobs that wait for
+// admission (core.RequestWaits), which takePassed takes as the stretch
+// commits, each at its time.
+func (e *engine) passTimers(limit time.Duration) time.Duration {
+	if len(e.timers) == 0 || e.timers[0].at >= limit {
+		return limit
+	}
+	order := append(e.timerScratch[:0], e.timers...) // a copy of the heap, taken in order
+	for len(order) > 0 {
+		tm := order.pop()
+		if tm.at >= limit {
+			break
+		}
+		if !e.sched.RequestWaits(tm.job.spec.ID) {
+			limit = tm.at
+			break
+		}
+	}
+	e.timerScratch = order
+	return limit
+}
+
+// takePassed takes the arrivals and the timers the stretch passed
+// (passArrivals, passTimers) that come before t, each at its time, an
+// arrival before a timer of the same instant (as the per-iteration engine
+// takes an instant's events): the stretch commits its candidates in time
 // order (inTakingOrder) and calls it before each, so that the core and the
-// log meet every event in time order.
+// log meet every event in time order. Every timer before the stretch's
+// limit passes, those its passed arrivals set included.
 func (e *engine) takePassed(t time.Duration) error {
 	r := &e.arrivals
-	for e.passed > 0 && r.q[r.head].at < t {
+	for {
+		arrival := e.passed > 0 && r.q[r.head].at < t
+		timer := len(e.timers) > 0 && e.timers[0].at < t
 		now := e.now
-		e.now = r.q[r.head].at
-		err := e.arrive(r.q[r.head])
+		var err error
+		switch {
+		case arrival && (!timer || r.q[r.head].at <= e.timers[0].at):
+			e.now = r.q[r.head].at
+			if err = e.arrive(r.q[r.head]); err == nil {
+				e.arrived()
+				e.passed--
+				e.forwarded.passedArrivals++
+			}
+		case timer:
+			tm := e.timers.pop()
+			e.now = tm.at
+			err = e.request(tm.job)
+			e.forwarded.passedTimers++
+		default:
+			return nil
+		}
 		e.now = now
 		if err != nil {
 			return err
 		}
-		e.arrived()
-		e.passed--
-		e.forwarded.passedArrivals++
 	}
-	return nil
 }

@@ -195,10 +195,7 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.stretchSkip--
 		return nil
 	}
-	limit = e.passArrivals(limit)
-	if len(e.timers) > 0 {
-		limit = min(limit, e.timers[0].at)
-	}
+	limit = e.passTimers(e.passArrivals(limit))
 	if d, ok := e.sched.NextDeadline(); ok {
 		limit = min(limit, max(d, e.now)) // a waiting job starts starving: the core decides then
 	}

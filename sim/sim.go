@@ -253,12 +253,13 @@ type engine struct {
 	sealed   bool
 	arrivals arrivals
 	// passed is how many of the next arrivals the stretch being run passes
-	// (passArrivals).
-	passed    int
-	parked    parkHeap
-	wakeStack []int // wakeBound's
-	isParked  []bool
-	waking    []stretchCand
+	// (passArrivals); timerScratch is passTimers'.
+	passed       int
+	timerScratch timers
+	parked       parkHeap
+	wakeStack    []int // wakeBound's
+	isParked     []bool
+	waking       []stretchCand
 	// decisions is the buffer the core's decisions are written to, reused.
 	decisions []core.Decision
 	// noFastForward runs every iteration through the core (tests compare both);
@@ -356,8 +357,9 @@ type forwarded struct {
 	// (parkedGangs those on several GPUs); woken those woken at an instant of
 	// their own, wokenEarly those woken within a stretch (wakeEarly).
 	scanned, parked, parkedGangs, woken, wokenEarly int
-	// passedArrivals counts the arrivals stretches ran past (passArrivals).
-	passedArrivals int
+	// passedArrivals and passedTimers count the arrivals and the timers
+	// stretches ran past (passArrivals, passTimers).
+	passedArrivals, passedTimers int
 }
 
 // run is Run, without fast-forward when noFF is set (tests compare both); ff,
