@@ -374,6 +374,13 @@ func runStream(whole *workload.Trace, s *workload.Stream, o Options, noFF bool, 
 	if o.Sink == nil {
 		o.Sink = eventlog.Discard{}
 	}
+	if _, discard := o.Sink.(eventlog.Discard); !discard {
+		// The sinks take the events on a core of their own; every event is
+		// theirs before the run returns.
+		a := eventlog.NewAsync(o.Sink)
+		defer a.Close()
+		o.Sink = a
+	}
 	n := o.Device.Count()
 	if o.GPUs > 0 {
 		n = o.GPUs
