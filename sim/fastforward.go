@@ -42,6 +42,8 @@ type stretchCand struct {
 	woken bool
 	// gang: a gang out of step, which a gangRun times (gangs.go).
 	gang *gangRun
+	// alone is when its last iteration would end were it to go on alone.
+	alone time.Duration
 }
 
 // turnCand is a lane whose jobs take turns over a stretch: what the core
@@ -259,14 +261,16 @@ func (e *engine) stretch(limit time.Duration) error {
 			if ok = kind != core.Never; !ok {
 				break
 			}
-			// Its last iteration's end changes the share.
+			// Its last iteration's end changes the share: were it to go on
+			// alone, at alone (below, unless its lane's turns are planned).
 			last := j.spec.Iterations - 1 - j.done
-			lastEnd = min(lastEnd, j.endOf(g, w, last))
+			alone := j.endOf(g, w, last)
 			side = side && len(j.works) == 1
 			if last == 0 {
 				ending = append(ending, w)
+				lastEnd = min(lastEnd, alone)
 			} else {
-				c := stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last}
+				c := stretchCand{w: w, g: gi, checked: kind == core.Checked, ok: last, alone: alone}
 				if c.checked {
 					c.turns = e.turnsOf(g, w, side)
 					c.checked = c.turns == nil
@@ -303,8 +307,15 @@ func (e *engine) stretch(limit time.Duration) error {
 			sides = e.sideOf(sides, g, cands, from, ending, ranks)
 			continue
 		}
-		limit = min(limit, lastEnd)
 		e.turnsSideBySide(g, cands[from:])
+		// A lane's planned turns end before any of its jobs' last iteration
+		// ends (planTurns): its running job's end alone bounds nothing.
+		for i := range cands[from:] {
+			if c := &cands[from+i]; c.turns == nil {
+				lastEnd = min(lastEnd, c.alone)
+			}
+		}
+		limit = min(limit, lastEnd)
 	}
 	e.cands, e.sides = cands, sides
 	limit = e.gangBounds(cands, limit, false)
