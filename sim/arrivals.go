@@ -158,6 +158,9 @@ func (e *engine) passTimers(limit time.Duration) time.Duration {
 	if len(e.timers) == 0 || e.timers[0].at >= limit {
 		return limit
 	}
+	if first := e.timers[0]; !e.sched.RequestWaits(first.job.spec.ID) {
+		return first.at // no copy of the heap where the first does not pass (an inference job's pause)
+	}
 	order := append(e.timerScratch[:0], e.timers...) // a copy of the heap, taken in order
 	for len(order) > 0 {
 		tm := order.pop()
