@@ -134,21 +134,28 @@ func (c *waitClass) front() *jobState {
 	return nil
 }
 
-// classHeap orders classes by their first waiting jobs, in the order of admission.
+// classHeap orders classes by their first waiting jobs, in the order of
+// admission. Each class's first job is kept beside it (fronts), read once
+// when it enters and again only where an admission changed it (admit), not
+// at each comparison.
 type classHeap struct {
-	cs   []*waitClass
-	less func(a, b *jobState) bool
+	cs     []*waitClass
+	fronts []*jobState
+	less   func(a, b *jobState) bool
 }
 
 func (h *classHeap) Len() int           { return len(h.cs) }
-func (h *classHeap) Less(i, j int) bool { return h.less(h.cs[i].front(), h.cs[j].front()) }
-func (h *classHeap) Swap(i, j int)      { h.cs[i], h.cs[j] = h.cs[j], h.cs[i] }
-func (h *classHeap) Push(x any)         { h.cs = append(h.cs, x.(*waitClass)) }
+func (h *classHeap) Less(i, j int) bool { return h.less(h.fronts[i], h.fronts[j]) }
+func (h *classHeap) Swap(i, j int) {
+	h.cs[i], h.cs[j] = h.cs[j], h.cs[i]
+	h.fronts[i], h.fronts[j] = h.fronts[j], h.fronts[i]
+}
+func (h *classHeap) Push(x any) { panic("classHeap: Push: the classes come in whole, before Init") }
 func (h *classHeap) Pop() any {
-	old := h.cs
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	h.cs = old[:len(old)-1]
+	n := len(h.cs) - 1
+	c := h.cs[n]
+	h.cs[n], h.fronts[n] = nil, nil
+	h.cs, h.fronts = h.cs[:n], h.fronts[:n]
 	return c
 }
 

@@ -244,9 +244,10 @@ type Scheduler struct {
 	firstAt    waitedAt
 	classes    map[classKey]*waitClass
 	candidates []*waitClass
-	freed      bool      // memory was freed since the last admission
-	lanes      []*lane   // by id
-	idleByGPU  [][]*lane // bestMerge's, reused
+	fronts     []*jobState // admit's, beside candidates: each one's first waiting job
+	freed      bool        // memory was freed since the last admission
+	lanes      []*lane     // by id
+	idleByGPU  [][]*lane   // bestMerge's, reused
 	laneByID   map[int]*lane
 	gv         []gpuView // by GPU: its lanes as placements see them (views.go)
 	// nodes, in order, and the node of each GPU; placeNode orders them for a
@@ -789,24 +790,23 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		}
 		return out
 	}
-	h := classHeap{cs: s.candidates[:0], less: s.admitLess}
+	h := classHeap{cs: s.candidates[:0], fronts: s.fronts[:0], less: s.admitLess}
 	for _, c := range s.candidates {
-		if c.front() != nil {
-			h.cs = append(h.cs, c)
+		if js := c.front(); js != nil {
+			h.cs, h.fronts = append(h.cs, c), append(h.fronts, js)
 		} else {
 			c.queued = false
 		}
 	}
 	heap.Init(&h)
 	for h.Len() > 0 {
-		c := h.cs[0]
-		js := c.front()
+		c, js := h.cs[0], h.fronts[0]
 		l, isNew := s.place(js.job(), c)
 		if l == nil {
 			c.blocked = true
 		} else {
 			out = s.admitTo(js, l, isNew, out)
-			if c.front() != nil {
+			if h.fronts[0] = c.front(); h.fronts[0] != nil {
 				heap.Fix(&h, 0)
 				continue
 			}
@@ -814,7 +814,7 @@ func (s *Scheduler) admit(out []Decision) []Decision {
 		c.queued = false
 		heap.Pop(&h)
 	}
-	s.candidates = h.cs[:0]
+	s.candidates, s.fronts = h.cs[:0], h.fronts[:0]
 	return out
 }
 

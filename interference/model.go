@@ -77,7 +77,8 @@ type DeviceModel struct {
 
 	index map[Job]int
 	terms [][]float64 // x_ij, by index in Jobs; the last row and column are Unknown's
-	fixed [][]int64   // terms in fixed point (Slowdown)
+	fixed []int64     // terms in fixed point (Slowdown), row by row: x_ij at i*n+j
+	n     int         // the rows
 }
 
 // JobParams are one job type's parameters on a device.
@@ -207,12 +208,13 @@ func (d *DeviceModel) prepare() error {
 		d.terms[a][b] = termOf(mp.NormA)
 		d.terms[b][a] = termOf(mp.NormB)
 	}
-	d.fixed = make([][]int64, n)
+	// One array, not a slice a row: a lane's change of job reads three
+	// terms (sim's two lanes side by side), at one load each.
+	d.fixed, d.n = make([]int64, n*n), n
 	for i := range n {
-		d.fixed[i] = make([]int64, n)
 		for j := range n {
 			// Bounded well inside int64 even summed over thousands of jobs.
-			d.fixed[i][j] = int64(math.Round(min(max(d.terms[i][j], -1), 1<<20) * fixedScale))
+			d.fixed[i*n+j] = int64(math.Round(min(max(d.terms[i][j], -1), 1<<20) * fixedScale))
 		}
 	}
 	return nil
@@ -285,7 +287,7 @@ func (d *DeviceModel) Term(i, j int) float64 { return d.terms[i][j] }
 // GPU's works in different orders, and must agree to the nanosecond.
 func (d *DeviceModel) Slowdown(i int, others []int) float64 {
 	var sum int64
-	row := d.fixed[i]
+	row := d.fixed[i*d.n : (i+1)*d.n]
 	for _, j := range others {
 		sum += row[j]
 	}
@@ -293,7 +295,7 @@ func (d *DeviceModel) Slowdown(i int, others []int) float64 {
 }
 
 // FixedTerm is Term in fixed point: what Slowdown sums.
-func (d *DeviceModel) FixedTerm(i, j int) int64 { return d.fixed[i][j] }
+func (d *DeviceModel) FixedTerm(i, j int) int64 { return d.fixed[i*d.n+j] }
 
 // SlowdownOf is the slowdown of a sum of fixed-point terms (FixedTerm).
 func SlowdownOf(sum int64) float64 {

@@ -1004,11 +1004,10 @@ func (s *sideBySide) advanceTwo(bound time.Duration) bool {
 			l.finish = l.finish.add(left)
 		} else {
 			l.cur = i
-			l.clk, l.finish = clock{t0: at, share: 1}, vtime{i: left}
-			if was := l.unit; x.unit != was {
+			if x.unit != l.unit {
+				// Each lane's press is the other's one term (begin).
 				l.unit = x.unit
-				o.press += im.FixedTerm(o.unit, l.unit) - im.FixedTerm(o.unit, was)
-				l.press = im.FixedTerm(l.unit, o.unit)
+				o.press, l.press = im.FixedTerm(o.unit, l.unit), im.FixedTerm(l.unit, o.unit)
 				if o.press != o.rated {
 					o.rated = o.press
 					if o.clk.reRate(at, interference.SlowdownOf(o.press)) {
@@ -1016,8 +1015,10 @@ func (s *sideBySide) advanceTwo(bound time.Duration) bool {
 					}
 				}
 			}
+			// Another job's iteration: a clock of its own from now at its
+			// slowdown, as GPU.Start then settleEach give it.
 			l.rated = l.press
-			l.clk.reRate(at, interference.SlowdownOf(l.press))
+			l.clk, l.finish = clock{t0: at, share: interference.SlowdownOf(l.press)}, vtime{i: left}
 		}
 		l.end, l.stale = l.clk.endAfter(l.finish, at), false
 		s.cur = at
