@@ -197,6 +197,9 @@ func (e *engine) stretch(limit time.Duration) error {
 		e.stretchSkip--
 		return nil
 	}
+	if e.onlyDelays() {
+		return nil // as the scan below would find (delayed), at less cost
+	}
 	limit = e.passTimers(e.passArrivals(limit))
 	if d, ok := e.sched.NextDeadline(); ok {
 		limit = min(limit, max(d, e.now)) // a waiting job starts starving: the core decides then
@@ -444,6 +447,28 @@ func (e *engine) stretch(limit time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// onlyDelays says whether every GPU that runs something waits for a delay's
+// end (a switch's copy or cost: suspend/resume's next quantum), with no job
+// parked: no GPU can take a stretch before then, and the stretch would take
+// nothing. The main loop's next instant is that end, and the stretch then.
+func (e *engine) onlyDelays() bool {
+	if len(e.parked) > 0 {
+		return false
+	}
+	looked := false
+	for _, gi := range e.busy {
+		g := e.gpus[gi]
+		if g.Running() == 0 {
+			continue
+		}
+		if len(g.delays) == 0 {
+			return false
+		}
+		looked = true
+	}
+	return looked
 }
 
 // probe finds where the core would first say no to checked candidate c's

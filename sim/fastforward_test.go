@@ -265,7 +265,8 @@ func TestDefragStretchesALoneJob(t *testing.T) {
 // Under suspend/resume a switch copies the next job in (a delay on its first
 // iteration); once the copy is over the job goes on alone for its quantum, and
 // its boundaries from that first iteration's end are a stretch: each quantum
-// costs the switch's iteration and the one the core ends it at, no more.
+// costs the switch's iteration and the one the core ends it at, no more, and
+// one scan of the GPU for a stretch.
 func TestSuspendStretchesAfterTheCopy(t *testing.T) {
 	p, err := core.Compose("suspend", "fair", core.DefaultModeParams())
 	if err != nil {
@@ -283,5 +284,10 @@ func TestSuspendStretchesAfterTheCopy(t *testing.T) {
 	// iteration after the copy's was outside too before (787).
 	if ff < 790 {
 		t.Errorf("%d of 800 iterations in stretches, want all but about two a quantum", ff)
+	}
+	// The GPU is scanned once a quantum, once its copy is over: not at the
+	// switch, where only the copy runs (onlyDelays).
+	if ag.ff.scanned > 8 {
+		t.Errorf("the stretches scanned the GPU %d times in four quanta, want one a quantum (and two spare)", ag.ff.scanned)
 	}
 }
