@@ -472,12 +472,14 @@ func (g *GPU) Advance(dt time.Duration) {
 			w.endedAt = at
 			g.finished = append(g.finished, w)
 		}
-		slices.SortFunc(g.finished[from:], func(a, b *Work) int {
-			if a.seq < b.seq {
-				return -1
-			}
-			return 1
-		})
+		if len(g.finished)-from > 1 { // mostly one: no sort to set up
+			slices.SortFunc(g.finished[from:], func(a, b *Work) int {
+				if a.seq < b.seq {
+					return -1
+				}
+				return 1
+			})
+		}
 		// The delays that end now: the work phase begins, on the clock as it reads now.
 		for len(g.delays) > 0 && g.delays[0].delayEnd <= at {
 			w := heap.Pop(&g.delays).(*Work)
