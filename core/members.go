@@ -150,7 +150,10 @@ func (h *classHeap) Swap(i, j int) {
 	h.cs[i], h.cs[j] = h.cs[j], h.cs[i]
 	h.fronts[i], h.fronts[j] = h.fronts[j], h.fronts[i]
 }
-func (h *classHeap) Push(x any) { panic("classHeap: Push: the classes come in whole, before Init") }
+func (h *classHeap) Push(x any) {
+	c := x.(*waitClass)
+	h.cs, h.fronts = append(h.cs, c), append(h.fronts, c.front())
+}
 func (h *classHeap) Pop() any {
 	n := len(h.cs) - 1
 	c := h.cs[n]
