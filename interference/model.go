@@ -208,8 +208,8 @@ func (d *DeviceModel) prepare() error {
 		d.terms[a][b] = termOf(mp.NormA)
 		d.terms[b][a] = termOf(mp.NormB)
 	}
-	// One array, not a slice a row: a lane's change of job reads three
-	// terms (sim's two lanes side by side), at one load each.
+	// One array, not a slice a row: each change of job of two lanes side
+	// by side (sim) reads two terms, at one load each.
 	d.fixed, d.n = make([]int64, n*n), n
 	for i := range n {
 		for j := range n {
