@@ -107,17 +107,18 @@ func (a *Async) Emit(e Event) {
 		ri.Command = slices.Clone(ri.Command)
 		e.RunInfo = &ri
 	}
-	b.items = append(b.items, asyncItem{ev: e})
-	if len(b.items) == asyncBatchLen {
-		a.handOn()
-	}
+	a.put(asyncItem{ev: e})
 }
 
 // Boundary hands a boundary on (BoundarySink).
 func (a *Async) Boundary(job string, handle, lane int, t, gpuS float64) {
-	b := a.cur
-	b.items = append(b.items, asyncItem{ev: Event{Job: job, Handle: handle, Lane: lane, T: t, GPU: gpuS}, boundary: true})
-	if len(b.items) == asyncBatchLen {
+	a.put(asyncItem{ev: Event{Job: job, Handle: handle, Lane: lane, T: t, GPU: gpuS}, boundary: true})
+}
+
+// put adds it to the current batch, and hands the batch on once it is full.
+func (a *Async) put(it asyncItem) {
+	a.cur.items = append(a.cur.items, it)
+	if len(a.cur.items) == asyncBatchLen {
 		a.handOn()
 	}
 }

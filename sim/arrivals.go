@@ -30,31 +30,36 @@ type arrivals struct {
 	err error
 }
 
-// readOne reads the trace's next job; false at its end.
+// readOne reads the trace's next job; false at its end. Its error is kept
+// (arrivals.err) and given again at every later read.
 func (e *engine) readOne() (bool, error) {
 	r := &e.arrivals
 	if r.err != nil {
 		return false, r.err
 	}
+	ok, err := e.readNext()
+	r.err = err
+	return ok, err
+}
+
+// readNext is readOne without the kept error.
+func (e *engine) readNext() (bool, error) {
+	r := &e.arrivals
 	spec, ok := r.s.Next()
 	if !ok {
-		r.err = r.s.Err()
-		return false, r.err
+		return false, r.s.Err()
 	}
 	if !r.checked {
 		if err := e.sched.Feasible(spec.CoreJob()); err != nil {
-			r.err = fmt.Errorf("trace %s: %w", r.s.Name, err)
-			return false, r.err
+			return false, fmt.Errorf("trace %s: %w", r.s.Name, err)
 		}
 	}
 	a, err := e.newJob(spec)
 	if err != nil {
-		r.err = fmt.Errorf("trace %s: job %s: %w", r.s.Name, spec.ID, err)
-		return false, r.err
+		return false, fmt.Errorf("trace %s: job %s: %w", r.s.Name, spec.ID, err)
 	}
 	if r.read > 0 && a.at < r.lastAt {
-		r.err = fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", r.s.Name, spec.ID, seconds(a.at))
-		return false, r.err
+		return false, fmt.Errorf("trace %s: job %s arrives at %ss, before the job read before it: the jobs must come in arrival order", r.s.Name, spec.ID, seconds(a.at))
 	}
 	r.read++
 	a.j.handle = r.read
